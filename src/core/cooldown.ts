@@ -1,0 +1,150 @@
+/** Cooldown windows, strikes, decay and merging (SPEC §7.5). Pure over immutable records. */
+import {
+  AUTH_COOLDOWN_MS,
+  HANG_COOLDOWN_MS,
+  OUTAGE_COOLDOWN_MS,
+  STATED_RESET_MAX_MS,
+  STRIKE_DECAY_MS,
+  STRIKE_WINDOWS_MS,
+  UNAVAILABLE_COOLDOWN_MS
+} from "./constants.js"
+import type { ResetSource, StatedReset } from "./reset.js"
+
+export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang"
+export type CoolScope = "model" | "provider"
+export type CoolSource = ResetSource | "backoff" | "flat" | "peer"
+
+export interface Cooldown {
+  readonly model: string
+  readonly reason: CoolReason
+  readonly strikes: number
+  readonly scope: CoolScope
+  readonly since: number
+  readonly until: number
+  readonly source: CoolSource
+}
+
+export type CooldownTable = ReadonlyMap<string, Cooldown>
+
+export const isCooling = (record: Cooldown | undefined, now: number): boolean => record !== undefined && now < record.until
+
+/** Escalating reasons count strikes; the others are flat windows with strike 0. */
+export const isEscalating = (reason: CoolReason): boolean => reason === "rate_limit" || reason === "quota"
+
+export const strikeWindowMs = (strike: number): number =>
+  STRIKE_WINDOWS_MS[Math.min(Math.max(strike, 1), STRIKE_WINDOWS_MS.length) - 1]!
+
+export const flatWindowMs = (reason: Exclude<CoolReason, "rate_limit" | "quota">): number => {
+  switch (reason) {
+    case "outage":
+      return OUTAGE_COOLDOWN_MS
+    case "unavailable":
+      return UNAVAILABLE_COOLDOWN_MS
+    case "auth":
+      return AUTH_COOLDOWN_MS
+    case "hang":
+      return HANG_COOLDOWN_MS
+  }
+}
+
+/** k = r.strikes + 1 when the remembered record has strikes ≥ 1 and ended at most 30 min ago (live counts). */
+export const nextStrike = (record: Cooldown | undefined, now: number): number =>
+  record !== undefined && record.strikes >= 1 && now - record.until <= STRIKE_DECAY_MS ? record.strikes + 1 : 1
+
+export interface CoolPlan {
+  readonly models: ReadonlyArray<string>
+  readonly scope: CoolScope
+  readonly reason: CoolReason
+  readonly strike: number
+  readonly windowMs: number
+  readonly source: CoolSource
+  readonly until: number
+}
+
+/**
+ * What cooling `models` for `reason` means at `now`: the strike (largest over the models for an
+ * escalating reason, 0 otherwise) and the window (a stated reset, else the strike backoff, else flat).
+ * `windowOverride` is the breaker's `next − now` (SPEC §7.7 step 4).
+ */
+export const planCool = (
+  table: CooldownTable,
+  models: ReadonlyArray<string>,
+  scope: CoolScope,
+  reason: CoolReason,
+  now: number,
+  stated: StatedReset | undefined
+): CoolPlan => {
+  if (!isEscalating(reason)) {
+    const windowMs = flatWindowMs(reason as Exclude<CoolReason, "rate_limit" | "quota">)
+    return { models, scope, reason, strike: 0, windowMs, source: "flat", until: now + windowMs }
+  }
+  let strike = 1
+  for (const m of models) strike = Math.max(strike, nextStrike(table.get(m), now))
+  const windowMs = stated !== undefined ? Math.min(stated.ms, STATED_RESET_MAX_MS) : strikeWindowMs(strike)
+  return { models, scope, reason, strike, windowMs, source: stated?.source ?? "backoff", until: now + windowMs }
+}
+
+/** The record a model gets when `plan` is merged over `old` (SPEC §7.5 merge rules); `old` if unchanged. */
+export const mergeOne = (old: Cooldown | undefined, model: string, plan: CoolPlan, now: number): Cooldown | undefined => {
+  const live = isCooling(old, now) ? old : undefined
+  const fresh = (until: number): Cooldown => ({
+    model,
+    reason: plan.reason,
+    strikes: plan.strike,
+    scope: plan.scope,
+    since: now,
+    until,
+    source: plan.source
+  })
+  if (isEscalating(plan.reason)) return fresh(live === undefined ? plan.until : Math.max(plan.until, live.until))
+  if (plan.reason === "hang") return live === undefined ? fresh(plan.until) : old
+  return live !== undefined && live.until >= plan.until ? old : fresh(plan.until)
+}
+
+/** Applies a plan to every model in it. Returns the same table when nothing changed. */
+export const applyCool = (table: CooldownTable, plan: CoolPlan, now: number): CooldownTable => {
+  let next: Map<string, Cooldown> | undefined
+  for (const model of plan.models) {
+    const old = table.get(model)
+    const merged = mergeOne(old, model, plan, now)
+    if (merged !== old && merged !== undefined) {
+      next ??= new Map(table)
+      next.set(model, merged)
+    }
+  }
+  return next ?? table
+}
+
+/**
+ * A peer's cooldown (read from another process): it replaces a live local record that ends
+ * earlier, carrying strikes 0; a peer record that already ended is ignored (TRACE.md §6).
+ */
+export const mergePeer = (
+  table: CooldownTable,
+  peer: { readonly model: string; readonly until: number; readonly reason: CoolReason },
+  now: number
+): CooldownTable => {
+  if (peer.until <= now) return table
+  const old = table.get(peer.model)
+  if (isCooling(old, now) && old!.until >= peer.until) return table
+  const next = new Map(table)
+  next.set(peer.model, {
+    model: peer.model,
+    reason: peer.reason,
+    strikes: 0,
+    scope: "model",
+    since: now,
+    until: peer.until,
+    source: "peer"
+  })
+  return next
+}
+
+/** A success (SPEC §6.3) deletes the model's record when it is no longer live, resetting strikes. */
+export const clearOnSuccess = (table: CooldownTable, model: string, now: number): CooldownTable => {
+  const old = table.get(model)
+  if (old === undefined || isCooling(old, now)) return table
+  const next = new Map(table)
+  next.delete(model)
+  return next
+}

@@ -1,0 +1,60 @@
+/** Reaper decisions (SPEC §8.2, §7.8, TRACE.md §6). Pure: a claim and what is known of it in, a verdict out. */
+import { HUNG_MIN_AGE_MS, HUNG_SILENCE_MS, MAX_ABORT_ATTEMPTS } from "./constants.js"
+import type { AbortOrigin, Claim } from "./claims.js"
+
+export interface ReaperTiming {
+  readonly hangMinAgeMs: number
+  readonly hangSilenceMs: number
+}
+
+export const DEFAULT_TIMING: ReaperTiming = { hangMinAgeMs: HUNG_MIN_AGE_MS, hangSilenceMs: HUNG_SILENCE_MS }
+
+export type ClaimVerdict =
+  /** An abort is owed: retry it first, whatever the claim's age, silence or blocked state. */
+  | { readonly _tag: "RetryAbort" }
+  /** Bound and a person is being asked somewhere in its tree: refresh the heartbeat, leave it. */
+  | { readonly _tag: "Blocked" }
+  | { readonly _tag: "Young" }
+  /** Old enough and still unbound (after any back-fill): release, no abort, no cooldown. */
+  | { readonly _tag: "Unbound"; readonly ageMs: number }
+  | { readonly _tag: "Hung"; readonly ageMs: number; readonly silenceMs: number }
+  | { readonly _tag: "Healthy" }
+
+export interface ClaimFacts {
+  readonly now: number
+  /** Whether a question or permission is pending in the target's tree. */
+  readonly blocked: boolean
+  /** The target's last recorded activity, if any. */
+  readonly lastActivity: number | undefined
+}
+
+/** SPEC §8.2 steps 1–5 for one claim. Silence runs from the later of last activity and acquisition. */
+export const judgeClaim = (claim: Claim, facts: ClaimFacts, timing: ReaperTiming = DEFAULT_TIMING): ClaimVerdict => {
+  if (claim.abortPending) return { _tag: "RetryAbort" }
+  if (claim.targetSession !== null && facts.blocked) return { _tag: "Blocked" }
+  const ageMs = facts.now - claim.acquiredAt
+  if (ageMs <= timing.hangMinAgeMs) return { _tag: "Young" }
+  if (claim.targetSession === null) return { _tag: "Unbound", ageMs }
+  const since = facts.lastActivity === undefined ? claim.acquiredAt : Math.max(facts.lastActivity, claim.acquiredAt)
+  const silenceMs = facts.now - since
+  return silenceMs >= timing.hangSilenceMs ? { _tag: "Hung", ageMs, silenceMs } : { _tag: "Healthy" }
+}
+
+export type AbortFollowUp =
+  /** Verified abort after a signal: release as `signal`, no new cooldown, not a reap. */
+  | { readonly _tag: "ReleaseSignal" }
+  /** Verified abort of a hang or spin: cool `hang` if the model is not cooling, release as `hung`. */
+  | { readonly _tag: "ReleaseHung" }
+  /** Failed, attempts left: keep the claim (still load) with the abort pending. */
+  | { readonly _tag: "Keep"; readonly claim: Claim }
+  /** The third failure in total: release as `gave_up`, no cooldown. */
+  | { readonly _tag: "GiveUp"; readonly attempts: number }
+
+/** What follows one abort attempt on a claim (SPEC §7.8, §8.2 step 5, TRACE.md §6). */
+export const afterAbort = (claim: Claim, ok: boolean, origin: AbortOrigin): AbortFollowUp => {
+  const cause = claim.abortPending && claim.abortOrigin !== null ? claim.abortOrigin : origin
+  if (ok) return cause === "signal" ? { _tag: "ReleaseSignal" } : { _tag: "ReleaseHung" }
+  const attempts = claim.abortAttempts + 1
+  if (attempts >= MAX_ABORT_ATTEMPTS) return { _tag: "GiveUp", attempts }
+  return { _tag: "Keep", claim: { ...claim, abortAttempts: attempts, abortPending: true, abortOrigin: cause } }
+}

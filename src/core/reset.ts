@@ -1,0 +1,172 @@
+/**
+ * Stated resets (SPEC §7.6, TRACE.md §6): how long a provider asked us to wait.
+ * Sources in order; the first that yields a positive duration wins; the result is capped at 7 days.
+ */
+import { BREAKER_NEXT_MS, STATED_RESET_MAX_MS } from "./constants.js"
+
+export type ResetSource = "text" | "header" | "retry"
+
+export interface StatedReset {
+  readonly ms: number
+  readonly source: ResetSource
+}
+
+export type Headers = Readonly<Record<string, unknown>>
+
+const UNIT_MS: ReadonlyArray<readonly [RegExp, number]> = [
+  [/^ns$/, 1e-6],
+  [/^(us|µs)$/, 1e-3],
+  [/^ms$/, 1],
+  [/^(s|sec|secs|second|seconds)$/, 1_000],
+  [/^(m|min|mins|minute|minutes)$/, 60_000],
+  [/^(h|hr|hrs|hour|hours)$/, 3_600_000],
+  [/^(d|day|days)$/, 86_400_000]
+]
+/** Longest spellings first, so `ms` is not read as `m` + `s` and `mins` not as `m`. */
+const UNIT = "(?:ns|us|µs|ms|seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d)"
+const COMPONENT = `\\d+(?:\\.\\d+)?\\s*${UNIT}`
+const COMPONENT_RE = new RegExp(`(\\d+(?:\\.\\d+)?)\\s*(${UNIT})`, "gi")
+
+const unitMs = (unit: string): number => {
+  const u = unit.toLowerCase()
+  for (const [re, ms] of UNIT_MS) if (re.test(u)) return ms
+  return Number.NaN
+}
+
+/** `1m20s`, `6m0s`, `2hr 17min`, `1.5s`: the sum of the components, or NaN. */
+export const parseDuration = (text: string): number => {
+  let total = 0
+  let any = false
+  for (const m of text.matchAll(COMPONENT_RE)) {
+    total += Number(m[1]) * unitMs(m[2]!)
+    any = true
+  }
+  return any ? total : Number.NaN
+}
+
+const DURATION_FORM = new RegExp(
+  `(?:resets?|try again|retrying|retry)[ -](?:in|after) ?(${COMPONENT}(?:\\s*${COMPONENT})*)`,
+  "i"
+)
+const RFC3339 = "\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:[Zz]|[+-]\\d{2}:\\d{2})?"
+const ZONE = "(?:\\s*(UTC|GMT|Z|[+-]\\d{2}:\\d{2}))?"
+const TIME_FORM = new RegExp(
+  `resets? at (?:(${RFC3339})|(\\d{10})(?!\\d)|(\\d{1,2}):(\\d{2})(?::(\\d{2}))?(?:\\s*(am|pm))?${ZONE}|(\\d{1,2})\\s*(am|pm)${ZONE})`,
+  "i"
+)
+
+const DAY_MS = 86_400_000
+
+/** Parses an RFC 3339 timestamp; a missing zone means UTC. */
+export const parseRfc3339 = (text: string): number => {
+  const t = text.trim()
+  if (!new RegExp(`^${RFC3339}$`).test(t)) return Number.NaN
+  const zoned = /([Zz]|[+-]\d{2}:\d{2})$/.test(t) ? t : `${t}Z`
+  return Date.parse(zoned.replace(" ", "T"))
+}
+
+const zoneOffsetMs = (zone: string | undefined): number => {
+  if (zone === undefined) return 0
+  const m = /^([+-])(\d{2}):(\d{2})$/.exec(zone)
+  if (m === null) return 0
+  const sign = m[1] === "-" ? -1 : 1
+  return sign * (Number(m[2]) * 3_600_000 + Number(m[3]) * 60_000)
+}
+
+/** The next instant strictly after `now` at the given wall-clock time in the given zone, or NaN. */
+const nextWallClock = (now: number, hour: number, minute: number, second: number, zone: string | undefined): number => {
+  if (hour > 23 || minute > 59 || second > 59) return Number.NaN
+  const offset = zoneOffsetMs(zone)
+  const dayStart = Math.floor((now + offset) / DAY_MS) * DAY_MS - offset
+  let t = dayStart + hour * 3_600_000 + minute * 60_000 + second * 1_000
+  while (t <= now) t += DAY_MS
+  return t
+}
+
+const to24h = (hour: number, meridiem: string | undefined): number => {
+  if (meridiem === undefined) return hour
+  if (hour < 1 || hour > 12) return Number.NaN
+  const pm = meridiem.toLowerCase() === "pm"
+  return (hour % 12) + (pm ? 12 : 0)
+}
+
+/** Source 1: the earliest duration or time form in the body text, as ms from now (may be ≤ 0 or NaN). */
+export const resetFromText = (text: string, now: number): number => {
+  const d = DURATION_FORM.exec(text)
+  const t = TIME_FORM.exec(text)
+  if (d === null && t === null) return Number.NaN
+  if (d !== null && (t === null || d.index <= t.index)) return parseDuration(d[1]!)
+  const m = t!
+  if (m[1] !== undefined) return parseRfc3339(m[1]) - now
+  if (m[2] !== undefined) return Number(m[2]) * 1_000 - now
+  if (m[3] !== undefined) {
+    const hour = to24h(Number(m[3]), m[6])
+    return nextWallClock(now, hour, Number(m[4]), m[5] === undefined ? 0 : Number(m[5]), m[7]) - now
+  }
+  return nextWallClock(now, to24h(Number(m[8]), m[9]), 0, 0, m[10]) - now
+}
+
+const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/
+
+const headerValue = (headers: Headers | undefined, name: string): unknown => {
+  if (headers === undefined) return undefined
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key]
+  return undefined
+}
+
+const plainNumber = (value: unknown): number => {
+  if (typeof value === "number") return value
+  if (typeof value === "string" && /^\s*\d+(?:\.\d+)?\s*$/.test(value)) return Number(value)
+  return Number.NaN
+}
+
+/** One `x-ratelimit-reset*` value as ms from now: a duration, an RFC 3339 time, or a plain number. */
+const rateLimitResetValue = (value: unknown, now: number): number => {
+  const n = plainNumber(value)
+  if (!Number.isNaN(n)) return n >= 1e9 ? n * 1_000 - now : n * 1_000
+  if (typeof value !== "string") return Number.NaN
+  const v = value.trim()
+  const rfc = parseRfc3339(v)
+  if (!Number.isNaN(rfc)) return rfc - now
+  return new RegExp(`^(?:${COMPONENT})+$`, "i").test(v) ? parseDuration(v) : Number.NaN
+}
+
+/** Sources 2–4: `retry-after-ms`, `retry-after`, then the largest `x-ratelimit-reset*`. */
+export const resetFromHeaders = (headers: Headers | undefined, now: number): number => {
+  if (headers === undefined) return Number.NaN
+  const ms = plainNumber(headerValue(headers, "retry-after-ms"))
+  if (ms > 0) return ms
+  const after = headerValue(headers, "retry-after")
+  const seconds = plainNumber(after)
+  if (seconds > 0) return seconds * 1_000
+  if (typeof after === "string" && IMF_FIXDATE.test(after.trim())) {
+    const at = Date.parse(after.trim()) - now
+    if (at > 0) return at
+  }
+  let largest = Number.NaN
+  for (const key of Object.keys(headers)) {
+    if (!key.toLowerCase().startsWith("x-ratelimit-reset")) continue
+    const v = rateLimitResetValue(headers[key], now)
+    if (!Number.isNaN(v) && (Number.isNaN(largest) || v > largest)) largest = v
+  }
+  return largest > 0 ? largest : Number.NaN
+}
+
+export interface ResetInput {
+  readonly text: string
+  readonly headers?: Headers | undefined
+  /** A retry status's `next` (epoch ms); only source 5 reads it. */
+  readonly next?: number | undefined
+  readonly now: number
+}
+
+/** SPEC §7.6: the stated reset, rounded up to a whole ms and capped at 7 days, or `undefined`. */
+export const statedReset = ({ headers, next, now, text }: ResetInput): StatedReset | undefined => {
+  const cap = (ms: number, source: ResetSource): StatedReset => ({ ms: Math.min(Math.ceil(ms), STATED_RESET_MAX_MS), source })
+  const fromText = resetFromText(text, now)
+  if (fromText > 0) return cap(fromText, "text")
+  const fromHeaders = resetFromHeaders(headers, now)
+  if (fromHeaders > 0) return cap(fromHeaders, "header")
+  if (next !== undefined && next - now >= BREAKER_NEXT_MS) return cap(next - now, "retry")
+  return undefined
+}

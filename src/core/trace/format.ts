@@ -1,0 +1,57 @@
+/** Output lines (TRACE.md §3): compact JSON, `at` and `type` first, then the fields in the listed order. */
+import type { Decision } from "./machine.js"
+
+export const formatDecision = (d: Decision): string => {
+  switch (d.type) {
+    case "route":
+      return JSON.stringify({ at: d.at, type: d.type, claim: d.claim, base: d.base, slot: d.slot, model: d.model, agent: d.agent, pass: d.pass })
+    case "refuse":
+      return JSON.stringify({ at: d.at, type: d.type, claim: d.claim, requested: d.requested, base: d.base })
+    case "cool":
+      return JSON.stringify({ at: d.at, type: d.type, models: d.models, scope: d.scope, reason: d.reason, until: d.until, strike: d.strike })
+    case "ignore":
+      return JSON.stringify({ at: d.at, type: d.type, reason: d.reason })
+    case "abort":
+      return JSON.stringify({ at: d.at, type: d.type, claim: d.claim, session: d.session, ok: d.ok })
+    case "release":
+      return JSON.stringify({ at: d.at, type: d.type, claim: d.claim, cooled: d.cooled, reason: d.reason })
+    case "status":
+      return JSON.stringify({ at: d.at, type: d.type, next: d.next, slots: d.slots, reaped: d.reaped })
+  }
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10}s`
+
+/** One human sentence per decision (`ocpool replay --explain`). */
+export const explainDecision = (d: Decision): string => {
+  switch (d.type) {
+    case "route": {
+      const usable = d.cooling.map((c, i) => (c ? `slot ${i + 1} cooling` : undefined)).filter((x) => x !== undefined)
+      const compared = `loads [${d.loads.join(",")}] against weights [${d.weights.join(",")}]`
+      const why =
+        d.pass === "first"
+          ? `the first usable slot below its weight`
+          : d.pass === "second"
+            ? `every usable slot is at its weight, and this is the first below twice its weight`
+            : d.cooling.every((c) => c)
+              ? `every slot is cooling, so the least-loaded slot takes it (ties to the lowest index)`
+              : `every usable slot is at twice its weight, so the least-loaded usable slot takes it (ties to the lowest index)`
+      return `${d.claim}: ${d.base} -> ${d.agent} (${d.model}), slot ${d.slot} in the ${d.pass} pass: ${why}; ${compared}${usable.length > 0 ? `; ${usable.join(", ")}` : ""}.`
+    }
+    case "refuse":
+      return `${d.claim}: refused ${d.requested}, a slot variant named by hand; spawn ${d.base} instead.`
+    case "cool":
+      return `${d.models.join(", ")} ${d.models.length > 1 ? "cool" : "cools"} (${d.scope} scope) for ${d.reason}${d.strike > 0 ? ` at strike ${d.strike}` : ""}: this signal asks until ${iso(d.until)} (${seconds(d.until - d.at)}).`
+    case "ignore":
+      return d.reason === "context_limit"
+        ? `ignored: a context-limit error is the prompt's problem, not the model's; nothing cools.`
+        : `ignored: not a limit, or nothing it could be attributed to.`
+    case "abort":
+      return `${d.claim}: abort of session ${d.session} ${d.ok ? "succeeded" : "failed"}.`
+    case "release":
+      return `${d.claim}: released (${d.reason})${d.cooled ? "; its model is cooling" : ""}.`
+    case "status":
+      return `status: next is slot ${d.next.slot} (${d.next.model}) in the ${d.next.pass} pass; loads [${d.slots.map((s) => `${s.load}/${s.cap}`).join(", ")}]; ${d.reaped} reaped.`
+  }
+}

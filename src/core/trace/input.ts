@@ -1,0 +1,252 @@
+/**
+ * Spawn-trace input lines (TRACE.md §1–2, §6): decoding and field validation.
+ *
+ * Hand-written rather than `effect/Schema`: this runs once per line of traces that reach millions
+ * of lines, and the checks are flat type tests whose messages must name the field. Decoding
+ * through Schema measured several times slower than the whole replay step (see docs/PERFORMANCE.md).
+ */
+import { Data } from "effect"
+import type { CoolReason } from "../cooldown.js"
+
+export type AbortOutcome = "ok" | "fail"
+
+export interface PeerCooling {
+  readonly model: string
+  readonly until: number
+  readonly reason: CoolReason
+}
+
+interface AbortFields {
+  readonly abort?: AbortOutcome | undefined
+  readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined
+}
+
+export type TraceInput =
+  | { readonly type: "pool"; readonly at: number; readonly slots: ReadonlyArray<unknown>; readonly maxSlots?: unknown }
+  | ({
+      readonly type: "spawn"
+      readonly at: number
+      readonly claim: string
+      readonly base: string
+      readonly session?: string | undefined
+      readonly blocked?: ReadonlyArray<string> | undefined
+      readonly peers?: Readonly<Record<string, number>> | undefined
+      readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined
+    } & AbortFields)
+  | { readonly type: "bind"; readonly at: number; readonly claim: string; readonly session: string; readonly activity: boolean }
+  | { readonly type: "activity"; readonly at: number; readonly session: string }
+  | { readonly type: "release"; readonly at: number; readonly claim: string; readonly ok: boolean }
+  | ({
+      readonly type: "limit"
+      readonly at: number
+      readonly text: string
+      readonly status?: number | undefined
+      readonly headers?: Readonly<Record<string, unknown>> | undefined
+      readonly model?: string | undefined
+      readonly provider?: string | undefined
+      readonly session?: string | undefined
+    } & AbortFields)
+  | ({
+      readonly type: "retry"
+      readonly at: number
+      readonly session: string
+      readonly message: string
+      readonly next: number
+      readonly provider?: string | undefined
+    } & AbortFields)
+  | ({
+      readonly type: "sweep"
+      readonly at: number
+      readonly blocked?: ReadonlyArray<string> | undefined
+      readonly spinning?: ReadonlyArray<string> | undefined
+    } & AbortFields)
+  | {
+      readonly type: "status"
+      readonly at: number
+      readonly peers?: Readonly<Record<string, number>> | undefined
+      readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined
+    }
+
+export type TraceType = TraceInput["type"]
+
+/** A line that cannot be decoded; the caller adds the line number. */
+export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
+
+type Obj = Record<string, unknown>
+
+/** Local control flow only: `decodeLine` catches it, so no exception leaves this module. */
+class Invalid {
+  constructor(readonly message: string) {}
+}
+
+const fail = (message: string): never => {
+  throw new Invalid(message)
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v)
+
+const str = (o: Obj, key: string): string => {
+  const v = o[key]
+  if (v === undefined) return fail(`missing required field "${key}"`)
+  if (typeof v !== "string") return fail(`field "${key}" must be a string`)
+  return v
+}
+
+const optStr = (o: Obj, key: string): string | undefined => {
+  const v = o[key]
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== "string") return fail(`field "${key}" must be a string`)
+  return v
+}
+
+const num = (o: Obj, key: string): number => {
+  const v = o[key]
+  if (v === undefined) return fail(`missing required field "${key}"`)
+  if (typeof v !== "number" || !Number.isFinite(v)) return fail(`field "${key}" must be a number`)
+  return v
+}
+
+const optNum = (o: Obj, key: string): number | undefined => {
+  const v = o[key]
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== "number" || !Number.isFinite(v)) return fail(`field "${key}" must be a number`)
+  return v
+}
+
+const optBool = (o: Obj, key: string, dflt: boolean): boolean => {
+  const v = o[key]
+  if (v === undefined || v === null) return dflt
+  if (typeof v !== "boolean") return fail(`field "${key}" must be a boolean`)
+  return v
+}
+
+const outcome = (v: unknown, key: string): AbortOutcome => {
+  if (v === "ok" || v === "fail") return v
+  return fail(`field "${key}" must be "ok" or "fail"`)
+}
+
+const strList = (o: Obj, key: string): ReadonlyArray<string> | undefined => {
+  const v = o[key]
+  if (v === undefined || v === null) return undefined
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) return fail(`field "${key}" must be an array of strings`)
+  return v as ReadonlyArray<string>
+}
+
+const abortFields = (o: Obj): AbortFields => {
+  const abort = o.abort === undefined || o.abort === null ? undefined : outcome(o.abort, "abort")
+  let aborts: Record<string, AbortOutcome> | undefined
+  if (o.aborts !== undefined && o.aborts !== null) {
+    if (!isObj(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
+    aborts = {}
+    for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${k}`)
+  }
+  return { abort, aborts }
+}
+
+const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
+  const v = o.peers
+  if (v === undefined || v === null) return undefined
+  if (!isObj(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n))) {
+    return fail(`field "peers" must be an object of model: number`)
+  }
+  return v as Readonly<Record<string, number>>
+}
+
+const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang"])
+
+const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
+  const v = o.peerCooling
+  if (v === undefined || v === null) return undefined
+  if (!Array.isArray(v)) return fail(`field "peerCooling" must be an array`)
+  return v.map((p: unknown, i): PeerCooling => {
+    if (!isObj(p) || typeof p.model !== "string" || typeof p.until !== "number" || typeof p.reason !== "string" || !REASONS.has(p.reason)) {
+      return fail(`peerCooling[${i}] must be {model, until, reason} with a known reason`)
+    }
+    return { model: p.model, until: p.until, reason: p.reason as CoolReason }
+  })
+}
+
+const headers = (o: Obj): Readonly<Record<string, unknown>> | undefined => {
+  const v = o.headers
+  if (v === undefined || v === null) return undefined
+  if (!isObj(v)) return fail(`field "headers" must be an object`)
+  return v
+}
+
+/** Decodes one non-blank line, or says why it is invalid. */
+export const decodeLine = (line: string): TraceInput | InputError => {
+  try {
+    return decodeOrThrow(line)
+  } catch (e) {
+    if (e instanceof Invalid) return new InputError({ message: e.message })
+    return new InputError({ message: String(e) })
+  }
+}
+
+const decodeOrThrow = (line: string): TraceInput => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(line)
+  } catch (e) {
+    return fail(`invalid JSON: ${(e as Error).message}`)
+  }
+  if (!isObj(parsed)) return fail("a line must be a JSON object")
+  const o = parsed
+  if (o.at === undefined) return fail(`missing required field "at"`)
+  if (typeof o.at !== "number" || !Number.isSafeInteger(o.at)) return fail(`field "at" must be an integer (epoch ms)`)
+  const at = o.at
+  if (o.type === undefined) return fail(`missing required field "type"`)
+  switch (o.type) {
+    case "pool": {
+      if (o.slots === undefined) return fail(`missing required field "slots"`)
+      if (!Array.isArray(o.slots)) return fail(`field "slots" must be an array`)
+      return { type: "pool", at, slots: o.slots, maxSlots: o.maxSlots }
+    }
+    case "spawn":
+      return {
+        type: "spawn",
+        at,
+        claim: str(o, "claim"),
+        base: str(o, "base"),
+        session: optStr(o, "session"),
+        blocked: strList(o, "blocked"),
+        peers: peers(o),
+        peerCooling: peerCooling(o),
+        ...abortFields(o)
+      }
+    case "bind":
+      return { type: "bind", at, claim: str(o, "claim"), session: str(o, "session"), activity: optBool(o, "activity", true) }
+    case "activity":
+      return { type: "activity", at, session: str(o, "session") }
+    case "release":
+      return { type: "release", at, claim: str(o, "claim"), ok: optBool(o, "ok", true) }
+    case "limit":
+      return {
+        type: "limit",
+        at,
+        text: str(o, "text"),
+        status: optNum(o, "status"),
+        headers: headers(o),
+        model: optStr(o, "model"),
+        provider: optStr(o, "provider"),
+        session: optStr(o, "session"),
+        ...abortFields(o)
+      }
+    case "retry":
+      return {
+        type: "retry",
+        at,
+        session: str(o, "session"),
+        message: str(o, "message"),
+        next: num(o, "next"),
+        provider: optStr(o, "provider"),
+        ...abortFields(o)
+      }
+    case "sweep":
+      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), ...abortFields(o) }
+    case "status":
+      return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
+    default:
+      return fail(`unknown type ${JSON.stringify(o.type)}`)
+  }
+}
