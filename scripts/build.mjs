@@ -1,8 +1,9 @@
-// Bundles the CLI (and the benchmark) with esbuild: a bundled CLI starts ~4x faster than one
-// that loads hundreds of ESM files from node_modules.
+// Bundles the CLI and the replay benchmark with esbuild: a bundled CLI starts ~4x faster than one
+// that loads hundreds of ESM files from node_modules (docs/PERFORMANCE.md).
 import * as esbuild from "esbuild"
-import { rmSync } from "node:fs"
+import { readFileSync, rmSync } from "node:fs"
 
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
 rmSync("dist", { recursive: true, force: true })
 
 // Bundled CommonJS dependencies call require() at run time; ESM output needs a real one.
@@ -19,6 +20,8 @@ const common = {
   legalComments: "none",
   logLevel: "warning",
   banner: requireShim,
+  define: { OCPOOL_VERSION: JSON.stringify(pkg.version) },
+  // Native addon: stays a runtime import from node_modules.
   external: ["better-sqlite3"]
 }
 

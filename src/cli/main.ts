@@ -1,1 +1,58 @@
-console.log("ocpool")
+/** `ocpool`: the command-line entry (SPEC §12). Commands parse flags and wire layers to core decisions. */
+import { Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Effect } from "effect"
+import { describeFailure } from "./errors.js"
+import { diagnostic } from "./output.js"
+import { replayCommand } from "./replay.js"
+
+declare const OCPOOL_VERSION: string | undefined
+const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
+
+const root = Command.make("ocpool").pipe(
+  Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
+  Command.withSubcommands([replayCommand])
+)
+
+const cli = Command.run(root, { name: "ocpool", version })
+
+cli(process.argv).pipe(
+  Effect.catchTags({
+    FileUnreadable: (e) => fail(describeFailure(e)),
+    TraceInvalid: (e) => fail(describeFailure(e)),
+    ExpectMismatch: (e) => fail(describeFailure(e)),
+    PoolUnusable: (e) => fail(describeFailure(e)),
+    UsageProblem: (e) =>
+      Effect.sync(() => {
+        process.stderr.write(`ocpool: ${e.message}\n`)
+        printUsage()
+        process.exitCode = 2
+      })
+  }),
+  // @effect/cli has already printed the problem; add the usage and exit 2 (SPEC §12.1).
+  Effect.catchIf(ValidationError.isValidationError, () =>
+    Effect.sync(() => {
+      printUsage()
+      process.exitCode = 2
+    })
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: false })
+)
+
+/** The short usage printed on stderr after a usage error; `--help` prints the full help on stdout. */
+const USAGE = [
+  "usage: ocpool <command> [flags]",
+  "commands:",
+  "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
+  "run 'ocpool --help' or 'ocpool <command> --help' for details"
+].join("\n")
+
+function printUsage(): void {
+  process.stderr.write(`${USAGE}\n`)
+}
+
+function fail(f: { readonly message: string; readonly exitCode: number }) {
+  return Effect.zipRight(diagnostic(f.message), Effect.sync(() => void (process.exitCode = f.exitCode)))
+}

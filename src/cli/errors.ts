@@ -1,0 +1,47 @@
+/** The CLI's typed failures and their exit codes (SPEC §12.1). */
+import { Data } from "effect"
+
+/** Exit 2: a file named on the command line cannot be read. */
+export class FileUnreadable extends Data.TaggedError("FileUnreadable")<{ readonly path: string; readonly reason: string }> {}
+
+/** Exit 1: the trace is invalid at a line. */
+export class TraceInvalid extends Data.TaggedError("TraceInvalid")<{ readonly path: string; readonly line: number; readonly reason: string }> {}
+
+/** Exit 1: `--expect` found a difference. */
+export class ExpectMismatch extends Data.TaggedError("ExpectMismatch")<{ readonly line: number; readonly expected: string; readonly got: string }> {}
+
+/** Exit 1: a pool file that was read but keeps no slot. */
+export class PoolUnusable extends Data.TaggedError("PoolUnusable")<{ readonly path: string; readonly reason: string }> {}
+
+/** Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument). */
+export class UsageProblem extends Data.TaggedError("UsageProblem")<{ readonly message: string }> {}
+
+/** A readable reason for a platform file error: `no such file or directory`, not a stack or a syscall dump. */
+export const fileReason = (e: { readonly _tag: string; readonly reason?: string; readonly message: string }): string => {
+  if (e._tag === "SystemError") {
+    switch (e.reason) {
+      case "NotFound":
+        return "no such file or directory"
+      case "PermissionDenied":
+        return "permission denied"
+      case "BadResource":
+        return "not a readable file"
+    }
+  }
+  return e.message
+}
+
+export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable
+
+export const describeFailure = (e: CliFailure): { readonly message: string; readonly exitCode: number } => {
+  switch (e._tag) {
+    case "FileUnreadable":
+      return { message: `cannot read ${e.path}: ${e.reason}`, exitCode: 2 }
+    case "TraceInvalid":
+      return { message: `${e.path}: line ${e.line}: ${e.reason}`, exitCode: 1 }
+    case "ExpectMismatch":
+      return { message: `line ${e.line}: expected ${e.expected} | got ${e.got}`, exitCode: 1 }
+    case "PoolUnusable":
+      return { message: `pool file ${e.path} is unusable: ${e.reason}`, exitCode: 1 }
+  }
+}
