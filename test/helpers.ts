@@ -1,0 +1,26 @@
+/** Small builders shared by the tests. */
+import { formatDecision } from "../src/core/trace/format.js"
+import type { Decision } from "../src/core/trace/machine.js"
+import { replayText } from "../src/core/trace/replay.js"
+
+export const T0 = 1_796_115_600_000 // 2026-12-01T09:00:00Z
+
+/** Builds a trace text from line objects. */
+export const trace = (...lines: ReadonlyArray<Record<string, unknown>>): string => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
+
+export const pool = (at: number, ...slots: ReadonlyArray<readonly [string, number]>) => ({
+  at,
+  type: "pool",
+  slots: slots.map(([model, weight]) => ({ model, weight }))
+})
+
+/** Replays and returns the decisions, failing the test on an invalid trace. */
+export const run = (text: string): ReadonlyArray<Decision> => {
+  const r = replayText(text)
+  if (r.error !== undefined) throw new Error(`line ${r.error.line}: ${r.error.message}`)
+  return r.decisions
+}
+
+export const lines = (text: string): ReadonlyArray<string> => run(text).map(formatDecision)
+
+export const routes = (ds: ReadonlyArray<Decision>) => ds.flatMap((d) => (d.type === "route" ? [d] : []))
