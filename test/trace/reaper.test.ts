@@ -23,7 +23,7 @@ describe("hang recovery in replay (SPEC §8, TRACE.md §6)", () => {
   })
 
   it("US-8 activity every 2 min for 24 min keeps the claim alive through every sweep", () => {
-    const body = [P, spawn(T0, "c1"), bind(T0, "c1", "s1")]
+    const body: Array<Record<string, unknown>> = [P, spawn(T0, "c1"), bind(T0, "c1", "s1")]
     for (let t = 2; t <= 24; t += 2) body.push({ at: T0 + t * MIN, type: "activity", session: "s1" }, sweep(T0 + t * MIN + 30_000))
     expect(run(trace(...body)).filter((d) => d.type !== "route")).toEqual([])
   })

@@ -1,0 +1,138 @@
+/**
+ * The status view (SPEC §9): the `--json` object and the text view, built from one snapshot of
+ * claims, cooldowns and the slot table. Pure and read-only: it never routes and never changes state.
+ */
+import { capOf, isLive, type Claim } from "./claims.js"
+import { POOLED_BASES } from "./constants.js"
+import { isCooling, type CooldownTable, type CoolReason } from "./cooldown.js"
+import type { Slot } from "./pool.js"
+import { pickSlot, type Pass } from "./routing.js"
+
+export interface ProcessSnapshot {
+  readonly pid: number
+  readonly host: string
+  readonly reaped: number
+  readonly claims: ReadonlyArray<Claim>
+  /** The process showing the view (plugin view only). */
+  readonly self?: boolean
+}
+
+export interface StatusInput {
+  readonly origin: string
+  readonly slots: ReadonlyArray<Slot>
+  readonly processes: ReadonlyArray<ProcessSnapshot>
+  readonly cooldowns: CooldownTable
+  readonly now: number
+  readonly warnings: ReadonlyArray<string>
+}
+
+export interface SlotStatus {
+  readonly slot: number
+  readonly model: string
+  readonly weight: number
+  readonly load: number
+  readonly cap: number
+  readonly byBase: Readonly<Record<string, number>>
+  readonly cooling: { readonly until: number; readonly reason: CoolReason; readonly strikes: number } | null
+}
+
+export interface StatusView {
+  readonly origin: string
+  readonly bases: ReadonlyArray<string>
+  readonly next: { readonly slot: number; readonly model: string; readonly pass: Pass } | null
+  readonly slots: ReadonlyArray<SlotStatus>
+  readonly processes: ReadonlyArray<{ readonly pid: number; readonly host: string; readonly claims: number; readonly reaped: number }>
+  readonly claims: number
+  readonly reaped: number
+  readonly warnings: ReadonlyArray<string>
+}
+
+/** The §9 JSON object. Loads count live claims by model over every process and every base. */
+export const statusView = ({ cooldowns, now, origin, processes, slots, warnings }: StatusInput): StatusView => {
+  const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
+  const slotViews = slots.map((s): SlotStatus => {
+    const byBase: Record<string, number> = {}
+    let load = 0
+    for (const { claims } of live) {
+      for (const c of claims) {
+        if (c.model !== s.model) continue
+        load++
+        byBase[c.base] = (byBase[c.base] ?? 0) + 1
+      }
+    }
+    const rec = cooldowns.get(s.model)
+    return {
+      slot: s.index,
+      model: s.model,
+      weight: s.weight,
+      load,
+      cap: capOf(s.weight),
+      byBase,
+      cooling: rec !== undefined && isCooling(rec, now) ? { until: rec.until, reason: rec.reason, strikes: rec.strikes } : null
+    }
+  })
+  const pick = pickSlot({ weights: slots.map((s) => s.weight), loads: slotViews.map((s) => s.load), cooling: slotViews.map((s) => s.cooling !== null) })
+  const next = pick === undefined ? null : { slot: slots[pick.position]!.index, model: slots[pick.position]!.model, pass: pick.pass }
+  return {
+    origin,
+    bases: [...POOLED_BASES],
+    next,
+    slots: slotViews,
+    processes: live.map(({ claims, p }) => ({ pid: p.pid, host: p.host, claims: claims.length, reaped: p.reaped })),
+    claims: live.reduce((n, { claims }) => n + claims.length, 0),
+    reaped: processes.reduce((n, p) => n + p.reaped, 0),
+    warnings
+  }
+}
+
+const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19)
+
+/** `2h05m`, `4m10s`, `12s`. */
+export const remaining = (ms: number): string => {
+  const s = Math.max(0, Math.ceil(ms / 1000))
+  if (s >= 3600) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
+  if (s >= 60) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
+  return `${s}s`
+}
+
+const coolingText = (c: NonNullable<SlotStatus["cooling"]>, now: number): string => {
+  const when = `until ${clock(c.until)}Z (${remaining(c.until - now)})`
+  if (c.reason === "unavailable") return `UNAVAILABLE ${when}`
+  if (c.reason === "auth") return `AUTH FAILED ${when}`
+  return `COOLING ${c.reason} strike ${c.strikes} ${when}`
+}
+
+export interface RenderOptions {
+  readonly now: number
+  readonly processes: ReadonlyArray<ProcessSnapshot>
+  /** Plugin view only: the reaper line. */
+  readonly reaper?: { readonly intervalMs: number; readonly lastSweepAt: number | undefined }
+}
+
+/** The text view of SPEC §9. */
+export const renderStatus = (view: StatusView, { now, processes, reaper }: RenderOptions): string => {
+  const cooling = view.slots.filter((s) => s.cooling !== null).length
+  const out: Array<string> = []
+  out.push(`opencode-pool: ${view.claims} claim${view.claims === 1 ? "" : "s"} in flight, ${view.processes.length} process${view.processes.length === 1 ? "" : "es"}, ${cooling} model${cooling === 1 ? "" : "s"} cooling`)
+  out.push(`pool from ${view.origin}; bases ${view.bases.join(", ")}`)
+  for (const s of view.slots) {
+    const bases = Object.entries(s.byBase).map(([b, n]) => `${b} ${n}`).join(", ")
+    const marker = view.next?.slot === s.slot ? `  <- next (${view.next.pass === "overflow" ? "overflow" : `${view.next.pass} pass`})` : ""
+    out.push(
+      `  ${s.slot}. ${s.model}  w${s.weight}  load ${s.load}/${s.cap}${bases === "" ? "" : ` (${bases})`}${s.cooling === null ? "" : `  ${coolingText(s.cooling, now)}`}${marker}`
+    )
+  }
+  for (const p of processes) {
+    const live = p.claims.filter((c) => isLive(c, now))
+    out.push(`process ${p.pid}@${p.host}${p.self === true ? " (this process)" : ""}: ${live.length} claim${live.length === 1 ? "" : "s"}, reaped ${p.reaped}`)
+    for (const c of live) {
+      out.push(`    ${c.key}  ${c.base}-${c.slot} ${c.model}  ${c.targetSession ?? "unbound"}  age ${remaining(now - c.acquiredAt)}`)
+    }
+  }
+  if (reaper !== undefined) {
+    const last = reaper.lastSweepAt === undefined ? "never" : `${Math.round((now - reaper.lastSweepAt) / 1000)}s ago`
+    out.push(`reaper: every ${Math.round(reaper.intervalMs / 1000)}s, last sweep ${last}, reaped ${view.reaped}`)
+  }
+  for (const w of view.warnings) out.push(`warning: ${w}`)
+  return out.join("\n")
+}
