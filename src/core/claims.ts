@@ -20,6 +20,22 @@ export interface Claim {
   readonly abortOrigin: AbortOrigin | null
 }
 
+/** A copy of a claim with some fields changed. Written out field by field: it runs on hot paths, where
+ * an object spread is several times slower and would give claims more than one shape. */
+export const updateClaim = (c: Claim, change: Partial<Omit<Claim, "key">>): Claim => ({
+  key: c.key,
+  base: change.base ?? c.base,
+  slot: change.slot ?? c.slot,
+  model: change.model ?? c.model,
+  acquiredAt: change.acquiredAt ?? c.acquiredAt,
+  heartbeatAt: change.heartbeatAt ?? c.heartbeatAt,
+  ownerSession: change.ownerSession !== undefined ? change.ownerSession : c.ownerSession,
+  targetSession: change.targetSession !== undefined ? change.targetSession : c.targetSession,
+  abortAttempts: change.abortAttempts ?? c.abortAttempts,
+  abortPending: change.abortPending ?? c.abortPending,
+  abortOrigin: change.abortOrigin !== undefined ? change.abortOrigin : c.abortOrigin
+})
+
 /** A claim counts as load while now − heartbeatAt ≤ CLAIM_TTL_MS. */
 export const isLive = (claim: Pick<Claim, "heartbeatAt">, now: number): boolean => now - claim.heartbeatAt <= CLAIM_TTL_MS
 

@@ -1,6 +1,6 @@
 /** Reaper decisions (SPEC §8.2, §7.8, TRACE.md §6). Pure: a claim and what is known of it in, a verdict out. */
 import { HUNG_MIN_AGE_MS, HUNG_SILENCE_MS, MAX_ABORT_ATTEMPTS } from "./constants.js"
-import type { AbortOrigin, Claim } from "./claims.js"
+import { updateClaim, type AbortOrigin, type Claim } from "./claims.js"
 
 export interface ReaperTiming {
   readonly hangMinAgeMs: number
@@ -24,20 +24,26 @@ export interface ClaimFacts {
   readonly now: number
   /** Whether a question or permission is pending in the target's tree. */
   readonly blocked: boolean
-  /** The target's last recorded activity, if any. */
-  readonly lastActivity: number | undefined
+  /** The target's last recorded activity, if any (asked only for an old enough bound claim). */
+  readonly lastActivity: (session: string) => number | undefined
 }
+
+const RETRY_ABORT: ClaimVerdict = { _tag: "RetryAbort" }
+const BLOCKED: ClaimVerdict = { _tag: "Blocked" }
+const YOUNG: ClaimVerdict = { _tag: "Young" }
+const HEALTHY: ClaimVerdict = { _tag: "Healthy" }
 
 /** SPEC §8.2 steps 1–5 for one claim. Silence runs from the later of last activity and acquisition. */
 export const judgeClaim = (claim: Claim, facts: ClaimFacts, timing: ReaperTiming = DEFAULT_TIMING): ClaimVerdict => {
-  if (claim.abortPending) return { _tag: "RetryAbort" }
-  if (claim.targetSession !== null && facts.blocked) return { _tag: "Blocked" }
+  if (claim.abortPending) return RETRY_ABORT
+  if (claim.targetSession !== null && facts.blocked) return BLOCKED
   const ageMs = facts.now - claim.acquiredAt
-  if (ageMs <= timing.hangMinAgeMs) return { _tag: "Young" }
+  if (ageMs <= timing.hangMinAgeMs) return YOUNG
   if (claim.targetSession === null) return { _tag: "Unbound", ageMs }
-  const since = facts.lastActivity === undefined ? claim.acquiredAt : Math.max(facts.lastActivity, claim.acquiredAt)
+  const last = facts.lastActivity(claim.targetSession)
+  const since = last === undefined ? claim.acquiredAt : Math.max(last, claim.acquiredAt)
   const silenceMs = facts.now - since
-  return silenceMs >= timing.hangSilenceMs ? { _tag: "Hung", ageMs, silenceMs } : { _tag: "Healthy" }
+  return silenceMs >= timing.hangSilenceMs ? { _tag: "Hung", ageMs, silenceMs } : HEALTHY
 }
 
 export type AbortFollowUp =
@@ -56,5 +62,5 @@ export const afterAbort = (claim: Claim, ok: boolean, origin: AbortOrigin): Abor
   if (ok) return cause === "signal" ? { _tag: "ReleaseSignal" } : { _tag: "ReleaseHung" }
   const attempts = claim.abortAttempts + 1
   if (attempts >= MAX_ABORT_ATTEMPTS) return { _tag: "GiveUp", attempts }
-  return { _tag: "Keep", claim: { ...claim, abortAttempts: attempts, abortPending: true, abortOrigin: cause } }
+  return { _tag: "Keep", claim: updateClaim(claim, { abortAttempts: attempts, abortPending: true, abortOrigin: cause }) }
 }

@@ -132,15 +132,14 @@ const strList = (o: Obj, key: string): ReadonlyArray<string> | undefined => {
   return v as ReadonlyArray<string>
 }
 
-const abortFields = (o: Obj): AbortFields => {
-  const abort = o.abort === undefined || o.abort === null ? undefined : outcome(o.abort, "abort")
-  let aborts: Record<string, AbortOutcome> | undefined
-  if (o.aborts !== undefined && o.aborts !== null) {
-    if (!isObj(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
-    aborts = {}
-    for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${k}`)
-  }
-  return { abort, aborts }
+const abortOf = (o: Obj): AbortOutcome | undefined => (o.abort === undefined || o.abort === null ? undefined : outcome(o.abort, "abort"))
+
+const abortsOf = (o: Obj): Readonly<Record<string, AbortOutcome>> | undefined => {
+  if (o.aborts === undefined || o.aborts === null) return undefined
+  if (!isObj(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
+  const aborts: Record<string, AbortOutcome> = {}
+  for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${k}`)
+  return aborts
 }
 
 const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
@@ -212,7 +211,8 @@ const decodeOrThrow = (line: string): TraceInput => {
         blocked: strList(o, "blocked"),
         peers: peers(o),
         peerCooling: peerCooling(o),
-        ...abortFields(o)
+        abort: abortOf(o),
+        aborts: abortsOf(o)
       }
     case "bind":
       return { type: "bind", at, claim: str(o, "claim"), session: str(o, "session"), activity: optBool(o, "activity", true) }
@@ -230,7 +230,8 @@ const decodeOrThrow = (line: string): TraceInput => {
         model: optStr(o, "model"),
         provider: optStr(o, "provider"),
         session: optStr(o, "session"),
-        ...abortFields(o)
+        abort: abortOf(o),
+        aborts: abortsOf(o)
       }
     case "retry":
       return {
@@ -240,10 +241,11 @@ const decodeOrThrow = (line: string): TraceInput => {
         message: str(o, "message"),
         next: num(o, "next"),
         provider: optStr(o, "provider"),
-        ...abortFields(o)
+        abort: abortOf(o),
+        aborts: abortsOf(o)
       }
     case "sweep":
-      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), ...abortFields(o) }
+      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), abort: abortOf(o), aborts: abortsOf(o) }
     case "status":
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
     default:

@@ -7,7 +7,7 @@
  * changes, and the new state is built from it at the end.
  */
 import { HashMap } from "effect"
-import { type Claim, isLive, loadByModel, slotLoads, capOf } from "../claims.js"
+import { type Claim, isLive, loadByModel, slotLoads, capOf, updateClaim } from "../claims.js"
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import {
   applyCool,
@@ -35,7 +35,11 @@ export interface TraceState {
   readonly activity: HashMap.HashMap<string, number>
   readonly reaped: number
   readonly lastAt: number | undefined
+  /** The activity table is pruned when it grows past this size (see `pruneActivity`). */
+  readonly activityPruneAt: number
 }
+
+const ACTIVITY_PRUNE_MIN = 1024
 
 export const initialState: TraceState = {
   slots: undefined,
@@ -43,7 +47,26 @@ export const initialState: TraceState = {
   cooldowns: new Map(),
   activity: HashMap.empty(),
   reaped: 0,
-  lastAt: undefined
+  lastAt: undefined,
+  activityPruneAt: ACTIVITY_PRUNE_MIN
+}
+
+/**
+ * Silence runs from the later of a target's last activity and its claim's acquisition, and any
+ * claim, present or future, was acquired no earlier than the oldest claim in the table. So an
+ * activity time at or before that acquisition can never decide anything and is dropped; without this
+ * a long trace would keep every session it ever saw. Amortised: it runs when the table doubles.
+ */
+const pruneActivity = (
+  activity: HashMap.HashMap<string, number>,
+  claims: ReadonlyArray<Claim>,
+  pruneAt: number
+): { readonly activity: HashMap.HashMap<string, number>; readonly pruneAt: number } => {
+  if (HashMap.size(activity) <= pruneAt) return { activity, pruneAt }
+  let oldest = Number.POSITIVE_INFINITY
+  for (const c of claims) if (c.acquiredAt < oldest) oldest = c.acquiredAt
+  const kept = HashMap.filter(activity, (t) => t > oldest)
+  return { activity: kept, pruneAt: Math.max(ACTIVITY_PRUNE_MIN, 2 * HashMap.size(kept)) }
 }
 
 export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
@@ -184,26 +207,21 @@ const sweep = (
     }
   }
   const blockedSet = blocked === undefined || blocked.length === 0 ? undefined : new Set(blocked)
-  for (const snapshot of d.claims) {
-    if (attempted.has(snapshot.key)) continue
-    const c = findClaim(d.claims, snapshot.key)
-    if (c === undefined) continue
-    const target = c.targetSession
-    const verdict = judgeClaim(
-      c,
-      {
-        now: d.at,
-        blocked: blockedSet?.has(c.key) ?? false,
-        lastActivity: target === null ? undefined : HashMap.get(d.activity, target).pipe((o) => (o._tag === "Some" ? o.value : undefined))
-      },
-      d.timing
-    )
+  const lastActivity = (session: string): number | undefined => {
+    const o = HashMap.get(d.activity, session)
+    return o._tag === "Some" ? o.value : undefined
+  }
+  // Each step below changes only the claim it visits, so the snapshot entry is current unless the
+  // spinning pass above already handled it.
+  for (const c of d.claims) {
+    if (attempted.has(c.key)) continue
+    const verdict = judgeClaim(c, { now: d.at, blocked: blockedSet?.has(c.key) ?? false, lastActivity }, d.timing)
     switch (verdict._tag) {
       case "RetryAbort":
         attemptAbort(d, c, outcomeFor(input, c.key), c.abortOrigin ?? "hang")
         break
       case "Blocked":
-        d.claims = withClaim(d.claims, { ...c, heartbeatAt: d.at })
+        d.claims = withClaim(d.claims, updateClaim(c, { heartbeatAt: d.at }))
         break
       case "Unbound":
         release(d, c, "unbound")
@@ -261,19 +279,23 @@ const routeView = (
   return { loads, weights, cooling: coolingFlags, pick }
 }
 
-const finish = (state: TraceState, d: Draft): StepResult => ({
-  _tag: "Ok",
-  state: {
-    slots: state.slots,
-    claims: d.claims,
-    cooldowns: d.cooldowns,
-    activity: d.activity,
-    reaped: d.reaped,
-    lastAt: d.at
-  },
-  decisions: d.out,
-  warnings: NO_WARNINGS
-})
+const finish = (state: TraceState, d: Draft): StepResult => {
+  const pruned = pruneActivity(d.activity, d.claims, state.activityPruneAt)
+  return {
+    _tag: "Ok",
+    state: {
+      slots: state.slots,
+      claims: d.claims,
+      cooldowns: d.cooldowns,
+      activity: pruned.activity,
+      reaped: d.reaped,
+      lastAt: d.at,
+      activityPruneAt: pruned.pruneAt
+    },
+    decisions: d.out,
+    warnings: NO_WARNINGS
+  }
+}
 
 /** Applies one input line. */
 export const step = (state: TraceState, input: TraceInput, options: MachineOptions = {}): StepResult => {
@@ -350,14 +372,16 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     case "bind": {
       const c = findClaim(d.claims, input.claim)
       if (c === undefined) break
-      d.claims = withClaim(d.claims, input.activity ? { ...c, targetSession: input.session, heartbeatAt: at } : { ...c, targetSession: input.session })
+      d.claims = withClaim(d.claims, input.activity ? updateClaim(c, { targetSession: input.session, heartbeatAt: at }) : updateClaim(c, { targetSession: input.session }))
       if (input.activity) d.activity = HashMap.set(d.activity, input.session, at)
       break
     }
     case "activity": {
       d.activity = HashMap.set(d.activity, input.session, at)
-      if (d.claims.some((c) => c.targetSession === input.session)) {
-        d.claims = d.claims.map((c) => (c.targetSession === input.session ? { ...c, heartbeatAt: at } : c))
+      for (let i = 0; i < d.claims.length; i++) {
+        if (d.claims[i]!.targetSession !== input.session) continue
+        d.claims = d.claims.map((c) => (c.targetSession === input.session ? updateClaim(c, { heartbeatAt: at }) : c))
+        break
       }
       break
     }

@@ -26,15 +26,17 @@ export type FeedResult =
   | { readonly _tag: "Invalid"; readonly message: string }
 
 const NOTHING: ReadonlyArray<never> = []
+const NO_OPTIONS = {}
 
-const isBlank = (line: string): boolean => line.trim() === ""
+/** Blank: empty or whitespace only. Lines almost always start with `{`, which answers at once. */
+const isBlank = (line: string): boolean => line.charCodeAt(0) !== 123 && line.trim() === ""
 
 /** Feeds one raw line (line numbers are the caller's). */
 export const feed = (cursor: ReplayCursor, line: string, options: ReplayOptions = {}): FeedResult => {
   if (isBlank(line)) return { _tag: "Ok", cursor, decisions: NOTHING, warnings: NOTHING }
   const input = decodeLine(line)
   if (input instanceof InputError) return { _tag: "Invalid", message: input.message }
-  const stepOptions = options.timing === undefined ? {} : { timing: options.timing }
+  const stepOptions = options.timing === undefined ? NO_OPTIONS : { timing: options.timing }
   let state = cursor.state
   let warnings: ReadonlyArray<string> = NOTHING
   if (cursor.poolPending && options.pool !== undefined) {
