@@ -60,13 +60,14 @@ export const initialState: TraceState = {
 const pruneActivity = (
   activity: HashMap.HashMap<string, number>,
   claims: ReadonlyArray<Claim>,
-  pruneAt: number
+  pruneAt: number,
+  pruneMin: number
 ): { readonly activity: HashMap.HashMap<string, number>; readonly pruneAt: number } => {
-  if (HashMap.size(activity) <= pruneAt) return { activity, pruneAt }
+  if (HashMap.size(activity) <= (pruneMin === 0 ? 0 : pruneAt)) return { activity, pruneAt }
   let oldest = Number.POSITIVE_INFINITY
   for (const c of claims) if (c.acquiredAt < oldest) oldest = c.acquiredAt
   const kept = HashMap.filter(activity, (t) => t > oldest)
-  return { activity: kept, pruneAt: Math.max(ACTIVITY_PRUNE_MIN, 2 * HashMap.size(kept)) }
+  return { activity: kept, pruneAt: Math.max(pruneMin, 2 * HashMap.size(kept)) }
 }
 
 export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
@@ -128,6 +129,8 @@ export type StepResult =
 
 export interface MachineOptions {
   readonly timing?: ReaperTiming
+  /** Smallest activity-table size that triggers a prune (default 1024); tests set it to 0 to prune every line. */
+  readonly activityPruneMin?: number
 }
 
 /** Mutable only inside one `step` call. */
@@ -279,8 +282,8 @@ const routeView = (
   return { loads, weights, cooling: coolingFlags, pick }
 }
 
-const finish = (state: TraceState, d: Draft): StepResult => {
-  const pruned = pruneActivity(d.activity, d.claims, state.activityPruneAt)
+const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
+  const pruned = pruneActivity(d.activity, d.claims, state.activityPruneAt, pruneMin)
   return {
     _tag: "Ok",
     state: {
@@ -441,5 +444,5 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
   }
-  return finish(state, d)
+  return finish(state, d, options.activityPruneMin ?? ACTIVITY_PRUNE_MIN)
 }

@@ -11,6 +11,8 @@ export interface ReplayOptions {
   /** `--pool FILE`: slots applied as a `pool` line at the first line's `at`, before that line. */
   readonly pool?: ReadonlyArray<Slot> | undefined
   readonly timing?: ReaperTiming | undefined
+  /** See `MachineOptions.activityPruneMin`. */
+  readonly activityPruneMin?: number | undefined
 }
 
 export interface ReplayCursor {
@@ -36,7 +38,10 @@ export const feed = (cursor: ReplayCursor, line: string, options: ReplayOptions 
   if (isBlank(line)) return { _tag: "Ok", cursor, decisions: NOTHING, warnings: NOTHING }
   const input = decodeLine(line)
   if (input instanceof InputError) return { _tag: "Invalid", message: input.message }
-  const stepOptions = options.timing === undefined ? NO_OPTIONS : { timing: options.timing }
+  const stepOptions =
+    options.timing === undefined && options.activityPruneMin === undefined
+      ? NO_OPTIONS
+      : { ...(options.timing === undefined ? {} : { timing: options.timing }), ...(options.activityPruneMin === undefined ? {} : { activityPruneMin: options.activityPruneMin }) }
   let state = cursor.state
   let warnings: ReadonlyArray<string> = NOTHING
   if (cursor.poolPending && options.pool !== undefined) {
