@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 
 export interface LineSink {
-  readonly push: (line: string) => Effect.Effect<void>
+  readonly pushAll: (lines: ReadonlyArray<string>) => Effect.Effect<void>
   readonly flush: Effect.Effect<void>
 }
 
@@ -24,10 +24,12 @@ export const lineSink = (stream: NodeJS.WriteStream, batchChars = 65_536): LineS
     return write(stream, text)
   })
   return {
-    push: (line) =>
+    pushAll: (lines) =>
       Effect.suspend(() => {
-        buffer.push(line, "\n")
-        size += line.length + 1
+        for (const line of lines) {
+          buffer.push(line, "\n")
+          size += line.length + 1
+        }
         return size >= batchChars ? flush : Effect.void
       }),
     flush

@@ -1,7 +1,7 @@
 /** `ocpool replay [FILE|-]` (SPEC §12.2, TRACE.md): re-runs the routing rules over a spawn trace. */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Effect, Option, Stream } from "effect"
+import { type Chunk, Effect, Option, Stream } from "effect"
 import { parsePoolText } from "../core/pool.js"
 import { explainDecision, formatDecision } from "../core/trace/format.js"
 import { feed, startReplay, type ReplayOptions } from "../core/trace/replay.js"
@@ -62,27 +62,42 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
     let lineNo = 0
     let decisionNo = 0
     const path = args.trace === "-" ? "stdin" : args.trace
-    yield* traceLines(args.trace).pipe(
-      Stream.runForEach((line) =>
-        Effect.gen(function* () {
+    /** One chunk of lines, replayed synchronously; Effect only at chunk boundaries (docs/PERFORMANCE.md). */
+    const replayChunk = (lines: Chunk.Chunk<string>) =>
+      Effect.suspend(() => {
+        const text: Array<string> = []
+        const explained: Array<string> = []
+        const warnings: Array<string> = []
+        let problem: TraceInvalid | ExpectMismatch | undefined
+        for (const line of lines) {
           lineNo++
           const r = feed(cursor, line, options)
-          if (r._tag === "Invalid") return yield* new TraceInvalid({ path, line: lineNo, reason: r.message })
+          if (r._tag === "Invalid") {
+            problem = new TraceInvalid({ path, line: lineNo, reason: r.message })
+            break
+          }
           cursor = r.cursor
-          for (const w of r.warnings) yield* diagnostic(`line ${lineNo}: ${w}`)
+          for (const w of r.warnings) warnings.push(`line ${lineNo}: ${w}`)
           for (const d of r.decisions) {
             decisionNo++
-            const text = formatDecision(d)
-            yield* out.push(text)
-            if (args.explain) yield* Effect.sync(() => process.stderr.write(`${explainDecision(d)}\n`))
-            if (expected !== undefined && expected[decisionNo - 1] !== text) {
-              return yield* new ExpectMismatch({ line: decisionNo, expected: expected[decisionNo - 1] ?? "<none>", got: text })
+            const formatted = formatDecision(d)
+            text.push(formatted)
+            if (args.explain) explained.push(explainDecision(d))
+            if (expected !== undefined && expected[decisionNo - 1] !== formatted) {
+              problem = new ExpectMismatch({ line: decisionNo, expected: expected[decisionNo - 1] ?? "<none>", got: formatted })
+              break
             }
           }
+          if (problem !== undefined) break
+        }
+        return Effect.gen(function* () {
+          for (const w of warnings) yield* diagnostic(w)
+          yield* out.pushAll(text)
+          if (explained.length > 0) yield* Effect.sync(() => process.stderr.write(`${explained.join("\n")}\n`))
+          if (problem !== undefined) return yield* problem
         })
-      ),
-      Effect.ensuring(out.flush)
-    )
+      })
+    yield* traceLines(args.trace).pipe(Stream.runForEachChunk(replayChunk), Effect.ensuring(out.flush))
     if (expected !== undefined) {
       if (expected.length > decisionNo) {
         return yield* new ExpectMismatch({ line: decisionNo + 1, expected: expected[decisionNo]!, got: "<none>" })
