@@ -27,5 +27,7 @@ const common = {
 
 await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/cli.js" }),
+  // The plugin runs inside opencode's Bun: one self-contained file, `default` its only export, no chunks.
+  esbuild.build({ ...common, entryPoints: ["src/plugin/index.ts"], outfile: "dist/opencode-plugin.js", external: [] }),
   esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" })
 ])

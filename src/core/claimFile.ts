@@ -1,0 +1,73 @@
+/** The claim file `claims.<pid>.json` (SPEC §5.1): encoding and tolerant decoding. Pure. */
+import type { Claim } from "./claims.js"
+
+export interface ClaimFile {
+  readonly pid: number
+  readonly startTime: string | null
+  readonly host: string
+  readonly writtenAt: number
+  readonly reaped: number
+  readonly claims: ReadonlyArray<Claim>
+}
+
+export const CLAIM_FILE = /^claims\.(\d+)\.json$/
+
+export const claimFileName = (pid: number): string => `claims.${pid}.json`
+
+export const encodeClaimFile = (f: ClaimFile): string => {
+  const claims: Record<string, unknown> = {}
+  for (const c of f.claims) {
+    claims[c.key] = {
+      base: c.base,
+      slot: c.slot,
+      model: c.model,
+      acquiredAt: c.acquiredAt,
+      heartbeatAt: c.heartbeatAt,
+      ownerSession: c.ownerSession,
+      targetSession: c.targetSession,
+      abortAttempts: c.abortAttempts,
+      abortPending: c.abortPending
+    }
+  }
+  return JSON.stringify({ version: 1, pid: f.pid, startTime: f.startTime, host: f.host, writtenAt: f.writtenAt, reaped: f.reaped, claims })
+}
+
+/** Parses a claim file; invalid claims inside are skipped. `undefined` when the file itself is unusable. */
+export const decodeClaimFile = (text: string): ClaimFile | undefined => {
+  let o: unknown
+  try {
+    o = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof o !== "object" || o === null) return undefined
+  const r = o as Record<string, unknown>
+  if (typeof r.pid !== "number" || typeof r.claims !== "object" || r.claims === null) return undefined
+  const claims: Array<Claim> = []
+  for (const [key, v] of Object.entries(r.claims as Record<string, unknown>)) {
+    if (typeof v !== "object" || v === null) continue
+    const c = v as Record<string, unknown>
+    if (typeof c.base !== "string" || typeof c.model !== "string" || typeof c.acquiredAt !== "number" || typeof c.heartbeatAt !== "number") continue
+    claims.push({
+      key,
+      base: c.base,
+      slot: typeof c.slot === "number" ? c.slot : 0,
+      model: c.model,
+      acquiredAt: c.acquiredAt,
+      heartbeatAt: c.heartbeatAt,
+      ownerSession: typeof c.ownerSession === "string" ? c.ownerSession : null,
+      targetSession: typeof c.targetSession === "string" ? c.targetSession : null,
+      abortAttempts: typeof c.abortAttempts === "number" ? c.abortAttempts : 0,
+      abortPending: c.abortPending === true,
+      abortOrigin: c.abortPending === true ? "signal" : null
+    })
+  }
+  return {
+    pid: r.pid,
+    startTime: typeof r.startTime === "string" ? r.startTime : null,
+    host: typeof r.host === "string" ? r.host : "",
+    writtenAt: typeof r.writtenAt === "number" ? r.writtenAt : 0,
+    reaped: typeof r.reaped === "number" ? r.reaped : 0,
+    claims
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Aborts through the opencode SDK client the plugin receives (it carries the instance's directory):
+ * `POST /session/<id>/abort` with a 10 s timeout, then the confirmation read of `GET /session/status`
+ * (SPEC §8.3): opencode answers `200 true` even for unknown sessions, so only the status proves it.
+ */
+import { Duration, Effect, Layer } from "effect"
+import { AbortClient, AbortFailed } from "../services/AbortClient.js"
+
+export const ABORT_TIMEOUT_MS = 10_000
+
+interface SdkResult {
+  readonly data?: unknown
+  readonly error?: unknown
+  readonly response?: { readonly status: number }
+}
+
+export interface SessionClient {
+  readonly session: {
+    readonly abort: (options: { path: { id: string }; query?: { directory?: string } }) => Promise<SdkResult>
+    readonly status: (options?: { query?: { directory?: string } }) => Promise<SdkResult>
+  }
+}
+
+const call = (f: () => Promise<SdkResult>, what: string) =>
+  Effect.tryPromise({ try: f, catch: (e) => new AbortFailed({ reason: `${what}: ${e instanceof Error ? e.message : String(e)}` }) }).pipe(
+    Effect.timeoutFail({ duration: Duration.millis(ABORT_TIMEOUT_MS), onTimeout: () => new AbortFailed({ reason: `${what}: timed out after 10s` }) })
+  )
+
+const statusOf = (r: SdkResult): number | undefined => r.response?.status
+
+export const AbortClientSdk = (client: SessionClient | undefined, directory: string | undefined) =>
+  Layer.succeed(AbortClient, {
+    abort: (id) =>
+      Effect.gen(function* () {
+        if (client === undefined) return yield* new AbortFailed({ reason: "no server url" })
+        const query = directory === undefined ? {} : { query: { directory } }
+        const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort")
+        const status = statusOf(r)
+        if (r.error !== undefined || (status !== undefined && (status < 200 || status > 299))) {
+          return yield* new AbortFailed({ reason: `HTTP ${status ?? "error"}` })
+        }
+        if (r.data === false) return yield* new AbortFailed({ reason: "server says session was not aborted" })
+        for (let read = 0; read < 2; read++) {
+          if (read > 0) yield* Effect.sleep(Duration.seconds(1))
+          const s = yield* call(() => client.session.status(query), "status")
+          const map = (s.data ?? {}) as Record<string, { type?: string } | undefined>
+          const entry = map[id]
+          if (entry === undefined || entry.type === "idle") return
+        }
+        return yield* new AbortFailed({ reason: "session still running after abort" })
+      })
+  })
+
+/** A scripted abort client for tests: outcomes are taken in order (then the last repeats); calls are recorded. */
+export const AbortClientMemory = (outcomes: Array<"ok" | string>, calls: Array<string>) =>
+  Layer.succeed(AbortClient, {
+    abort: (id) =>
+      Effect.suspend(() => {
+        calls.push(id)
+        const next = outcomes.length > 1 ? outcomes.shift()! : (outcomes[0] ?? "ok")
+        return next === "ok" ? Effect.void : Effect.fail(new AbortFailed({ reason: next }))
+      })
+  })

@@ -1,0 +1,36 @@
+/**
+ * The log through opencode's `client.app.log` (service `opencode-pool`), falling back to stderr when
+ * the client is missing or the call fails. Lines below the configured level are dropped. Sending is
+ * fire-and-forget: a hook never waits for the log.
+ */
+import { Effect, Layer } from "effect"
+import { AppLog, LEVEL_RANK, type LogLevel } from "../services/AppLog.js"
+
+export interface LogClient {
+  readonly app?: { readonly log?: (options: { body: { service: string; level: LogLevel; message: string } }) => Promise<unknown> }
+}
+
+export const AppLogClient = (client: LogClient | undefined, level: LogLevel) =>
+  Layer.succeed(AppLog, {
+    log: (lvl, message) =>
+      Effect.sync(() => {
+        if (LEVEL_RANK[lvl] < LEVEL_RANK[level]) return
+        const fallback = () => process.stderr.write(`opencode-pool ${lvl}: ${message}\n`)
+        const send = client?.app?.log
+        if (send === undefined) return fallback()
+        try {
+          send({ body: { service: "opencode-pool", level: lvl, message } }).then(
+            (r) => {
+              if (typeof r === "object" && r !== null && "error" in r && (r as { error?: unknown }).error !== undefined) fallback()
+            },
+            fallback
+          )
+        } catch {
+          fallback()
+        }
+      })
+  })
+
+/** Collects lines in memory (tests). */
+export const AppLogMemory = (lines: Array<{ level: LogLevel; message: string }>) =>
+  Layer.succeed(AppLog, { log: (level, message) => Effect.sync(() => void lines.push({ level, message })) })

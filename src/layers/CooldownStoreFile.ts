@@ -1,0 +1,97 @@
+/** Cooldown files in the state directory (SPEC §5.4); synchronous, as they are read inside the pool lock. */
+import { Effect, Layer } from "effect"
+import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import type { Cooldown } from "../core/cooldown.js"
+import { COOLDOWN_FILE, cooldownFileName, decodeCooldown, encodeCooldown, isCooldownExpired } from "../core/cooldownFile.js"
+import { CooldownStore, CooldownStoreError } from "../services/CooldownStore.js"
+import { StateDir } from "../services/StateDir.js"
+
+export const CooldownStoreFile = Layer.effect(
+  CooldownStore,
+  Effect.gen(function* () {
+    const { dir } = yield* StateDir
+    // Without a usable state directory, cooldowns live in this process only (SPEC §2.1).
+    const memory = new Map<string, Cooldown>()
+    const cache = new Map<string, { size: number; mtimeMs: number; record: Cooldown | undefined }>()
+
+    const readAll = (now: number) =>
+      Effect.try({
+        try: () => {
+          if (dir === undefined) {
+            for (const [m, c] of memory) if (isCooldownExpired(c, now)) memory.delete(m)
+            return new Map(memory)
+          }
+          const table = new Map<string, Cooldown>()
+          for (const name of readdirSync(dir)) {
+            if (!COOLDOWN_FILE.test(name)) continue
+            const path = join(dir, name)
+            let st
+            try {
+              st = statSync(path)
+            } catch {
+              continue
+            }
+            let cached = cache.get(name)
+            if (cached === undefined || cached.size !== st.size || cached.mtimeMs !== st.mtimeMs) {
+              let text: string
+              try {
+                text = readFileSync(path, "utf8")
+              } catch {
+                continue
+              }
+              cached = { size: st.size, mtimeMs: st.mtimeMs, record: decodeCooldown(text) }
+              cache.set(name, cached)
+            }
+            const rec = cached.record
+            if (rec === undefined || isCooldownExpired(rec, now)) {
+              try {
+                unlinkSync(path)
+              } catch {
+                // another process deleted it first
+              }
+              cache.delete(name)
+              continue
+            }
+            table.set(rec.model, rec)
+          }
+          return table
+        },
+        catch: (e) => new CooldownStoreError({ reason: `reading cooldowns: ${String(e)}` })
+      })
+
+    const write = (records: ReadonlyArray<Cooldown>) =>
+      Effect.try({
+        try: () => {
+          for (const r of records) {
+            if (dir === undefined) {
+              memory.set(r.model, r)
+              continue
+            }
+            const path = join(dir, cooldownFileName(r.model))
+            writeFileSync(`${path}.tmp`, encodeCooldown(r), { mode: 0o600 })
+            renameSync(`${path}.tmp`, path)
+          }
+        },
+        catch: (e) => new CooldownStoreError({ reason: `writing cooldowns: ${String(e)}` })
+      })
+
+    const remove = (model: string) =>
+      Effect.try({
+        try: () => {
+          if (dir === undefined) {
+            memory.delete(model)
+            return
+          }
+          try {
+            unlinkSync(join(dir, cooldownFileName(model)))
+          } catch {
+            // nothing to clear
+          }
+        },
+        catch: (e) => new CooldownStoreError({ reason: String(e) })
+      })
+
+    return { readAll, write, remove }
+  })
+)

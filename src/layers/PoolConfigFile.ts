@@ -1,0 +1,101 @@
+/**
+ * The source chain read from files (SPEC §3.1): option `models`, option `modelsFile`, the user config
+ * directory (`pool.txt`, else `pool.json`), the bundled `presets/free-tier.json`, the built-in fallback.
+ */
+import { Effect, Layer } from "effect"
+import { existsSync, readFileSync } from "node:fs"
+import { homedir } from "node:os"
+import { isAbsolute, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { resolvePool, type PoolSource } from "../core/source.js"
+import { PoolConfig } from "../services/PoolConfig.js"
+
+export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  join(env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== "" ? env.XDG_CONFIG_HOME : join(homedir(), ".config"), "opencode-pool")
+
+/** The bundled preset, next to `dist/` in the package (or next to `src/` when running from sources). */
+export const bundledPreset = (): string | undefined => {
+  for (const rel of ["../presets/free-tier.json", "../../presets/free-tier.json"]) {
+    try {
+      const p = fileURLToPath(new URL(rel, import.meta.url))
+      if (existsSync(p)) return p
+    } catch {
+      // not a file URL (bundled into something else)
+    }
+  }
+  return undefined
+}
+
+const readSource = (origin: string, path: string): PoolSource => {
+  try {
+    return { kind: "file", origin, text: readFileSync(path, "utf8") }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    return { kind: "unreadable", origin, reason: code ?? String(e), missing: code === "ENOENT" }
+  }
+}
+
+const expand = (path: string, directory: string): string => {
+  const home = path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path
+  return isAbsolute(home) ? home : resolve(directory, home)
+}
+
+export interface PoolSourceOptions {
+  readonly models: unknown
+  readonly modelsFile: string | undefined
+  readonly maxSlots: number
+  /** The project directory (relative `modelsFile` paths). */
+  readonly directory: string
+  /** The CLI's `--pool FILE`, tried first. */
+  readonly poolFile?: string | undefined
+}
+
+/** The sources in chain order, as read now. */
+export const gatherSources = (o: PoolSourceOptions, env: NodeJS.ProcessEnv = process.env): { readonly sources: ReadonlyArray<PoolSource>; readonly notes: ReadonlyArray<string>; readonly watched: ReadonlyArray<string> } => {
+  const sources: Array<PoolSource> = []
+  const notes: Array<string> = []
+  const watched: Array<string> = []
+  if (o.poolFile !== undefined) {
+    const p = expand(o.poolFile, process.cwd())
+    const s = readSource(p, p)
+    sources.push(s.kind === "unreadable" ? { ...s, missing: false } : s)
+    watched.push(p)
+  }
+  if (o.models !== undefined) sources.push({ kind: "object", origin: "plugin options", value: o.models })
+  if (o.modelsFile !== undefined) {
+    const p = expand(o.modelsFile, o.directory)
+    const s = readSource(p, p)
+    sources.push(s.kind === "unreadable" ? { ...s, missing: false } : s)
+    watched.push(p)
+  }
+  const dir = configDir(env)
+  watched.push(dir)
+  const txt = join(dir, "pool.txt")
+  const json = join(dir, "pool.json")
+  const hasTxt = existsSync(txt)
+  if (hasTxt) {
+    sources.push(readSource(txt, txt))
+    if (existsSync(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
+  } else if (existsSync(json)) {
+    sources.push(readSource(json, json))
+  }
+  const preset = bundledPreset()
+  if (preset !== undefined) {
+    const s = readSource("presets/free-tier.json", preset)
+    if (s.kind === "file") sources.push(s)
+  }
+  return { sources, notes, watched }
+}
+
+export const PoolConfigFile = (o: PoolSourceOptions) =>
+  Layer.sync(PoolConfig, () => {
+    const first = gatherSources(o)
+    return {
+      load: Effect.sync(() => {
+        const g = gatherSources(o)
+        const resolved = resolvePool(g.sources, o.maxSlots)
+        return { ...resolved, warnings: [...g.notes, ...resolved.warnings] }
+      }),
+      watched: first.watched
+    }
+  })

@@ -1,0 +1,24 @@
+/** Process facts for the dead-holder rules (SPEC §5.2): liveness by signal 0, and the Linux start token. */
+import { readFileSync } from "node:fs"
+
+/** `kill(pid, 0)`: ESRCH is dead, EPERM counts as alive. */
+export const pidState = (pid: number): "alive" | "dead" => {
+  try {
+    process.kill(pid, 0)
+    return "alive"
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM" ? "alive" : "dead"
+  }
+}
+
+/** Field 22 of /proc/<pid>/stat, counted after the closing `)` of the command name; null elsewhere. */
+export const startTimeOf = (pid: number): string | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // fields[0] is field 3 (state), so field 22 is fields[19]
+    return fields[19] ?? null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * opencode hooks → engine programs. Every hook catches everything, except `tool.execute.before`
+ * refusing a hand-named slot variant, which must fail the task call (SPEC §6.3).
+ */
+import type { Hooks } from "@opencode-ai/plugin"
+import { Effect, type Layer, ManagedRuntime } from "effect"
+import { mkdirSync } from "node:fs"
+import { injectConfig } from "../core/inject.js"
+import type { Settings } from "../core/options.js"
+import type { AbortClient } from "../services/AbortClient.js"
+import { AppLog } from "../services/AppLog.js"
+import type { ClaimStore } from "../services/ClaimStore.js"
+import type { CooldownStore } from "../services/CooldownStore.js"
+import { PoolConfig } from "../services/PoolConfig.js"
+import type { PoolLock } from "../services/PoolLock.js"
+import type { StateDir } from "../services/StateDir.js"
+import type { TraceRecorder } from "../services/TraceRecorder.js"
+import { makeEngine, VariantRefused, type Engine } from "./engine.js"
+import { emptyState } from "./state.js"
+
+export type PoolServices = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
+
+type Json = Record<string, unknown>
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
+
+export interface HookOptions {
+  readonly settings: Settings
+  readonly warnings: ReadonlyArray<string>
+  /** Created empty at start (SPEC §2.1); failures are silent. */
+  readonly configDir?: string
+}
+
+/** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
+export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<Hooks & { readonly engine: Engine }> => {
+  const runtime = ManagedRuntime.make(layer)
+  const state = emptyState()
+  const engine = await runtime.runPromise(makeEngine(state, { timing: { hangMinAgeMs: o.settings.hangMinAgeMs, hangSilenceMs: o.settings.hangSilenceMs }, reapMs: o.settings.reapMs }))
+  const run = <A>(eff: Effect.Effect<A, never, PoolServices>, what: string): Promise<A | undefined> =>
+    runtime.runPromise(eff.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.flatMap(AppLog, (l) => l.log("error", `${what} failed: ${cause.toString().split("\n")[0]}`)), undefined)))).catch(() => undefined)
+
+  if (o.configDir !== undefined) {
+    try {
+      mkdirSync(o.configDir, { recursive: true })
+    } catch {
+      // silent by design
+    }
+  }
+  await run(
+    Effect.gen(function* () {
+      const log = yield* AppLog
+      for (const w of o.warnings) yield* log.log("warn", w)
+      const pool = yield* (yield* PoolConfig).load
+      yield* engine.applyPool(pool)
+      yield* log.log("info", `reaper armed: every ${Math.round(o.settings.reapMs / 1000)}s; hung = older than ${minutes(o.settings.hangMinAgeMs)} and silent ${minutes(o.settings.hangSilenceMs)}`)
+    }),
+    "start"
+  )
+  void run(engine.timerSweep, "reaper")
+  const timer = setInterval(() => void run(engine.timerSweep, "reaper"), o.settings.reapMs)
+  timer.unref?.()
+
+  return {
+    engine,
+    config: async (input) => {
+      try {
+        const cfg = input as unknown as Json
+        const { info, warnings, config } = injectConfig(cfg, stateSlots(), state.origin)
+        cfg.agent = config.agent
+        if (config.provider !== undefined) cfg.provider = config.provider
+        await run(
+          Effect.gen(function* () {
+            const log = yield* AppLog
+            for (const w of warnings) yield* log.log("warn", w)
+            yield* log.log("info", info)
+          }),
+          "config"
+        )
+      } catch (e) {
+        await run(Effect.flatMap(AppLog, (l) => l.log("error", `config injection failed: ${String(e)}`)), "config")
+      }
+    },
+    "tool.execute.before": async (input, output) => {
+      if (input.tool !== "task" || !isObj(output?.args)) return
+      const refused = await runtime
+        .runPromise(engine.beforeTask(input.sessionID, input.callID, output.args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
+        .catch(() => undefined)
+      if (refused !== undefined && refused._tag === "Left" && refused.left instanceof VariantRefused) throw refused.left
+    },
+    "tool.execute.after": async (input) => {
+      if (input.tool !== "task") return
+      await run(engine.release(`${input.sessionID}:${input.callID}`, true), "release")
+    },
+    "chat.params": async (input) => {
+      const session = str((input as { sessionID?: unknown }).sessionID)
+      if (session !== undefined) await run(engine.modelRequest(session), "chat.params")
+    },
+    event: async ({ event }) => {
+      try {
+        await run(onEvent(engine, event), "event")
+      } catch {
+        // never escapes
+      }
+    },
+    tool: {
+      pool_status: {
+        description: "Show opencode-pool's live state: slots with load and cooldowns, the next pick, claims per process, the reaper.",
+        args: {},
+        execute: async () => (await run(engine.statusText, "pool_status")) ?? "opencode-pool: status unavailable"
+      }
+    },
+    dispose: async () => {
+      clearInterval(timer)
+      await run(engine.dispose, "dispose")
+      await runtime.dispose().catch(() => undefined)
+    }
+  } as Hooks & { readonly engine: Engine }
+
+  function stateSlots() {
+    return state.slots
+  }
+}
+
+/** One bus event → the engine (SPEC §6.4, §7.1, §8.2). Unknown shapes are ignored. */
+export const onEvent = (engine: Engine, event: unknown): Effect.Effect<void, never, PoolServices> =>
+  Effect.gen(function* () {
+    if (!isObj(event)) return
+    const type = str(event.type)
+    const p = isObj(event.properties) ? event.properties : {}
+    switch (type) {
+      case "session.created": {
+        const info = isObj(p.info) ? p.info : {}
+        const id = str(info.id)
+        const parent = str(info.parentID)
+        if (id !== undefined && parent !== undefined) yield* engine.childCreated(id, parent, str(info.agent), str(info.title))
+        return
+      }
+      case "message.updated": {
+        const info = isObj(p.info) ? p.info : {}
+        const session = str(info.sessionID)
+        if (session === undefined) return
+        if (info.role === "assistant" && info.error !== undefined && info.error !== null) {
+          const provider = str(info.providerID)
+          const model = str(info.modelID)
+          yield* engine.onError(session, info.error, provider !== undefined && model !== undefined ? `${provider}/${model}` : undefined)
+          return
+        }
+        yield* engine.activity(session)
+        return
+      }
+      case "message.part.updated": {
+        const part = isObj(p.part) ? p.part : {}
+        const session = str(part.sessionID)
+        if (session === undefined || part.type === "retry") return
+        if (part.type === "text" || part.type === "reasoning" || part.type === "tool") yield* engine.output(session)
+        yield* engine.activity(session)
+        return
+      }
+      case "session.status": {
+        const session = str(p.sessionID)
+        const status = isObj(p.status) ? p.status : {}
+        if (session === undefined) return
+        if (status.type === "retry") {
+          const action = isObj(status.action) ? status.action : {}
+          const next = typeof status.next === "number" ? status.next : 0
+          yield* engine.onRetry(session, str(status.message) ?? "", next, str(action.provider))
+        } else if (status.type === "busy") {
+          yield* engine.markBusy(session)
+        } else if (status.type === "idle") {
+          yield* engine.idle(session)
+        }
+        return
+      }
+      case "session.idle": {
+        const session = str(p.sessionID)
+        if (session !== undefined) yield* engine.idle(session)
+        return
+      }
+      case "session.error": {
+        const session = str(p.sessionID)
+        if (session !== undefined && p.error !== undefined) yield* engine.onError(session, p.error, undefined)
+        return
+      }
+      case "permission.asked":
+      case "question.asked": {
+        const session = str(p.sessionID)
+        const id = str(p.id)
+        if (session !== undefined && id !== undefined) yield* engine.ask(session, id, true)
+        return
+      }
+      case "permission.replied":
+      case "question.replied":
+      case "question.rejected": {
+        const session = str(p.sessionID)
+        const id = str(p.requestID) ?? str(p.permissionID) ?? "*"
+        if (session !== undefined) {
+          yield* engine.ask(session, id, false)
+          yield* engine.activity(session)
+        }
+        return
+      }
+      default:
+        return
+    }
+  })

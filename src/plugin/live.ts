@@ -1,0 +1,37 @@
+/** The live layers the plugin runs on inside opencode. */
+import { Layer } from "effect"
+import type { Settings } from "../core/options.js"
+import { AbortClientSdk, type SessionClient } from "../layers/AbortClientSdk.js"
+import { AppLogClient, type LogClient } from "../layers/AppLogClient.js"
+import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
+import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
+import { PoolConfigFile } from "../layers/PoolConfigFile.js"
+import { PoolLockFile } from "../layers/PoolLockFile.js"
+import { StateDirLive } from "../layers/StateDirLive.js"
+import { TraceRecorderFile } from "../layers/TraceRecorderFile.js"
+import type { AbortClient } from "../services/AbortClient.js"
+import type { AppLog } from "../services/AppLog.js"
+
+export interface LiveContext {
+  readonly client: unknown
+  readonly directory: string
+}
+
+/** Replacements for tests: a collecting log, a scripted abort client. */
+export interface LayerOverrides {
+  readonly log?: Layer.Layer<AppLog>
+  readonly abort?: Layer.Layer<AbortClient>
+}
+
+export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
+  const log = overrides.log ?? AppLogClient(ctx.client as LogClient | undefined, settings.logLevel)
+  const stateDir = StateDirLive(settings.stateDir).pipe(Layer.provide(log))
+  const files = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, PoolLockFile(settings.lockWaitMs)).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
+  return Layer.mergeAll(
+    files,
+    log,
+    overrides.abort ?? AbortClientSdk(ctx.client as SessionClient | undefined, ctx.directory),
+    TraceRecorderFile(settings.trace).pipe(Layer.provide(log)),
+    PoolConfigFile({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, directory: ctx.directory })
+  )
+}

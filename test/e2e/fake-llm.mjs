@@ -1,0 +1,402 @@
+#!/usr/bin/env node
+// Fake OpenAI-compatible chat-completions provider for the opencode e2e harness.
+// node:http on 127.0.0.1 only, no dependencies. Run: `node test/e2e/fake-llm.mjs`; it prints
+// `FAKE_LLM_PORT=<n>` on stdout once it listens.
+//
+// Env:
+//   FAKE_PORT           port (default 0 = any free port)
+//   FAKE_LOG            optional JSONL file, one line per chat request
+//   FAKE_MAX_REQUESTS   hard cap on chat requests (default 2000); later ones get HTTP 500, so a
+//                       runaway loop (e.g. `empty`) is bounded
+//   FAKE_RETRY_AFTER    default `retry-after` header (seconds) of the 429 behaviour (default 120)
+//   FAKE_SLOW_MS        default delay of the `slow` behaviour (default 1500)
+//   FAKE_PARENT_PID     exit when this process is gone (checked every second)
+//
+// Behaviour of one chat request, first rule that applies:
+//   1. opencode's title generator (system prompt "You are a title generator")  -> "title": quick text
+//   2. a queue entry (POST /_fake/queue) whose `model` matches (or has none)   -> that entry
+//   3. the model id is `fake-<B>` (e.g. fake-hang, fake-429, fake-empty)       -> B, always;
+//      except task-like B once a tool result came back (then "text", to end the turn)
+//   4. the last message is a tool result                                        -> "text" (final answer)
+//   5. a `[[fake:B]]` directive in the last user text (outside any [[task:…]])  -> B
+//        [[fake:B:ARG]]  ARG = retry-after seconds for 429/503, delay ms for slow, reply text for text
+//        [[fake:BxN]] / [[fake:B:ARGxN]]  only the first N requests (per model + text) get B
+//   6. one or more `[[task:AGENT:CHILD PROMPT]]` directives in the last user text -> "task" with one
+//      `task` tool call per directive: {description, prompt: CHILD PROMPT, subagent_type: AGENT}.
+//      The child prompt may itself carry directives, e.g. [[task:explore:look [[fake:hang]]]]:
+//      brackets are matched, so the inner directive belongs to the child.
+//   7. otherwise                                                                -> "text"
+//
+// Behaviours:
+//   text      SSE text "FAKE-OK from model=<id> (request #<seq>)" (or the given text)
+//   title     SSE text "E2E title"
+//   slow      text after a delay
+//   task      SSE tool call(s) to `task`
+//   429       HTTP 429, JSON error body, `retry-after` (default 120)
+//   503       HTTP 503, JSON error body, `retry-after` (default 1)
+//   hang      accepts and never answers; the record gets closedAt/closedAfterMs when the client closes
+//   empty     HTTP 200 SSE with only `data: [DONE]` (opencode then re-asks ~10/s: a spin)
+//   limit     HTTP 200 SSE whose only chunk is {"error":{"message":"limit reached"}}
+//   limit-400 HTTP 400 {"error":{"message":"limit reached"}}
+//   reset     HTTP 200 SSE, one text delta, then the socket is destroyed
+//
+// Control endpoints:
+//   GET  /_fake/health               {ok, port, requests, hanging, queued}
+//   GET  /_fake/requests[?since=N]   request records with seq > N
+//   POST /_fake/queue                {"queue":[{behavior, model?, retryAfter?, delayMs?, text?,
+//                                     tasks?: [{subagent_type, prompt, description?}]}]} -> appended
+//   POST /_fake/reset                clears the log, the queue and the directive counters (not seq)
+//   GET  /v1/models                  model list
+import fs from "node:fs"
+import http from "node:http"
+
+const PORT = Number(process.env.FAKE_PORT || 0)
+const LOG = process.env.FAKE_LOG || ""
+const MAX_REQUESTS = Number(process.env.FAKE_MAX_REQUESTS || 2000)
+const DEFAULT_RETRY_AFTER = String(process.env.FAKE_RETRY_AFTER || "120")
+const DEFAULT_SLOW_MS = Number(process.env.FAKE_SLOW_MS || 1500)
+const PARENT_PID = Number(process.env.FAKE_PARENT_PID || 0)
+
+let requests = []
+let queue = []
+let directiveCounts = new Map()
+const hanging = new Set()
+let seq = 0
+let port = 0
+
+function textOf(content) {
+  if (typeof content === "string") return content
+  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : (p?.text ?? ""))).join("\n")
+  return ""
+}
+
+/** Finds `[[task:AGENT:PROMPT]]` spans with matched brackets; returns them and the text without them. */
+function parseTaskDirectives(text) {
+  const tasks = []
+  let rest = ""
+  let i = 0
+  while (i < text.length) {
+    const start = text.indexOf("[[task:", i)
+    if (start < 0) break
+    rest += text.slice(i, start)
+    let depth = 1
+    let j = start + "[[task:".length
+    while (j < text.length && depth > 0) {
+      if (text.startsWith("[[", j)) (depth++, (j += 2))
+      else if (text.startsWith("]]", j)) (depth--, (j += 2))
+      else j++
+    }
+    if (depth > 0) {
+      rest += text.slice(start)
+      i = text.length
+      break
+    }
+    const inner = text.slice(start + "[[task:".length, j - 2)
+    const colon = inner.indexOf(":")
+    const agent = (colon < 0 ? inner : inner.slice(0, colon)).trim() || "explore"
+    const prompt = colon < 0 ? "child: say hi" : inner.slice(colon + 1)
+    tasks.push({ subagent_type: agent, prompt, description: `e2e ${agent} task` })
+    i = j
+  }
+  rest += text.slice(i)
+  return { tasks, rest }
+}
+
+const TASK_LIKE = new Set(["task"])
+
+function choose(body) {
+  const model = String(body.model ?? "")
+  const msgs = Array.isArray(body.messages) ? body.messages : []
+  const system = msgs
+    .filter((m) => m.role === "system")
+    .map((m) => textOf(m.content))
+    .join("\n")
+  const last = msgs[msgs.length - 1]
+  const lastUser = [...msgs].reverse().find((m) => m.role === "user")
+  const lastUserText = textOf(lastUser?.content)
+  const afterTool = last?.role === "tool"
+
+  if (/You are a title generator/i.test(system)) return { behavior: "title", why: "title-generator" }
+
+  const qi = queue.findIndex((e) => !e.model || e.model === model)
+  if (qi >= 0) {
+    const entry = queue.splice(qi, 1)[0]
+    return { ...entry, behavior: String(entry.behavior ?? "text"), why: "queue" }
+  }
+
+  const mm = model.match(/^fake-([a-z0-9-]+)$/i)
+  if (mm && !(afterTool && TASK_LIKE.has(mm[1]))) return { behavior: mm[1], why: "model-id" }
+
+  if (afterTool) return { behavior: "text", why: "after-tool-result" }
+
+  const { tasks, rest } = parseTaskDirectives(lastUserText)
+  const d = rest.match(/\[\[fake:([a-z0-9-]+?)(?::([^\]]*?))?(?:x(\d+))?\]\]/i)
+  if (d) {
+    const behavior = d[1]
+    const arg = d[2]
+    const spec = { behavior, ...(arg !== undefined ? { arg } : {}), ...(tasks.length > 0 ? { tasks } : {}) }
+    if (d[3]) {
+      const key = model + "\u0000" + lastUserText
+      const n = (directiveCounts.get(key) ?? 0) + 1
+      directiveCounts.set(key, n)
+      if (n <= Number(d[3])) return { ...spec, why: `directive(${n}/${d[3]})` }
+      // exhausted: fall through to the task directive, if any, else text
+    } else {
+      return { ...spec, why: "directive" }
+    }
+  }
+  if (tasks.length > 0) return { behavior: "task", tasks, why: "task-directive" }
+  return { behavior: "text", why: d ? "directive-exhausted" : "default" }
+}
+
+const now = () => Math.floor(Date.now() / 1000)
+const USAGE = { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }
+
+function sseHeaders(res) {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+}
+function chunk(res, id, model, delta, finish = null, usage) {
+  const c = { id, object: "chat.completion.chunk", created: now(), model, choices: [{ index: 0, delta, finish_reason: finish }] }
+  if (usage) c.usage = usage
+  res.write(`data: ${JSON.stringify(c)}\n\n`)
+}
+
+function replyText(res, body, rec, text) {
+  const id = `chatcmpl-fake-${rec.seq}`
+  const model = body.model
+  rec.replyText = text
+  if (body.stream) {
+    sseHeaders(res)
+    chunk(res, id, model, { role: "assistant", content: "" })
+    for (const piece of text.match(/.{1,16}/gs) ?? [""]) chunk(res, id, model, { content: piece })
+    chunk(res, id, model, {}, "stop", USAGE)
+    res.end("data: [DONE]\n\n")
+  } else {
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(
+      JSON.stringify({
+        id,
+        object: "chat.completion",
+        created: now(),
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+        usage: USAGE
+      })
+    )
+  }
+}
+
+function replyToolCalls(res, body, rec, calls) {
+  const id = `chatcmpl-fake-${rec.seq}`
+  const model = body.model
+  rec.toolCalls = calls.map(([name, args]) => ({ name, args }))
+  if (body.stream) {
+    sseHeaders(res)
+    calls.forEach(([name, args], i) => {
+      const callId = `call_fake_${rec.seq}_${i}`
+      const argStr = JSON.stringify(args)
+      const half = Math.floor(argStr.length / 2)
+      chunk(res, id, model, { role: "assistant", content: null, tool_calls: [{ index: i, id: callId, type: "function", function: { name, arguments: "" } }] })
+      chunk(res, id, model, { tool_calls: [{ index: i, function: { arguments: argStr.slice(0, half) } }] })
+      chunk(res, id, model, { tool_calls: [{ index: i, function: { arguments: argStr.slice(half) } }] })
+    })
+    chunk(res, id, model, {}, "tool_calls", USAGE)
+    res.end("data: [DONE]\n\n")
+  } else {
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(
+      JSON.stringify({
+        id,
+        object: "chat.completion",
+        created: now(),
+        model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: null,
+              tool_calls: calls.map(([name, args], i) => ({ id: `call_fake_${rec.seq}_${i}`, type: "function", function: { name, arguments: JSON.stringify(args) } }))
+            },
+            finish_reason: "tool_calls"
+          }
+        ],
+        usage: USAGE
+      })
+    )
+  }
+}
+
+function jsonError(res, status, message, headers = {}) {
+  res.writeHead(status, { "content-type": "application/json", "x-fake": String(status), ...headers })
+  res.end(JSON.stringify({ error: { message, type: status === 429 ? "rate_limit_error" : "server_error", code: status === 429 ? "rate_limit_exceeded" : status } }))
+}
+
+function handleChat(req, res, body, rec) {
+  const spec = choose(body)
+  const { behavior, why } = spec
+  rec.behavior = behavior
+  rec.why = why
+  log(rec)
+  const arg = spec.arg !== undefined && spec.arg !== "" ? spec.arg : undefined
+  switch (behavior) {
+    case "title":
+      return replyText(res, body, rec, "E2E title")
+    case "text":
+      return replyText(res, body, rec, spec.text ?? arg ?? `FAKE-OK from model=${body.model} (request #${rec.seq})`)
+    case "slow": {
+      const ms = Number(spec.delayMs ?? arg ?? DEFAULT_SLOW_MS)
+      rec.delayMs = ms
+      const timer = setTimeout(() => replyText(res, body, rec, spec.text ?? `FAKE-OK (slow) from model=${body.model} (request #${rec.seq})`), ms)
+      res.on("close", () => clearTimeout(timer))
+      return
+    }
+    case "task": {
+      const tasks = Array.isArray(spec.tasks) && spec.tasks.length > 0 ? spec.tasks : [{ subagent_type: "explore", prompt: "child: say hi" }]
+      return replyToolCalls(
+        res,
+        body,
+        rec,
+        tasks.map((t) => ["task", { description: t.description ?? `e2e ${t.subagent_type ?? "explore"} task`, prompt: t.prompt ?? "child: say hi", subagent_type: t.subagent_type ?? "explore" }])
+      )
+    }
+    case "429": {
+      const ra = String(spec.retryAfter ?? arg ?? DEFAULT_RETRY_AFTER)
+      rec.retryAfter = ra
+      return jsonError(res, 429, "Rate limit exceeded (fake 429)", { "retry-after": ra })
+    }
+    case "503": {
+      const ra = String(spec.retryAfter ?? arg ?? "1")
+      rec.retryAfter = ra
+      return jsonError(res, 503, "upstream overloaded", { "retry-after": ra })
+    }
+    case "limit":
+      if (!body.stream) {
+        res.writeHead(200, { "content-type": "application/json" })
+        return res.end(JSON.stringify({ error: { message: "limit reached" } }))
+      }
+      sseHeaders(res)
+      res.write(`data: ${JSON.stringify({ error: { message: "limit reached" } })}\n\n`)
+      return res.end()
+    case "limit-400":
+      res.writeHead(400, { "content-type": "application/json" })
+      return res.end(JSON.stringify({ error: { message: "limit reached" } }))
+    case "empty":
+      sseHeaders(res)
+      return res.end("data: [DONE]\n\n")
+    case "reset":
+      sseHeaders(res)
+      chunk(res, `chatcmpl-fake-${rec.seq}`, body.model, { role: "assistant", content: "about to die " })
+      setTimeout(() => req.socket.destroy(), 50)
+      return
+    case "hang": {
+      hanging.add(res)
+      const t0 = Date.now()
+      res.on("close", () => {
+        hanging.delete(res)
+        rec.closedAt = Date.now()
+        rec.closedAfterMs = rec.closedAt - t0
+        if (LOG) fs.appendFileSync(LOG, JSON.stringify({ seq: rec.seq, event: "client-closed-hanging-request", closedAfterMs: rec.closedAfterMs }) + "\n")
+      })
+      return // never respond
+    }
+    default:
+      return replyText(res, body, rec, `FAKE-OK (unknown behaviour ${behavior}) from model=${body.model} (request #${rec.seq})`)
+  }
+}
+
+function log(rec) {
+  requests.push(rec)
+  if (LOG) fs.appendFileSync(LOG, JSON.stringify(rec) + "\n")
+}
+
+function sendJson(res, status, value) {
+  res.writeHead(status, { "content-type": "application/json" })
+  res.end(JSON.stringify(value))
+}
+
+const server = http.createServer((req, res) => {
+  let raw = ""
+  req.on("data", (d) => (raw += d))
+  req.on("end", () => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1")
+    if (url.pathname === "/_fake/health") return sendJson(res, 200, { ok: true, port, requests: seq, hanging: hanging.size, queued: queue.length })
+    if (url.pathname === "/_fake/requests") {
+      const since = Number(url.searchParams.get("since") ?? 0)
+      return sendJson(res, 200, requests.filter((r) => r.seq > since))
+    }
+    if (url.pathname === "/_fake/queue" && req.method === "POST") {
+      let b
+      try {
+        b = JSON.parse(raw || "{}")
+      } catch {
+        return sendJson(res, 400, { error: "bad json" })
+      }
+      queue.push(...(Array.isArray(b.queue) ? b.queue : []))
+      return sendJson(res, 200, { queued: queue.length })
+    }
+    if (url.pathname === "/_fake/reset" && req.method === "POST") {
+      requests = []
+      queue = []
+      directiveCounts = new Map()
+      return sendJson(res, 200, { ok: true, seq })
+    }
+    if (url.pathname.endsWith("/models") && req.method === "GET") {
+      return sendJson(res, 200, { object: "list", data: ["pool-a", "pool-b", "pool-c"].map((id) => ({ id, object: "model", owned_by: "fake" })) })
+    }
+    if (url.pathname.endsWith("/chat/completions") && req.method === "POST") {
+      seq++
+      if (seq > MAX_REQUESTS) return jsonError(res, 500, `fake: request budget of ${MAX_REQUESTS} exhausted`)
+      let body
+      try {
+        body = JSON.parse(raw)
+      } catch {
+        return sendJson(res, 400, { error: { message: "bad json" } })
+      }
+      const msgs = Array.isArray(body.messages) ? body.messages : []
+      const users = msgs.filter((m) => m.role === "user")
+      const taskTool = (body.tools ?? []).find((x) => (x.function?.name ?? x.name) === "task")
+      const rec = {
+        seq,
+        t: Date.now(),
+        path: url.pathname,
+        // providers configured with baseURL http://127.0.0.1:PORT/<provider>/v1 are told apart here
+        provider: /^\/([^/]+)\/v1\//.exec(url.pathname)?.[1],
+        model: body.model,
+        stream: !!body.stream,
+        firstUserText: textOf(users[0]?.content).slice(0, 500),
+        lastUserText: textOf(users[users.length - 1]?.content).slice(0, 500),
+        nMessages: msgs.length,
+        lastRole: msgs[msgs.length - 1]?.role,
+        systemHead: textOf(msgs.find((m) => m.role === "system")?.content).slice(0, 160),
+        tools: (body.tools ?? []).map((t) => t.function?.name ?? t.name),
+        taskToolDescription: taskTool ? String(taskTool.function?.description ?? taskTool.description ?? "").slice(0, 4000) : undefined,
+        headers: { "user-agent": req.headers["user-agent"], "x-session-affinity": req.headers["x-session-affinity"] }
+      }
+      return handleChat(req, res, body, rec)
+    }
+    sendJson(res, 404, { error: { message: `not found: ${req.method} ${url.pathname}` } })
+  })
+})
+
+server.listen(PORT, "127.0.0.1", () => {
+  port = server.address().port
+  process.stdout.write(`FAKE_LLM_PORT=${port}\n`)
+})
+
+function shutdown() {
+  for (const r of hanging) r.destroy()
+  server.close(() => process.exit(0))
+  setTimeout(() => process.exit(0), 1000).unref()
+}
+process.on("SIGTERM", shutdown)
+process.on("SIGINT", shutdown)
+if (PARENT_PID > 0) {
+  setInterval(() => {
+    try {
+      process.kill(PARENT_PID, 0)
+    } catch {
+      shutdown()
+    }
+  }, 1000).unref()
+}

@@ -1,0 +1,49 @@
+/** Boots the plugin from sources over real files in a temp state dir, with a collecting log and a scripted abort client. */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseSettings } from "../../src/core/options.js"
+import { AbortClientMemory } from "../../src/layers/AbortClientSdk.js"
+import { AppLogMemory } from "../../src/layers/AppLogClient.js"
+import { makeHooks } from "../../src/plugin/hooks.js"
+import { liveLayer } from "../../src/plugin/live.js"
+import type { LogLevel } from "../../src/services/AppLog.js"
+
+export const tmp = (prefix = "ocpool-plugin-") => mkdtempSync(join(tmpdir(), prefix))
+
+export interface Booted {
+  readonly hooks: Awaited<ReturnType<typeof makeHooks>>
+  readonly logs: Array<{ level: LogLevel; message: string }>
+  readonly aborts: Array<string>
+  readonly stateDir: string
+  readonly dir: string
+}
+
+export const boot = async (options: Record<string, unknown> = {}, abortOutcomes: Array<string> = ["ok"], env: Record<string, string | undefined> = {}): Promise<Booted> => {
+  const dir = tmp()
+  const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")
+  const logs: Booted["logs"] = []
+  const aborts: Array<string> = []
+  const { settings, warnings } = parseSettings({ reapMs: 3_600_000, ...options, stateDir }, env)
+  const hooks = await makeHooks(
+    liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(abortOutcomes, aborts) }),
+    { settings, warnings }
+  )
+  return { hooks, logs, aborts, stateDir, dir }
+}
+
+export const POOL2 = { slots: [{ model: "zen/alpha", weight: 1 }, { model: "go/gamma", weight: 1 }] }
+
+/** A `task` call through `tool.execute.before`; returns the rewritten agent. */
+export const spawn = async (b: Booted, session: string, call: string, base = "explore"): Promise<string> => {
+  const output = { args: { description: "d", prompt: "p", subagent_type: base } as Record<string, unknown> }
+  await b.hooks["tool.execute.before"]!({ tool: "task", sessionID: session, callID: call }, output)
+  return output.args.subagent_type as string
+}
+
+export const event = (b: Booted, type: string, properties: Record<string, unknown>) => b.hooks.event!({ event: { type, properties } as never })
+
+export const childCreated = (b: Booted, id: string, parentID: string, agent: string) =>
+  event(b, "session.created", { sessionID: id, info: { id, parentID, agent, title: `x (@${agent} subagent)` } })
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

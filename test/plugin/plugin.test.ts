@@ -1,0 +1,307 @@
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { formatDecision } from "../../src/core/trace/format.js"
+import { replayText } from "../../src/core/trace/replay.js"
+import opencodePool from "../../src/plugin/index.js"
+import { boot, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
+
+let booted: Array<Booted> = []
+const start = async (...args: Parameters<typeof boot>) => {
+  const b = await boot(...args)
+  booted.push(b)
+  return b
+}
+const savedConfigHome = process.env.XDG_CONFIG_HOME
+
+beforeEach(() => {
+  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
+})
+afterEach(async () => {
+  for (const b of booted) await b.hooks.dispose?.()
+  booted = []
+  process.env.XDG_CONFIG_HOME = savedConfigHome
+})
+
+const ownClaims = (b: Booted) => {
+  const f = join(b.stateDir, `claims.${process.pid}.json`)
+  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { claims: Record<string, { model: string; targetSession: string | null }> }).claims : {}
+}
+const cooldown = (b: Booted, model: string) => {
+  const f = join(b.stateDir, cooldownFileName(model))
+  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { reason: string; strikes: number; until: number; source: string }) : undefined
+}
+const assistantError = (b: Booted, session: string, error: unknown, model = "zen/alpha") =>
+  event(b, "message.updated", { info: { id: "msg_1", sessionID: session, role: "assistant", providerID: model.split("/")[0], modelID: model.split("/")[1], error } })
+
+describe("plugin: routing and refusal (SPEC §6.3)", () => {
+  it("US-5 a bare base is rewritten to the slot variant and the claim is published in claims.<pid>.json", async () => {
+    const b = await start({ models: { slots: [{ model: "zen/alpha", weight: 2 }, { model: "go/gamma", weight: 1 }] } })
+    expect([await spawn(b, "p", "c1"), await spawn(b, "p", "c2"), await spawn(b, "p", "c3", "implement"), await spawn(b, "p", "c4")]).toEqual([
+      "explore-1",
+      "explore-1",
+      "implement-2",
+      "explore-1"
+    ])
+    expect(Object.keys(ownClaims(b))).toEqual(["p:c1", "p:c2", "p:c3", "p:c4"])
+    expect(b.logs.some((l) => l.message === "routed explore -> explore-1 slot=1 model=zen/alpha load=1/4 pass=first")).toBe(true)
+  })
+
+  it("US-5 a hand-named variant is refused with an error naming it and the base; nothing is claimed", async () => {
+    const b = await start({ models: POOL2 })
+    await expect(spawn(b, "p", "c1", "explore-1")).rejects.toThrow(/"explore-1".*spawn "explore"/)
+    await expect(spawn(b, "p", "c2", "implement-12")).rejects.toThrow(/spawn "implement"/)
+    expect(b.logs.filter((l) => l.level === "warn" && l.message.startsWith("refused manual variant"))).toHaveLength(2)
+    expect(ownClaims(b)).toEqual({})
+  })
+
+  it("US-5 explore-0, explore-deep and other agents pass untouched and claim nothing", async () => {
+    const b = await start({ models: POOL2 })
+    for (const name of ["explore-0", "explore-deep", "my-agent-3", "general"]) expect(await spawn(b, "p", name, name)).toBe(name)
+    expect(ownClaims(b)).toEqual({})
+  })
+
+  it("US-5 tool.execute.after releases the claim; non-task tools are ignored", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await b.hooks["tool.execute.after"]!({ tool: "read", sessionID: "p", callID: "c1", args: {} }, { title: "", output: "", metadata: {} })
+    expect(Object.keys(ownClaims(b))).toEqual(["p:c1"])
+    await b.hooks["tool.execute.after"]!({ tool: "task", sessionID: "p", callID: "c1", args: {} }, { title: "", output: "", metadata: {} })
+    expect(ownClaims(b)).toEqual({})
+  })
+
+  it("US-5 a child is bound by its agent; its idle after busy releases the claim when tool.execute.after never comes", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await spawn(b, "p", "c2")
+    await childCreated(b, "child2", "p", "explore-2")
+    await childCreated(b, "child1", "p", "explore-1")
+    expect(ownClaims(b)["p:c1"]?.targetSession).toBe("child1")
+    expect(ownClaims(b)["p:c2"]?.targetSession).toBe("child2")
+    await event(b, "session.status", { sessionID: "child1", status: { type: "busy" } })
+    await event(b, "session.idle", { sessionID: "child1" })
+    expect(Object.keys(ownClaims(b))).toEqual(["p:c2"])
+  })
+})
+
+describe("plugin: signals (SPEC §7)", () => {
+  it("US-4 a 429 'Slow down' on a pooled child writes a rate_limit cooldown, strike 1, 60 s; the child is aborted and released", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    const before = Date.now()
+    await assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } })
+    const cd = cooldown(b, "zen/alpha")
+    expect(cd).toMatchObject({ reason: "rate_limit", strikes: 1 })
+    expect(cd!.until - before).toBeGreaterThanOrEqual(60_000)
+    expect(cd!.until - Date.now()).toBeLessThanOrEqual(60_000)
+    expect(b.aborts).toEqual(["s1"])
+    expect(ownClaims(b)).toEqual({})
+    expect(b.logs.some((l) => l.message === "released claim=p:c1 after rate_limit")).toBe(true)
+    expect(await spawn(b, "p", "c2")).toBe("explore-2")
+  })
+
+  it("US-31 'context limit reached' cools nothing, aborts nothing and the claim stays", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await event(b, "session.error", { sessionID: "s1", error: { name: "UnknownError", data: { message: '{"message":"context limit reached"}' } } })
+    expect(cooldown(b, "zen/alpha")).toBeUndefined()
+    expect(b.aborts).toEqual([])
+    expect(Object.keys(ownClaims(b))).toEqual(["p:c1"])
+  })
+
+  it("US-31 the same error twice within 5 s for one session records one strike", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    const err = { name: "UnknownError", data: { message: '{"message":"limit reached"}' } }
+    await event(b, "session.error", { sessionID: "s1", error: err })
+    await assistantError(b, "s1", err)
+    expect(cooldown(b, "zen/alpha")?.strikes).toBe(1)
+  })
+
+  it("US-31 an abort answering HTTP 500 keeps the claim with one failed attempt; sweeps retry; the 3rd failure releases it naming the session", async () => {
+    const b = await start({ models: POOL2 }, ["HTTP 500"])
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await event(b, "session.error", { sessionID: "s1", error: { name: "APIError", data: { statusCode: 429, message: "x" } } })
+    expect(Object.keys(ownClaims(b))).toEqual(["p:c1"])
+    expect(b.logs.some((l) => l.message === "abort failed claim=p:c1 session=s1 attempt=1/3: HTTP 500")).toBe(true)
+    await Effect.runPromise(b.hooks.engine.sweep)
+    expect(b.aborts).toHaveLength(2)
+    await Effect.runPromise(b.hooks.engine.sweep)
+    expect(b.aborts).toHaveLength(3)
+    expect(ownClaims(b)).toEqual({})
+    expect(b.logs.some((l) => l.level === "error" && l.message === "abort gave up after 3 attempts: session s1 is still running; stop it by hand")).toBe(true)
+  })
+
+  it("US-42 a retry status 'Free usage exceeded' on a pooled child cools every slot of its provider and aborts it", async () => {
+    const b = await start({ models: { slots: [{ model: "zen/alpha" }, { model: "zen/beta" }, { model: "go/gamma" }] } })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await event(b, "session.status", { sessionID: "s1", status: { type: "retry", attempt: 1, message: "Free usage exceeded, subscribe to Go", next: Date.now() + 3_000 } })
+    expect(cooldown(b, "zen/alpha")?.reason).toBe("quota")
+    expect(cooldown(b, "zen/beta")?.reason).toBe("quota")
+    expect(cooldown(b, "go/gamma")).toBeUndefined()
+    expect(b.aborts).toEqual(["s1"])
+    expect(await spawn(b, "p", "c2")).toBe("explore-3")
+  })
+
+  it("US-44 'Model not found' cools the model for 6 h with one warning, and a second error adds none", async () => {
+    const b = await start({ models: POOL2 })
+    for (const [call, child] of [["c1", "s1"], ["c2", "s2"]] as const) {
+      await spawn(b, "p", call)
+      await childCreated(b, child, "p", "explore-1")
+      await event(b, "session.error", { sessionID: child, error: { name: "ProviderModelNotFoundError", data: { message: "Model not found" } } })
+    }
+    expect(cooldown(b, "zen/alpha")).toMatchObject({ reason: "unavailable", strikes: 0 })
+    expect(b.logs.filter((l) => l.message.startsWith("model zen/alpha unavailable"))).toHaveLength(1)
+  })
+})
+
+describe("plugin: hang recovery (SPEC §8)", () => {
+  it("US-8 a bound child silent past the (lowered) thresholds is aborted by the next sweep, cooled for hang and released", async () => {
+    const b = await start({ models: POOL2, hangMinAgeMs: 1000, hangSilenceMs: 1000 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await sleep(1_100)
+    expect(await spawn(b, "p", "c2")).toBe("explore-2")
+    expect(b.aborts).toEqual(["s1"])
+    expect(cooldown(b, "zen/alpha")).toMatchObject({ reason: "hang", strikes: 0 })
+    expect(b.logs.find((l) => l.message.startsWith("reaped "))?.message).toMatch(/^reaped claim=p:c1 session=s1 model=zen\/alpha age=\d+s silence=(\d+s|-) outcome=aborted$/)
+  })
+
+  it("US-43 a child waiting on a permission is never reaped; once answered and silent, it is", async () => {
+    const b = await start({ models: POOL2, hangMinAgeMs: 1000, hangSilenceMs: 1000 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await childCreated(b, "g1", "s1", "general")
+    await event(b, "question.asked", { id: "que_1", sessionID: "g1", questions: [] })
+    await sleep(1_100)
+    await spawn(b, "p", "c2")
+    expect(b.aborts).toEqual([])
+    await event(b, "question.replied", { sessionID: "g1", requestID: "que_1", answers: [] })
+    await sleep(1_100)
+    await spawn(b, "p", "c3")
+    expect(b.aborts).toEqual(["s1"])
+  })
+
+  it("US-9 an unbound claim past the minimum age is released as unbound: no abort, no cooldown", async () => {
+    const b = await start({ models: POOL2, hangMinAgeMs: 1000 })
+    await spawn(b, "p", "c1")
+    await sleep(1_100)
+    await spawn(b, "p", "c2")
+    expect(b.aborts).toEqual([])
+    expect(cooldown(b, "zen/alpha")).toBeUndefined()
+    expect(b.logs.some((l) => /^reaped claim=p:c1 session=- model=zen\/alpha age=\d+s silence=- outcome=unbound$/.test(l.message))).toBe(true)
+  })
+
+  it("US-47 20 model requests within 10 s with no output abort the child, cool its model for hang, release it", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    for (let i = 0; i < 19; i++) await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
+    expect(b.aborts).toEqual([])
+    await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
+    expect(b.aborts).toEqual(["s1"])
+    expect(cooldown(b, "zen/alpha")?.reason).toBe("hang")
+    expect(b.logs.some((l) => l.message === "spinning session=s1 model=zen/alpha requests=20/10s")).toBe(true)
+    expect(await spawn(b, "p", "c2")).toBe("explore-2")
+  })
+
+  it("US-47 new output between requests resets the count", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    for (let i = 0; i < 40; i++) {
+      await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
+      if (i % 10 === 9) await event(b, "message.part.updated", { part: { id: `prt_${i}`, sessionID: "s1", type: "text", text: "x" } })
+    }
+    expect(b.aborts).toEqual([])
+  })
+
+  it("US-10 the reaper line is logged once at start with the period", async () => {
+    const b = await start({ models: POOL2, reapMs: 45_000 })
+    expect(b.logs.filter((l) => l.message.startsWith("reaper armed"))).toEqual([{ level: "info", message: "reaper armed: every 45s; hung = older than 5m and silent 3m" }])
+  })
+})
+
+describe("plugin: state, status, trace, off switch", () => {
+  it("US-9 a state dir that is a regular file: one warning, spawns still route, a limit still cools in memory", async () => {
+    const dir = tmp()
+    const file = join(dir, "not-a-dir")
+    writeFileSync(file, "x")
+    const b = await start({ models: POOL2, stateDir: file })
+    expect(b.logs.filter((l) => l.message.includes("state dir") && l.message.includes("unusable"))).toHaveLength(1)
+    expect(await spawn(b, "p", "c1")).toBe("explore-1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } })
+    expect(await spawn(b, "p", "c2")).toBe("explore-2")
+    expect(await spawn(b, "p", "c3")).toBe("explore-2")
+  })
+
+  it("US-6 pool_status on a fresh boot shows the origin, the bases, reaped 0 and the reaper period", async () => {
+    const b = await start({ models: POOL2 })
+    const text = (await (b.hooks.tool!.pool_status as { execute: (a: unknown, c: unknown) => Promise<string> }).execute({}, {})) as string
+    expect(text).toContain("pool from plugin options; bases explore, implement, context")
+    expect(text).toContain("reaper: every 3600s")
+    expect(text).toContain("reaped 0")
+    expect(text).toMatch(/1\. zen\/alpha .*<- next \(first pass\)/)
+  })
+
+  it("US-45 a recorded trace holds the inputs in order and replays to its own decisions file", async () => {
+    const dir = tmp()
+    const b = await start({ models: POOL2, trace: join(dir, "t-%p.jsonl") })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await b.hooks["tool.execute.after"]!({ tool: "task", sessionID: "p", callID: "c1", args: {} }, { title: "", output: "", metadata: {} })
+    await spawn(b, "p", "c2")
+    await childCreated(b, "s2", "p", "explore-1")
+    await event(b, "session.error", { sessionID: "s2", error: { name: "UnknownError", data: { message: '{"message":"limit reached"}' } } })
+    const path = join(dir, `t-${process.pid}.jsonl`)
+    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string })
+    expect(lines.map((l) => l.type)).toEqual(["pool", "sweep", "spawn", "bind", "release", "spawn", "bind", "limit"])
+    const replayed = replayText(readFileSync(path, "utf8"))
+    expect(replayed.error).toBeUndefined()
+    expect(replayed.decisions.map((d) => `${formatDecision(d)}\n`).join("")).toBe(readFileSync(`${path}.decisions.jsonl`, "utf8"))
+    expect(replayed.decisions.map((d) => d.type)).toEqual(["route", "release", "route", "cool", "abort", "release"])
+  })
+
+  it("US-45 an unwritable trace path logs one warning and routing continues", async () => {
+    const dir = tmp()
+    writeFileSync(join(dir, "file"), "x")
+    const b = await start({ models: POOL2, trace: join(dir, "file", "t.jsonl") })
+    expect(await spawn(b, "p", "c1")).toBe("explore-1")
+    expect(await spawn(b, "p", "c2")).toBe("explore-2")
+    expect(b.logs.filter((l) => l.message.includes("recording stopped"))).toHaveLength(1)
+  })
+
+  it("US-17 enabled:false and OCPOOL_DISABLE=1 give no hooks, create no directory and write nothing", async () => {
+    const dir = tmp()
+    const stateDir = join(dir, "state")
+    const ctx = { client: undefined, directory: dir } as never
+    expect(await opencodePool(ctx, { enabled: false, stateDir })).toEqual({})
+    const saved = process.env.OCPOOL_DISABLE
+    process.env.OCPOOL_DISABLE = "Yes"
+    try {
+      expect(await opencodePool(ctx, { stateDir })).toEqual({})
+    } finally {
+      if (saved === undefined) delete process.env.OCPOOL_DISABLE
+      else process.env.OCPOOL_DISABLE = saved
+    }
+    expect(existsSync(stateDir)).toBe(false)
+    expect(readdirSync(dir)).toEqual([])
+  })
+
+  it("US-15 dispose deletes the process's claim file", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(true)
+    await b.hooks.dispose!()
+    booted = booted.filter((x) => x !== b)
+    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+  })
+})

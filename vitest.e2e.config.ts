@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config"
+
+// The real-opencode end-to-end tests (test/e2e). Slow, sequential, one fork at a time: each file
+// starts its own opencode server (about 0.6 GB RSS) and fake LLM on 127.0.0.1.
+export default defineConfig({
+  test: {
+    include: ["test/e2e/**/*.e2e.test.ts"],
+    environment: "node",
+    pool: "forks",
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 240_000
+  }
+})
