@@ -13,6 +13,12 @@ export class ExpectMismatch extends Data.TaggedError("ExpectMismatch")<{ readonl
 /** Exit 1: a pool file that was read but keeps no slot. */
 export class PoolUnusable extends Data.TaggedError("PoolUnusable")<{ readonly path: string; readonly reason: string }> {}
 
+/** Exit 1: the state directory exists but cannot be read. */
+export class StateUnreadable extends Data.TaggedError("StateUnreadable")<{ readonly dir: string; readonly reason: string }> {}
+
+/** Exit 1: `doctor` found a failing check (already printed). */
+export class ChecksFailed extends Data.TaggedError("ChecksFailed")<{ readonly failed: ReadonlyArray<string> }> {}
+
 /** Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument). */
 export class UsageProblem extends Data.TaggedError("UsageProblem")<{ readonly message: string }> {}
 
@@ -31,7 +37,7 @@ export const fileReason = (e: { readonly _tag: string; readonly reason?: string;
   return e.message
 }
 
-export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable
+export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed
 
 export const describeFailure = (e: CliFailure): { readonly message: string; readonly exitCode: number } => {
   switch (e._tag) {
@@ -43,5 +49,9 @@ export const describeFailure = (e: CliFailure): { readonly message: string; read
       return { message: `line ${e.line}: expected ${e.expected} | got ${e.got}`, exitCode: 1 }
     case "PoolUnusable":
       return { message: `pool file ${e.path} is unusable: ${e.reason}`, exitCode: 1 }
+    case "StateUnreadable":
+      return { message: `state dir ${e.dir} unreadable: ${e.reason}`, exitCode: 1 }
+    case "ChecksFailed":
+      return { message: `doctor: failing checks: ${e.failed.join(", ")}`, exitCode: 1 }
   }
 }

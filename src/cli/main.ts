@@ -5,14 +5,16 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
 import { describeFailure } from "./errors.js"
 import { diagnostic } from "./output.js"
+import { doctorCommand } from "./doctor.js"
 import { replayCommand } from "./replay.js"
+import { statusCommand } from "./status.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([replayCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -23,6 +25,8 @@ cli(process.argv).pipe(
     TraceInvalid: (e) => fail(describeFailure(e)),
     ExpectMismatch: (e) => fail(describeFailure(e)),
     PoolUnusable: (e) => fail(describeFailure(e)),
+    StateUnreadable: (e) => fail(describeFailure(e)),
+    ChecksFailed: () => Effect.sync(() => void (process.exitCode = 1)),
     UsageProblem: (e) =>
       Effect.sync(() => {
         process.stderr.write(`ocpool: ${e.message}\n`)
@@ -45,6 +49,8 @@ cli(process.argv).pipe(
 const USAGE = [
   "usage: ocpool <command> [flags]",
   "commands:",
+  "  status [--pool FILE] [--json] [--state-dir DIR]                       the pool as every process sees it",
+  "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
   "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")

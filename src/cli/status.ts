@@ -1,0 +1,26 @@
+/** `ocpool status [--pool FILE] [--json] [--state-dir DIR]` (SPEC §9, §12.2): the pool as every process sees it. */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Option } from "effect"
+import { renderStatus, statusView } from "../core/status.js"
+import { cliPool, readState } from "./stateView.js"
+
+export const stateDirOption = Options.text("state-dir").pipe(
+  Options.withDescription("The state directory (default: $OCPOOL_STATE_DIR, else $XDG_STATE_HOME/opencode-pool)"),
+  Options.optional
+)
+
+export const statusCommand = Command.make(
+  "status",
+  {
+    pool: Options.file("pool").pipe(Options.withDescription("Pool file to show (default: the user config directory, then the bundled preset)"), Options.optional),
+    json: Options.boolean("json").pipe(Options.withDescription("One JSON object (SPEC §9) on stdout")),
+    stateDir: stateDirOption
+  },
+  (args) =>
+    Effect.gen(function* () {
+      const state = yield* readState(Option.getOrUndefined(args.stateDir))
+      const pool = cliPool(Option.getOrUndefined(args.pool))
+      const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, now: state.now, warnings: pool.warnings })
+      yield* Console.log(args.json ? JSON.stringify(view) : renderStatus(view, { now: state.now, processes: state.processes }))
+    })
+).pipe(Command.withDescription("Show every process's claims, per-slot load and cap, cooling models and the next pick. Exit 0; 1 if the state directory is unreadable."))

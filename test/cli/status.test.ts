@@ -1,0 +1,165 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync, spawn as spawnProcess } from "node:child_process"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import { encodeClaimFile } from "../../src/core/claimFile.js"
+import type { Claim } from "../../src/core/claims.js"
+import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
+import { startTimeOf } from "../../src/layers/proc.js"
+
+const root = new URL("../../", import.meta.url).pathname
+const cli = join(root, "bin/ocpool.js")
+const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-status-"))
+
+/** Runs the built CLI with its own config dir (so no user pool file leaks in). */
+const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const config = tmp()
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, XDG_CONFIG_HOME: config, OCPOOL_STATE_DIR: "", ...env } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, config }
+}
+
+const claim = (key: string, model: string, base = "explore", heartbeatAt = Date.now()): Claim => ({
+  key,
+  base,
+  slot: 1,
+  model,
+  acquiredAt: heartbeatAt,
+  heartbeatAt,
+  ownerSession: "p",
+  targetSession: null,
+  abortAttempts: 0,
+  abortPending: false,
+  abortOrigin: null
+})
+
+const writeClaims = (dir: string, pid: number, claims: ReadonlyArray<Claim>, extra: { host?: string; startTime?: string | null; reaped?: number } = {}) =>
+  writeFileSync(
+    join(dir, `claims.${pid}.json`),
+    encodeClaimFile({ pid, startTime: extra.startTime === undefined ? startTimeOf(pid) : extra.startTime, host: extra.host ?? hostname(), writtenAt: Date.now(), reaped: extra.reaped ?? 0, claims })
+  )
+
+const POOL = "zen/alpha 3\ngo/gamma 1\n"
+
+/** A live process we own, to hold claims in a peer file. */
+const sleeper = () => spawnProcess(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" })
+
+describe("ocpool status (SPEC §9)", () => {
+  it("US-46 an empty state dir: exit 0, every load 0, next is slot 1 in the first pass", () => {
+    const r = ocpool(["status", "--json", "--state-dir", join(tmp(), "absent")])
+    expect(r.code).toBe(0)
+    const view = JSON.parse(r.stdout) as { next: unknown; slots: Array<{ load: number }> }
+    expect(view.slots.every((s) => s.load === 0)).toBe(true)
+    expect(view.next).toMatchObject({ slot: 1, pass: "first" })
+  })
+
+  it("US-46 an unreadable state dir exits 1 with a message on stderr", () => {
+    const file = join(tmp(), "file")
+    writeFileSync(file, "x")
+    const r = ocpool(["status", "--state-dir", file])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/^ocpool: state dir .* unreadable: not a directory\n$/)
+  })
+
+  it("US-6 claims of two processes sum per slot, split by base, and both pids are listed", () => {
+    const dir = tmp()
+    const a = sleeper()
+    const b = sleeper()
+    try {
+      writeClaims(dir, a.pid!, [claim("p:1", "zen/alpha"), claim("p:2", "zen/alpha", "implement")], { reaped: 1 })
+      writeClaims(dir, b.pid!, [claim("q:1", "zen/alpha"), claim("q:2", "go/gamma", "context")])
+      const poolFile = join(dir, "pool.txt")
+      writeFileSync(poolFile, POOL)
+      const r = ocpool(["status", "--json", "--state-dir", dir, "--pool", poolFile])
+      expect(r.code).toBe(0)
+      const v = JSON.parse(r.stdout) as { slots: Array<{ load: number; byBase: Record<string, number> }>; processes: Array<{ pid: number }>; claims: number; reaped: number }
+      expect(v.slots.map((s) => [s.load, s.byBase])).toEqual([
+        [3, { explore: 2, implement: 1 }],
+        [1, { context: 1 }]
+      ])
+      expect(v.processes.map((p) => p.pid).sort()).toEqual([a.pid, b.pid].sort())
+      expect(v.reaped).toBe(1)
+    } finally {
+      a.kill()
+      b.kill()
+    }
+  })
+
+  it("US-6 a model cooling at strike 2 shows reason, strike and until in the view", () => {
+    const dir = tmp()
+    const until = Date.now() + 120_000
+    writeFileSync(join(dir, cooldownFileName("zen/alpha")), encodeCooldown({ model: "zen/alpha", reason: "rate_limit", strikes: 2, scope: "model", since: Date.now(), until, source: "backoff" }))
+    const poolFile = join(dir, "pool.txt")
+    writeFileSync(poolFile, POOL)
+    const json = JSON.parse(ocpool(["status", "--json", "--state-dir", dir, "--pool", poolFile]).stdout) as { slots: Array<{ cooling: unknown }>; next: unknown }
+    expect(json.slots[0]!.cooling).toEqual({ until, reason: "rate_limit", strikes: 2 })
+    expect(json.next).toMatchObject({ slot: 2 })
+    const text = ocpool(["status", "--state-dir", dir, "--pool", poolFile]).stdout
+    expect(text).toMatch(/1\. zen\/alpha +w3 +load 0\/6 +COOLING rate_limit strike 2 until \d\d:\d\d:\d\dZ \((1m\d\ds|2m00s)\)/)
+  })
+
+  it("US-41 dead pid, reused pid and 3-hour-old files are deleted; a live pid with its own start time and another host's fresh file are kept", () => {
+    const dir = tmp()
+    const live = sleeper()
+    try {
+      writeClaims(dir, 999_999, [claim("dead:1", "zen/alpha")])
+      writeClaims(dir, live.pid!, [claim("reused:1", "zen/alpha")], { startTime: "1" })
+      const other = sleeper()
+      writeClaims(dir, other.pid!, [claim("old:1", "zen/alpha")])
+      const threeHours = (Date.now() - 3 * 3_600_000) / 1000
+      utimesSync(join(dir, `claims.${other.pid}.json`), threeHours, threeHours)
+      writeClaims(dir, 999_998, [claim("remote:1", "zen/alpha")], { host: "some-other-host" })
+      const r = ocpool(["status", "--json", "--state-dir", dir])
+      other.kill()
+      expect(r.code).toBe(0)
+      const files = readdirSync(dir).sort()
+      expect(files).toEqual(["claims.999998.json"])
+      writeClaims(dir, live.pid!, [claim("alive:1", "zen/alpha")])
+      ocpool(["status", "--json", "--state-dir", dir])
+      expect(existsSync(join(dir, `claims.${live.pid}.json`))).toBe(true)
+    } finally {
+      live.kill()
+    }
+  })
+
+  it("US-9 an orphan .tmp older than 60 s is deleted; a fresh one stays; neither counts", () => {
+    const dir = tmp()
+    writeFileSync(join(dir, "claims.1.json.tmp"), "{}")
+    writeFileSync(join(dir, "claims.2.json.tmp"), "{}")
+    const old = (Date.now() - 600_000) / 1000
+    utimesSync(join(dir, "claims.1.json.tmp"), old, old)
+    const r = ocpool(["status", "--json", "--state-dir", dir])
+    expect((JSON.parse(r.stdout) as { claims: number }).claims).toBe(0)
+    expect(readdirSync(dir)).toEqual(["claims.2.json.tmp"])
+  })
+})
+
+describe("ocpool doctor (SPEC §12.2)", () => {
+  it("US-46 a state dir with mode 0755 makes the state-dir check warn", () => {
+    const dir = tmp()
+    chmodSync(dir, 0o755)
+    const r = ocpool(["doctor", "--json", "--state-dir", dir])
+    const out = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string }>; ok: boolean }
+    expect(out.checks.find((c) => c.id === "state-dir")?.status).toBe("warn")
+  })
+
+  it("US-46 an unusable pool file in the config directory fails the pool check and exits 1", () => {
+    const config = tmp()
+    mkdirSync(join(config, "opencode-pool"), { recursive: true })
+    writeFileSync(join(config, "opencode-pool", "pool.txt"), "no-provider-here\n")
+    const r = ocpool(["doctor", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+    expect(r.code).toBe(1)
+    const out = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string }>; ok: boolean }
+    expect(out.checks.find((c) => c.id === "pool")?.status).toBe("fail")
+    expect(out.ok).toBe(false)
+  })
+
+  it("US-46 the notifier check names notify-send when it is on PATH, and says no channel exists otherwise", () => {
+    const bin = tmp()
+    writeFileSync(join(bin, "notify-send"), "#!/bin/sh\nexit 0\n", { mode: 0o755 })
+    const withIt = JSON.parse(ocpool(["doctor", "--json", "--state-dir", tmp()], { PATH: `${bin}:${process.env.PATH}` }).stdout) as { checks: Array<{ id: string; detail: string }> }
+    expect(withIt.checks.find((c) => c.id === "notifier")?.detail).toBe("notify-send")
+    const without = JSON.parse(ocpool(["doctor", "--json", "--state-dir", tmp()], { PATH: "/nonexistent" }).stdout) as { checks: Array<{ id: string; detail: string }> }
+    expect(without.checks.find((c) => c.id === "notifier")?.detail).toContain("no notification channel")
+  })
+})
