@@ -113,11 +113,16 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
       Effect.gen(function* () {
         const session = c.targetSession
         if (session === null) return true
+        if (state.aborting.has(c.key)) return false
+        state.aborting.add(c.key)
+        yield* log.log("debug", `aborting claim=${c.key} session=${session} (${cause})`)
         const outcome = yield* aborter.abort(session).pipe(
           Effect.as({ ok: true as const, reason: "" }),
-          Effect.catchAll((e) => Effect.succeed({ ok: false as const, reason: e.reason }))
+          Effect.catchAll((e) => Effect.succeed({ ok: false as const, reason: e.reason })),
+          Effect.ensuring(Effect.sync(() => void state.aborting.delete(c.key)))
         )
         const now = yield* Clock.currentTimeMillis
+        yield* log.log("debug", `abort of ${session}: ${outcome.ok ? "confirmed" : outcome.reason}`)
         yield* locked(
           Effect.gen(function* () {
             const current = state.claims.find((x) => x.key === c.key)
@@ -382,7 +387,7 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
         const now = yield* Clock.currentTimeMillis
         if (e.name === "MessageAbortedError") {
           const c = liveTarget(session, now)
-          if (c !== undefined) yield* release(c.key, false)
+          if (c !== undefined && !state.aborting.has(c.key)) yield* release(c.key, false)
           return
         }
         const text = JSON.stringify(error ?? null)
@@ -462,7 +467,7 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
         state.busy.delete(session)
         const now = yield* Clock.currentTimeMillis
         const c = liveTarget(session, now)
-        if (c !== undefined) yield* release(c.key, true)
+        if (c !== undefined && !state.aborting.has(c.key)) yield* release(c.key, true)
       })
 
     /** `chat.params`: one model request started (SPEC §8.5). */
@@ -477,8 +482,13 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
         if (times.length < SPIN_REQUESTS) return
         state.requests.delete(session)
         yield* log.log("warn", `spinning session=${session} model=${c.model} requests=${times.length}/${SPIN_WINDOW_MS / 1000}s`)
-        const ok = yield* abortClaim(c, "hang", "spinning")
-        yield* trace.input({ at: now, type: "sweep", spinning: [c.key], ...(ok ? {} : { abort: "fail" }) })
+        // The hook that counts requests runs inside opencode's request loop: abort from outside it.
+        yield* Effect.forkDaemon(
+          Effect.gen(function* () {
+            const ok = yield* abortClaim(c, "hang", "spinning")
+            yield* trace.input({ at: now, type: "sweep", spinning: [c.key], ...(ok ? {} : { abort: "fail" }) })
+          })
+        )
       })
 
     const markBusy = (session: string) => Effect.sync(() => void state.busy.add(session))

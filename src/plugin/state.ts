@@ -39,6 +39,8 @@ export interface PoolState {
   readonly busy: Set<string>
   /** Session → start times of recent model requests with no new output since (spin detection). */
   readonly requests: Map<string, Array<number>>
+  /** Claims this process is aborting right now: the abort's own outcome releases them, not the events it causes. */
+  readonly aborting: Set<string>
   lastSweepAt: number | undefined
   sweeping: boolean
   /** One-time warnings: model or provider → until when it is suppressed. */
@@ -59,6 +61,7 @@ export const emptyState = (): PoolState => ({
   signals: new Map(),
   busy: new Set(),
   requests: new Map(),
+  aborting: new Set(),
   lastSweepAt: undefined,
   sweeping: false,
   warnedUntil: new Map()

@@ -206,6 +206,7 @@ describe("plugin: hang recovery (SPEC §8)", () => {
     for (let i = 0; i < 19; i++) await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
     expect(b.aborts).toEqual([])
     await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
+    for (let i = 0; i < 100 && cooldown(b, "zen/alpha") === undefined; i++) await sleep(10)
     expect(b.aborts).toEqual(["s1"])
     expect(cooldown(b, "zen/alpha")?.reason).toBe("hang")
     expect(b.logs.some((l) => l.message === "spinning session=s1 model=zen/alpha requests=20/10s")).toBe(true)

@@ -1,0 +1,185 @@
+/**
+ * opencode-pool inside the real opencode 1.18.33 (offline, fake provider): routing, cooling, hang and
+ * spin recovery, refusal, a budget shared by two servers, and the off switch. `npm run test:e2e`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "./harness.js"
+
+const root = new URL("../../", import.meta.url).pathname
+const PLUGIN = join(root, "dist/opencode-plugin.js")
+const TURN_MS = 60_000
+const POOL = { slots: [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/pool-c", weight: 1 }] }
+
+let binary = ""
+let fake: FakeLlm
+const servers: Array<OpencodeHandle> = []
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
+  binary = await ensureOpencode()
+  fake = await startFakeLlm()
+}, 240_000)
+
+afterAll(async () => {
+  if (process.env.E2E_DEBUG === "1") {
+    for (const s of servers) {
+      const lines = s.readLog().split("\n").filter((l) => l.includes("opencode-pool") || l.includes("ERROR"))
+      console.log(`--- ${s.logPath}\n${lines.slice(-60).join("\n")}`)
+    }
+  }
+  for (const s of servers) await s.stop()
+  await fake?.stop()
+}, 60_000)
+
+const start = async (options: Record<string, unknown> = {}, extra: { env?: Record<string, string | undefined>; home?: string; plugin?: boolean } = {}) => {
+  const oc = await startOpencode({
+    binary,
+    configJson: fakeConfig({ fakeUrl: fake.url }),
+    pluginPaths: extra.plugin === false ? [] : [[PLUGIN, { models: POOL, ...options }]],
+    ...(extra.env === undefined ? {} : { env: extra.env }),
+    ...(extra.home === undefined ? {} : { home: extra.home })
+  })
+  servers.push(oc)
+  return oc
+}
+
+/** Prompts a new root session to spawn the given subagents; returns the session and the children it created. */
+const spawnTasks = async (oc: OpencodeHandle, tasks: ReadonlyArray<{ agent: string; prompt: string }>, wait: "idle" | "children" = "idle") => {
+  const session = await oc.createSession()
+  const text = `spawn ${tasks.map((t) => `[[task:${t.agent}:${t.prompt}]]`).join(" ")}`
+  const mark = await oc.prompt(session.id, text)
+  const children: Array<string> = []
+  for (let i = 0; i < tasks.length; i++) {
+    const e = await oc.waitForEvent((ev) => ev.type === "session.created" && ev.properties["info"]?.parentID === session.id && !children.includes(String(ev.properties["info"].id)), TURN_MS, mark)
+    children.push(String(e.properties["info"].id))
+  }
+  if (wait === "idle") await oc.waitIdle(session.id, mark, TURN_MS)
+  return { session: session.id, children, mark }
+}
+
+const childModel = async (oc: OpencodeHandle, child: string): Promise<string | undefined> => {
+  const deadline = Date.now() + TURN_MS
+  while (Date.now() < deadline) {
+    const messages = await oc.messages(child)
+    const a = messages.find((m) => m.info.role === "assistant")
+    if (a !== undefined) return `${a.info["providerID"]}/${a.info["modelID"]}`
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return undefined
+}
+
+const claimsIn = (oc: OpencodeHandle): Record<string, { model: string; targetSession: string | null }> => {
+  const out: Record<string, { model: string; targetSession: string | null }> = {}
+  if (!existsSync(oc.stateDir)) return out
+  for (const f of readdirSync(oc.stateDir).filter((n) => /^claims\.\d+\.json$/.test(n))) {
+    Object.assign(out, (JSON.parse(readFileSync(join(oc.stateDir, f), "utf8")) as { claims: Record<string, { model: string; targetSession: string | null }> }).claims)
+  }
+  return out
+}
+
+const cooldownOf = (oc: OpencodeHandle, model: string) => {
+  const f = join(oc.stateDir, cooldownFileName(model))
+  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { reason: string; strikes: number; until: number }) : undefined
+}
+
+const until = async <A>(f: () => A | Promise<A>, ok: (a: A) => boolean, timeoutMs: number): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const a = await f()
+    if (ok(a) || Date.now() > deadline) return a
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+describe("opencode-pool in the real opencode 1.18.33", () => {
+  it("US-5 (a) a task spawn of explore runs on the slot-1 variant's model and the claim is released after", async () => {
+    const oc = await start()
+    const { children } = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(oc, children[0]!)).toBe("fakeB/pool-b")
+    const agents = (await oc.request("GET", "/agent")).body as Array<{ name: string }>
+    expect(agents.map((a) => a.name)).toEqual(expect.arrayContaining(["explore", "explore-1", "explore-2", "implement-1", "context-2"]))
+    expect(await until(() => claimsIn(oc), (c) => Object.keys(c).length === 0, 10_000)).toEqual({})
+  })
+
+  it("US-5 (b) with slot 1 at its weight, the next spawn runs on slot 2", async () => {
+    const oc = await start()
+    const first = await spawnTasks(oc, [{ agent: "explore", prompt: "hold [[fake:hang]]" }], "children")
+    expect(await until(() => claimsIn(oc), (c) => Object.values(c).some((x) => x.targetSession === first.children[0]), 10_000)).not.toEqual({})
+    const second = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(oc, second.children[0]!)).toBe("fakeB/pool-c")
+    await oc.abort(first.session)
+  })
+
+  it("US-4 (c) a 429 with retry-after 120 on slot 1's model cools it until about now+120 s and the next spawn goes to slot 2", async () => {
+    const oc = await start()
+    const t0 = Date.now()
+    const first = await spawnTasks(oc, [{ agent: "explore", prompt: "limited [[fake:429:120]]" }], "children")
+    const cd = await until(() => cooldownOf(oc, "fakeB/pool-b"), (c) => c !== undefined, 30_000)
+    expect(cd).toMatchObject({ reason: "rate_limit", strikes: 1 })
+    expect(cd!.until).toBeGreaterThanOrEqual(t0 + 110_000)
+    expect(cd!.until).toBeLessThanOrEqual(Date.now() + 125_000)
+    expect(await until(() => claimsIn(oc), (c) => Object.keys(c).length === 0, 20_000)).toEqual({})
+    const second = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(oc, second.children[0]!)).toBe("fakeB/pool-c")
+    await oc.abort(first.session)
+  })
+
+  it("US-8 (d) a hanging child is aborted by the reaper, confirmed, released, and its model cooled", async () => {
+    const oc = await start({ reapMs: 1000, hangMinAgeMs: 1000, hangSilenceMs: 1000 })
+    const { children } = await spawnTasks(oc, [{ agent: "explore", prompt: "hang here [[fake:hang]]" }], "children")
+    const cd = await until(() => cooldownOf(oc, "fakeB/pool-b"), (c) => c !== undefined, 30_000)
+    expect(cd).toMatchObject({ reason: "hang", strikes: 0 })
+    expect(await until(() => claimsIn(oc), (c) => Object.keys(c).length === 0, 10_000)).toEqual({})
+    const status = await oc.status()
+    expect(status[children[0]!]?.type ?? "idle").toBe("idle")
+    const hung = (await fake.requests()).filter((r) => r.behavior === "hang")
+    expect(hung.some((r) => r.closedAt !== undefined)).toBe(true)
+  })
+
+  it("US-5 (e) a hand-named explore-2 spawn is refused with a message naming explore", async () => {
+    const oc = await start()
+    const session = (await oc.createSession()).id
+    const mark = await oc.prompt(session, "spawn [[task:explore-2:by hand]]")
+    await oc.waitIdle(session, mark, TURN_MS)
+    const messages = await oc.messages(session)
+    const parts = messages.flatMap((m) => m.parts as Array<{ type: string; tool?: string; state?: { status?: string; error?: string } }>)
+    const task = parts.find((p) => p.type === "tool" && p.tool === "task")
+    expect(task?.state?.status).toBe("error")
+    expect(task?.state?.error).toContain('spawn "explore"')
+    expect(claimsIn(oc)).toEqual({})
+    expect(oc.events.some((e) => e.type === "session.created" && e.properties["info"]?.parentID === session)).toBe(false)
+  })
+
+  it("US-47 (f) a provider answering empty streams is detected as spinning and stopped", async () => {
+    const oc = await start()
+    const { children, session } = await spawnTasks(oc, [{ agent: "explore", prompt: "spin [[fake:empty]]" }], "children")
+    const cd = await until(() => cooldownOf(oc, "fakeB/pool-b"), (c) => c !== undefined, 30_000)
+    expect(cd).toMatchObject({ reason: "hang" })
+    const status = await until(() => oc.status(), (s) => (s[children[0]!]?.type ?? "idle") === "idle", 10_000)
+    expect(status[children[0]!]?.type ?? "idle").toBe("idle")
+    await oc.abort(session)
+  })
+
+  it("US-40 (g) two opencode servers on one state dir share one budget", async () => {
+    const a = await start()
+    const b = await start({}, { env: { OCPOOL_STATE_DIR: a.stateDir } })
+    const first = await spawnTasks(a, [{ agent: "explore", prompt: "hold [[fake:hang]]" }], "children")
+    await until(() => claimsIn(a), (c) => Object.values(c).some((x) => x.targetSession === first.children[0]), 10_000)
+    const second = await spawnTasks(b, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(b, second.children[0]!)).toBe("fakeB/pool-c")
+    await a.abort(first.session)
+  })
+
+  it("US-17 (h) OCPOOL_DISABLE=1 leaves opencode's agents and behaviour untouched", async () => {
+    const oc = await start({}, { env: { OCPOOL_DISABLE: "1" } })
+    const agents = (await oc.request("GET", "/agent")).body as Array<{ name: string }>
+    expect(agents.map((x) => x.name).filter((n) => /^(explore|implement|context)-\d+$/.test(n))).toEqual([])
+    const { children } = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(oc, children[0]!)).toBe("fakeB/pool-b")
+    expect(existsSync(oc.stateDir)).toBe(false)
+  })
+})
