@@ -1,5 +1,5 @@
 /** The live layers the plugin runs on inside opencode. */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import type { Settings } from "../core/options.js"
 import { AbortClientSdk, type SessionClient } from "../layers/AbortClientSdk.js"
 import { AppLogClient, type LogClient } from "../layers/AppLogClient.js"
@@ -11,6 +11,7 @@ import { StateDirLive } from "../layers/StateDirLive.js"
 import { TraceRecorderFile } from "../layers/TraceRecorderFile.js"
 import type { AbortClient } from "../services/AbortClient.js"
 import type { AppLog } from "../services/AppLog.js"
+import { ClaimStore, type ClaimStoreService } from "../services/ClaimStore.js"
 
 export interface LiveContext {
   readonly client: unknown
@@ -21,12 +22,16 @@ export interface LiveContext {
 export interface LayerOverrides {
   readonly log?: Layer.Layer<AppLog>
   readonly abort?: Layer.Layer<AbortClient>
+  /** Wraps the file claim store (the stress test checks global loads right after each publish, still under the lock). */
+  readonly wrapClaims?: (inner: ClaimStoreService) => ClaimStoreService
 }
 
 export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
   const log = overrides.log ?? AppLogClient(ctx.client as LogClient | undefined, settings.logLevel)
   const stateDir = StateDirLive(settings.stateDir).pipe(Layer.provide(log))
-  const files = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, PoolLockFile(settings.lockWaitMs)).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
+  const wrap = overrides.wrapClaims
+  const claims = wrap === undefined ? ClaimStoreFile : Layer.effect(ClaimStore, Effect.map(ClaimStore, wrap)).pipe(Layer.provide(ClaimStoreFile))
+  const files = Layer.mergeAll(claims, CooldownStoreFile, PoolLockFile(settings.lockWaitMs)).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
   return Layer.mergeAll(
     files,
     log,
