@@ -29,5 +29,6 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/cli.js" }),
   // The plugin runs inside opencode's Bun: one self-contained file, `default` its only export, no chunks.
   esbuild.build({ ...common, entryPoints: ["src/plugin/index.ts"], outfile: "dist/opencode-plugin.js", external: [] }),
-  esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" })
+  esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" })
 ])

@@ -19,6 +19,9 @@ export class StateUnreadable extends Data.TaggedError("StateUnreadable")<{ reado
 /** Exit 1: `doctor` found a failing check (already printed). */
 export class ChecksFailed extends Data.TaggedError("ChecksFailed")<{ readonly failed: ReadonlyArray<string> }> {}
 
+/** Exit 1: `init` would overwrite an existing pool file without `--force`. */
+export class InitRefused extends Data.TaggedError("InitRefused")<{ readonly path: string }> {}
+
 /** Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument). */
 export class UsageProblem extends Data.TaggedError("UsageProblem")<{ readonly message: string }> {}
 
@@ -37,7 +40,7 @@ export const fileReason = (e: { readonly _tag: string; readonly reason?: string;
   return e.message
 }
 
-export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed
+export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed | InitRefused
 
 export const describeFailure = (e: CliFailure): { readonly message: string; readonly exitCode: number } => {
   switch (e._tag) {
@@ -51,6 +54,8 @@ export const describeFailure = (e: CliFailure): { readonly message: string; read
       return { message: `pool file ${e.path} is unusable: ${e.reason}`, exitCode: 1 }
     case "StateUnreadable":
       return { message: `state dir ${e.dir} unreadable: ${e.reason}`, exitCode: 1 }
+    case "InitRefused":
+      return { message: `${e.path} exists; use --force to overwrite it`, exitCode: 1 }
     case "ChecksFailed":
       return { message: `doctor: failing checks: ${e.failed.join(", ")}`, exitCode: 1 }
   }

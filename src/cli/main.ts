@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { describeFailure } from "./errors.js"
 import { diagnostic } from "./output.js"
 import { doctorCommand } from "./doctor.js"
+import { initCommand } from "./init.js"
 import { replayCommand } from "./replay.js"
 import { statusCommand } from "./status.js"
 
@@ -14,7 +15,7 @@ const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -26,6 +27,7 @@ cli(process.argv).pipe(
     ExpectMismatch: (e) => fail(describeFailure(e)),
     PoolUnusable: (e) => fail(describeFailure(e)),
     StateUnreadable: (e) => fail(describeFailure(e)),
+    InitRefused: (e) => fail(describeFailure(e)),
     ChecksFailed: () => Effect.sync(() => void (process.exitCode = 1)),
     UsageProblem: (e) =>
       Effect.sync(() => {
@@ -51,6 +53,7 @@ const USAGE = [
   "commands:",
   "  status [--pool FILE] [--json] [--state-dir DIR]                       the pool as every process sees it",
   "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
+  "  init [--format txt|json] [--force] [--json]                          write the user pool file",
   "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")

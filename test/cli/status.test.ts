@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync, spawn as spawnProcess } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { encodeClaimFile } from "../../src/core/claimFile.js"
@@ -161,5 +161,25 @@ describe("ocpool doctor (SPEC §12.2)", () => {
     expect(withIt.checks.find((c) => c.id === "notifier")?.detail).toBe("notify-send")
     const without = JSON.parse(ocpool(["doctor", "--json", "--state-dir", tmp()], { PATH: "/nonexistent" }).stdout) as { checks: Array<{ id: string; detail: string }> }
     expect(without.checks.find((c) => c.id === "notifier")?.detail).toContain("no notification channel")
+  })
+})
+
+describe("ocpool init (SPEC §12.2)", () => {
+  it("US-15 init writes pool.txt and exits 0; a second run without --force exits 1 and leaves the file unchanged", () => {
+    const config = tmp()
+    const first = ocpool(["init"], { XDG_CONFIG_HOME: config })
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain('"plugin": ["opencode-pool"]')
+    const path = join(config, "opencode-pool", "pool.txt")
+    const body = readFileSync(path, "utf8")
+    writeFileSync(path, `${body}# mine\n`)
+    const second = ocpool(["init"], { XDG_CONFIG_HOME: config })
+    expect(second.code).toBe(1)
+    expect(second.stderr).toContain("--force")
+    expect(readFileSync(path, "utf8")).toBe(`${body}# mine\n`)
+    const forced = ocpool(["init", "--force", "--json"], { XDG_CONFIG_HOME: config })
+    expect(JSON.parse(forced.stdout)).toEqual({ path, format: "txt", written: true })
+    const status = JSON.parse(ocpool(["status", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config }).stdout) as { origin: string }
+    expect(status.origin).toBe(path)
   })
 })

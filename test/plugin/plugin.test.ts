@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { formatDecision } from "../../src/core/trace/format.js"
@@ -295,6 +295,15 @@ describe("plugin: state, status, trace, off switch", () => {
     }
     expect(existsSync(stateDir)).toBe(false)
     expect(readdirSync(dir)).toEqual([])
+  })
+
+  it("US-15 with no options and an empty config dir the pool comes from the bundled preset; the state dir is 0700 and the claim file 0600", async () => {
+    const b = await start({})
+    const text = (await (b.hooks.tool!.pool_status as { execute: (a: unknown, c: unknown) => Promise<string> }).execute({}, {})) as string
+    expect(text).toContain("pool from presets/free-tier.json")
+    await spawn(b, "p", "c1")
+    expect(statSync(b.stateDir).mode & 0o777).toBe(0o700)
+    expect(statSync(join(b.stateDir, `claims.${process.pid}.json`)).mode & 0o777).toBe(0o600)
   })
 
   it("US-15 dispose deletes the process's claim file", async () => {
