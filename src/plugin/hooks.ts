@@ -4,7 +4,9 @@
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, type Layer, ManagedRuntime } from "effect"
-import { mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs"
+import { basename, dirname } from "node:path"
+import { describeSlots } from "../core/pool.js"
 import { injectConfig } from "../core/inject.js"
 import type { Settings } from "../core/options.js"
 import type { AbortClient } from "../services/AbortClient.js"
@@ -62,14 +64,35 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   const timer = setInterval(() => void run(engine.timerSweep, "reaper"), o.settings.reapMs)
   timer.unref?.()
 
+  /** The config object of the last `config` call: a reload binds the variants again against it (SPEC §3.4). */
+  let lastConfig: Json | undefined
+  const bindVariants = (cfg: Json) => {
+    const { info, warnings, config } = injectConfig(cfg, state.slots, state.origin)
+    cfg.agent = config.agent
+    if (config.provider !== undefined) cfg.provider = config.provider
+    return { info, warnings }
+  }
+  const reload = () =>
+    run(
+      Effect.gen(function* () {
+        const log = yield* AppLog
+        const pool = yield* (yield* PoolConfig).load
+        yield* engine.applyPool(pool)
+        if (lastConfig !== undefined) for (const w of bindVariants(lastConfig).warnings) yield* log.log("warn", w)
+        yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
+      }),
+      "pool reload"
+    )
+  const watched = await run(Effect.map(PoolConfig, (c) => c.watched), "watch")
+  const watchers = watchPaths(watched ?? [], RELOAD_DEBOUNCE_MS, () => void reload())
+
   return {
     engine,
     config: async (input) => {
       try {
         const cfg = input as unknown as Json
-        const { info, warnings, config } = injectConfig(cfg, stateSlots(), state.origin)
-        cfg.agent = config.agent
-        if (config.provider !== undefined) cfg.provider = config.provider
+        lastConfig = cfg
+        const { info, warnings } = bindVariants(cfg)
         await run(
           Effect.gen(function* () {
             const log = yield* AppLog
@@ -113,14 +136,45 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     },
     dispose: async () => {
       clearInterval(timer)
+      for (const w of watchers) w.close()
       await run(engine.dispose, "dispose")
       await runtime.dispose().catch(() => undefined)
     }
   } as Hooks & { readonly engine: Engine }
+}
 
-  function stateSlots() {
-    return state.slots
+const RELOAD_DEBOUNCE_MS = 250
+
+/**
+ * Watches pool files and the user config directory (SPEC §3.4): each path's directory is watched (a
+ * file that is replaced by an editor keeps being seen), and changes are debounced into one reload.
+ */
+export const watchPaths = (paths: ReadonlyArray<string>, debounceMs: number, onChange: () => void): Array<FSWatcher> => {
+  let pending: ReturnType<typeof setTimeout> | undefined
+  const fire = () => {
+    if (pending !== undefined) clearTimeout(pending)
+    pending = setTimeout(() => {
+      pending = undefined
+      onChange()
+    }, debounceMs)
+    pending.unref?.()
   }
+  const watchers: Array<FSWatcher> = []
+  for (const p of paths) {
+    const isDir = existsSync(p) && statSync(p).isDirectory()
+    const dir = isDir ? p : dirname(p)
+    const name = isDir ? undefined : basename(p)
+    try {
+      const w = watch(dir, { persistent: false }, (_event, file) => {
+        if (name === undefined || file === null || file === name) fire()
+      })
+      w.on("error", () => w.close())
+      watchers.push(w)
+    } catch {
+      // a directory that does not exist yet is not watched; the next boot sees it
+    }
+  }
+  return watchers
 }
 
 /** One bus event → the engine (SPEC §6.4, §7.1, §8.2). Unknown shapes are ignored. */

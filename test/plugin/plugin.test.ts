@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { formatDecision } from "../../src/core/trace/format.js"
@@ -304,6 +304,25 @@ describe("plugin: state, status, trace, off switch", () => {
     await spawn(b, "p", "c1")
     expect(statSync(b.stateDir).mode & 0o777).toBe(0o700)
     expect(statSync(join(b.stateDir, `claims.${process.pid}.json`)).mode & 0o777).toBe(0o600)
+  })
+
+  it("US-7 editing pool.txt reloads the pool: variants are bound again in the last config, the next spawn uses the new slots", async () => {
+    const dir = join(process.env.XDG_CONFIG_HOME!, "opencode-pool")
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, "pool.txt")
+    writeFileSync(file, "zen/alpha 1\n")
+    const b = await start({})
+    const config: Record<string, unknown> = { agent: {} }
+    await b.hooks.config!(config as never)
+    expect((config.agent as Record<string, { model?: string }>)["explore-1"]?.model).toBe("zen/alpha")
+    await spawn(b, "p", "c1")
+    expect(ownClaims(b)["p:c1"]?.model).toBe("zen/alpha")
+    writeFileSync(file, "go/gamma 1\nzen/alpha 1\n")
+    for (let i = 0; i < 100 && !b.logs.some((l) => l.message.startsWith("pool reloaded")); i++) await sleep(20)
+    expect(b.logs.filter((l) => l.message.startsWith("pool reloaded")).at(-1)?.message).toBe(`pool reloaded from ${file}: 1=go/gamma w1, 2=zen/alpha w1`)
+    expect((config.agent as Record<string, { model?: string }>)["explore-1"]?.model).toBe("go/gamma")
+    await spawn(b, "p", "c2")
+    expect(ownClaims(b)["p:c2"]?.model).toBe("go/gamma")
   })
 
   it("US-15 dispose deletes the process's claim file", async () => {
