@@ -89,6 +89,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   return {
     engine,
     config: async (input) => {
+      if (!isObj(input)) return
       try {
         const cfg = input as unknown as Json
         lastConfig = cfg
@@ -106,23 +107,23 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       }
     },
     "tool.execute.before": async (input, output) => {
-      if (input.tool !== "task" || !isObj(output?.args)) return
+      if (input?.tool !== "task" || !isObj(output?.args) || typeof input.sessionID !== "string" || typeof input.callID !== "string") return
       const refused = await runtime
         .runPromise(engine.beforeTask(input.sessionID, input.callID, output.args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
         .catch(() => undefined)
       if (refused !== undefined && refused._tag === "Left" && refused.left instanceof VariantRefused) throw refused.left
     },
     "tool.execute.after": async (input) => {
-      if (input.tool !== "task") return
+      if (input?.tool !== "task") return
       await run(engine.release(`${input.sessionID}:${input.callID}`, true), "release")
     },
     "chat.params": async (input) => {
-      const session = str((input as { sessionID?: unknown }).sessionID)
+      const session = str((input as { sessionID?: unknown } | undefined)?.sessionID)
       if (session !== undefined) await run(engine.modelRequest(session), "chat.params")
     },
-    event: async ({ event }) => {
+    event: async (input) => {
       try {
-        await run(onEvent(engine, event), "event")
+        await run(onEvent(engine, (input as { event?: unknown } | undefined)?.event), "event")
       } catch {
         // never escapes
       }

@@ -1,0 +1,145 @@
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { spawn as spawnProcess } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
+import { join } from "node:path"
+import { startTimeOf } from "../../src/layers/proc.js"
+import { boot, childCreated, event, POOL2, spawn, tmp, type Booted } from "./boot.js"
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/opencode-1.18.33/${name}`, import.meta.url), "utf8")) as Record<string, unknown>
+
+let booted: Array<Booted> = []
+const start = async (...args: Parameters<typeof boot>) => {
+  const b = await boot(...args)
+  booted.push(b)
+  return b
+}
+beforeEach(() => {
+  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
+})
+afterEach(async () => {
+  for (const b of booted) await b.hooks.dispose?.()
+  booted = []
+})
+
+const GARBAGE: ReadonlyArray<unknown> = [
+  undefined,
+  null,
+  42,
+  "session.created",
+  [],
+  {},
+  { type: 7 },
+  { type: "session.created" },
+  { type: "session.created", properties: null },
+  { type: "session.created", properties: { info: "x" } },
+  { type: "session.created", properties: { info: { id: 1, parentID: {} } } },
+  { type: "message.updated", properties: { info: { role: "assistant", sessionID: "s", error: "boom" } } },
+  { type: "message.updated", properties: { info: { role: "assistant", sessionID: "s", error: { data: null } } } },
+  { type: "message.part.updated", properties: { part: null } },
+  { type: "session.status", properties: { sessionID: "s", status: { type: "retry", next: "soon", message: 5 } } },
+  { type: "session.status", properties: { sessionID: "s", status: null } },
+  { type: "session.error", properties: { sessionID: "s", error: null } },
+  { type: "session.error", properties: { sessionID: "s", error: { name: "APIError", data: { statusCode: "429", responseHeaders: "x" } } } },
+  { type: "permission.asked", properties: { sessionID: "s" } },
+  { type: "question.replied", properties: {} },
+  { type: "\u0000", properties: { ["__proto__"]: { polluted: true } } }
+]
+
+describe("the event hook never throws", () => {
+  it("US-17 every recorded event shape of opencode 1.18.33 and a list of garbage pass through the hooks without an exception", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "ses_parent", "call_1")
+    const samples = fixture("event-samples.json")
+    let fed = 0
+    for (const [key, list] of Object.entries(samples)) {
+      if (!key.startsWith("event:")) continue
+      for (const e of list as Array<unknown>) {
+        await expect(b.hooks.event!({ event: e as never })).resolves.toBeUndefined()
+        fed++
+      }
+    }
+    const hooks = fixture("hook-samples.json")
+    for (const [key, sample] of Object.entries(hooks)) {
+      const s = sample as { input?: unknown; output?: unknown }
+      if (key.startsWith("event:")) await expect(b.hooks.event!((s.input ?? {}) as never)).resolves.toBeUndefined()
+      if (key === "chat.params") await expect(b.hooks["chat.params"]!(s.input as never, s.output as never)).resolves.toBeUndefined()
+      if (key === "tool.execute.after:task") await expect(b.hooks["tool.execute.after"]!(s.input as never, s.output as never)).resolves.toBeUndefined()
+      if (key === "config") await expect(b.hooks.config!(structuredClone(s.input) as never)).resolves.toBeUndefined()
+      fed++
+    }
+    for (const g of GARBAGE) await expect(b.hooks.event!({ event: g as never })).resolves.toBeUndefined()
+    await expect(b.hooks.event!(undefined as never)).resolves.toBeUndefined()
+    await expect(b.hooks["chat.params"]!(undefined as never, undefined as never)).resolves.toBeUndefined()
+    await expect(b.hooks["tool.execute.before"]!({ tool: "task", sessionID: "s", callID: "c" }, undefined as never)).resolves.toBeUndefined()
+    await expect(b.hooks["tool.execute.before"]!({ tool: "task", sessionID: "s", callID: "c" }, { args: { subagent_type: 7 } } as never)).resolves.toBeUndefined()
+    await expect(b.hooks.config!(null as never)).resolves.toBeUndefined()
+    expect(fed).toBeGreaterThan(40)
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect(b.logs.filter((l) => l.level === "error")).toEqual([])
+    // still routing afterwards
+    expect(await spawn(b, "ses_parent", "call_2")).toMatch(/^explore-[12]$/)
+  })
+
+  it("US-5 a child whose agent is not pooled is never bound to a pooled claim; one with no agent falls back to the oldest claim", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "g", "p", "general")
+    await event(b, "session.created", { sessionID: "x", info: { id: "x", parentID: "p", title: "task" } })
+    const claims = (JSON.parse(readFileSync(join(b.stateDir, `claims.${process.pid}.json`), "utf8")) as { claims: Record<string, { targetSession: string | null }> }).claims
+    expect(claims["p:c1"]?.targetSession).toBe("x")
+  })
+})
+
+describe("the pool lock (SPEC §5.3)", () => {
+  const writeLock = (stateDir: string, content: Record<string, unknown>) => {
+    mkdirSync(stateDir, { recursive: true })
+    writeFileSync(join(stateDir, "pool.lock"), JSON.stringify(content))
+  }
+
+  it("US-40 a lock naming a dead pid is removed and taken at once", async () => {
+    const b = await start({ models: POOL2 })
+    writeLock(b.stateDir, { pid: 999_999, startTime: "1", host: hostname(), at: Date.now() })
+    const t0 = Date.now()
+    await spawn(b, "p", "c1")
+    expect(Date.now() - t0).toBeLessThan(200)
+    expect(b.logs.some((l) => l.message.includes("pool lock busy"))).toBe(false)
+    expect(existsSync(join(b.stateDir, "pool.lock"))).toBe(false)
+  })
+
+  it("US-40 a lock held by a live process, 1 s old: the spawn goes ahead after about 250 ms, with one warning, counted", async () => {
+    const holder = spawnProcess(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" })
+    try {
+      await new Promise((r) => setTimeout(r, 100))
+      const b = await start({ models: POOL2 })
+      writeLock(b.stateDir, { pid: holder.pid, startTime: startTimeOf(holder.pid!), host: hostname(), at: Date.now() - 1_000 })
+      const t0 = Date.now()
+      expect(await spawn(b, "p", "c1")).toBe("explore-1")
+      const waited = Date.now() - t0
+      expect(waited).toBeGreaterThanOrEqual(240)
+      expect(waited).toBeLessThan(2_000)
+      await spawn(b, "p", "c2")
+      expect(b.logs.filter((l) => l.level === "warn" && l.message === "pool lock busy; routing without it")).toHaveLength(1)
+      const text = (await (b.hooks.tool!.pool_status as { execute: (a: unknown, c: unknown) => Promise<string> }).execute({}, {})) as string
+      expect(text).toContain("lock fail-opens: 2")
+      expect(existsSync(join(b.stateDir, "pool.lock"))).toBe(true)
+    } finally {
+      holder.kill()
+    }
+  })
+
+  it("US-40 a live holder's lock whose at is 6 s old is stale and taken over; an unreadable lock is taken over once its file is old", async () => {
+    const b = await start({ models: POOL2 })
+    writeLock(b.stateDir, { pid: process.pid, startTime: startTimeOf(process.pid), host: hostname(), at: Date.now() - 6_000 })
+    const t0 = Date.now()
+    await spawn(b, "p", "c1")
+    expect(Date.now() - t0).toBeLessThan(200)
+    writeFileSync(join(b.stateDir, "pool.lock"), "{not json")
+    const old = (Date.now() - 6_000) / 1000
+    utimesSync(join(b.stateDir, "pool.lock"), old, old)
+    const t1 = Date.now()
+    await spawn(b, "p", "c2")
+    expect(Date.now() - t1).toBeLessThan(200)
+    expect(b.logs.some((l) => l.message.includes("pool lock busy"))).toBe(false)
+  })
+})
