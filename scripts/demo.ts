@@ -1,0 +1,116 @@
+/**
+ * `npm run demo`: the pinned opencode 1.18.33 (installed once into .e2e-cache/), offline, against the
+ * shipped fake provider, with opencode-pool loaded. It shows the pool routing, cooling and recovering,
+ * with `ocpool status` along the way. Loopback only; everything it starts is stopped at the end.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
+
+const root = new URL("../", import.meta.url).pathname
+const POOL = "# the demo pool: two free models on the fake provider, one slot each\nfakeB/pool-b 1\nfakeB/pool-c 1\n"
+const bold = (s: string) => (process.stdout.isTTY ? `\u001b[1m${s}\u001b[0m` : s)
+const step = (s: string) => console.log(`\n${bold(`== ${s}`)}`)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const status = (oc: OpencodeHandle) => {
+  const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "status", "--state-dir", oc.stateDir], {
+    encoding: "utf8",
+    env: { ...process.env, XDG_CONFIG_HOME: oc.configHome }
+  })
+  console.log(`$ ocpool status\n${r.stdout.trimEnd()}${r.stderr === "" ? "" : `\n${r.stderr.trimEnd()}`}`)
+}
+
+const until = async <A>(f: () => Promise<A> | A, ok: (a: A) => boolean, ms: number): Promise<A> => {
+  const end = Date.now() + ms
+  for (;;) {
+    const a = await f()
+    if (ok(a) || Date.now() > end) return a
+    await sleep(200)
+  }
+}
+
+/** Asks a new root session to spawn one `explore` subagent with the given child prompt; returns the child id. */
+const spawnExplore = async (oc: OpencodeHandle, childPrompt: string): Promise<{ session: string; child: string; mark: number }> => {
+  const session = (await oc.createSession()).id
+  const mark = await oc.prompt(session, `please look around [[task:explore:${childPrompt}]]`)
+  const e = await oc.waitForEvent((ev) => ev.type === "session.created" && ev.properties["info"]?.parentID === session, 60_000, mark)
+  return { session, child: String(e.properties["info"].id), mark }
+}
+
+const childModel = async (oc: OpencodeHandle, child: string): Promise<string> => {
+  const m = await until(() => oc.messages(child), (ms) => ms.some((x) => x.info.role === "assistant"), 30_000)
+  const a = m.find((x) => x.info.role === "assistant")
+  return a === undefined ? "?" : `${a.info["providerID"]}/${a.info["modelID"]}`
+}
+
+const poolLog = (oc: OpencodeHandle, since: number): Array<string> =>
+  oc
+    .readLog()
+    .split("\n")
+    .filter((l) => l.includes("opencode-pool"))
+    .slice(since)
+
+let fake: FakeLlm | undefined
+let oc: OpencodeHandle | undefined
+try {
+  step("build and install")
+  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
+  console.log("built dist/opencode-plugin.js and dist/cli.js; installing opencode-ai@1.18.33 into .e2e-cache/ (first run only)…")
+  const binary = await ensureOpencode()
+  fake = await startFakeLlm()
+  oc = await startOpencode({
+    binary,
+    configJson: fakeConfig({ fakeUrl: fake.url }),
+    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000 }]],
+    setup: (dirs) => {
+      mkdirSync(join(dirs.configHome, "opencode-pool"), { recursive: true })
+      writeFileSync(join(dirs.configHome, "opencode-pool", "pool.txt"), POOL)
+    }
+  })
+  console.log(`opencode ${oc.url} (pid ${oc.pid}), fake provider ${fake.url}; pool file ~/.config/opencode-pool/pool.txt:\n${POOL.trimEnd()}`)
+  let seen = 0
+  const showLog = () => {
+    const lines = poolLog(oc!, seen)
+    seen += lines.length
+    for (const l of lines) console.log(`  log: ${l.replace(/^.*opencode-pool /, "")}`)
+  }
+  showLog()
+
+  step("1. routing: spawns of `explore` fill slot 1, then slot 2")
+  const held = await spawnExplore(oc, "take your time [[fake:slow:2500]]")
+  console.log(`first child  -> ${await childModel(oc, held.child)}`)
+  const second = await spawnExplore(oc, "say hi")
+  console.log(`second child -> ${await childModel(oc, second.child)} (slot 1 is at its weight)`)
+  showLog()
+  status(oc)
+  await oc.waitIdle(held.session, held.mark, 60_000)
+  await oc.waitIdle(second.session, second.mark, 60_000)
+
+  step("2. cooling: slot 1's model answers 429 with retry-after 90; the child is stopped and the model cools")
+  const limited = await spawnExplore(oc, "hit the limit [[fake:429:90]]")
+  await until(() => poolLog(oc!, 0).some((l) => l.includes("cooling fakeB/pool-b")), (x) => x, 30_000)
+  showLog()
+  const after = await spawnExplore(oc, "say hi again")
+  console.log(`next child   -> ${await childModel(oc, after.child)} (fakeB/pool-b is cooling)`)
+  showLog()
+  status(oc)
+  await oc.abort(limited.session)
+
+  step("3. recovering: a child whose provider never answers is reaped (demo thresholds: 5 s old, 5 s silent)")
+  const hung = await spawnExplore(oc, "wait forever [[fake:hang]]")
+  console.log(`hanging child ${hung.child}`)
+  showLog()
+  status(oc)
+  await until(() => poolLog(oc!, 0).some((l) => l.includes("outcome=aborted")), (x) => x, 30_000)
+  showLog()
+  status(oc)
+  console.log(`\nreplay and explain any of it: OCPOOL_TRACE=/tmp/pool-%p.jsonl opencode …, then ocpool replay /tmp/pool-<pid>.jsonl --explain`)
+} catch (e) {
+  console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
+  process.exitCode = 1
+} finally {
+  await oc?.stop()
+  await fake?.stop()
+}
