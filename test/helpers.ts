@@ -1,4 +1,5 @@
 /** Small builders shared by the tests. */
+import type { Claim } from "../src/core/claims.js"
 import { formatDecision } from "../src/core/trace/format.js"
 import type { Decision } from "../src/core/trace/machine.js"
 import { replayText } from "../src/core/trace/replay.js"
@@ -24,3 +25,18 @@ export const run = (text: string): ReadonlyArray<Decision> => {
 export const lines = (text: string): ReadonlyArray<string> => run(text).map(formatDecision)
 
 export const routes = (ds: ReadonlyArray<Decision>) => ds.flatMap((d) => (d.type === "route" ? [d] : []))
+
+/** A claim with defaults: unbound, owner `p`, acquired and heartbeat at `at`. */
+export const makeClaim = (key: string, model: string, base = "explore", at = Date.now(), heartbeatAt = at): Claim => ({
+  key,
+  base,
+  slot: 1,
+  model,
+  acquiredAt: at,
+  heartbeatAt,
+  ownerSession: "p",
+  targetSession: null,
+  abortAttempts: 0,
+  abortPending: false,
+  abortOrigin: null
+})

@@ -1,5 +1,6 @@
 /** The claim file `claims.<pid>.json` (SPEC §5.1): encoding and tolerant decoding. Pure. */
 import type { Claim } from "./claims.js"
+import { isRecord, parseJsonRecord } from "./json.js"
 
 export interface ClaimFile {
   readonly pid: number
@@ -34,19 +35,11 @@ export const encodeClaimFile = (f: ClaimFile): string => {
 
 /** Parses a claim file; invalid claims inside are skipped. `undefined` when the file itself is unusable. */
 export const decodeClaimFile = (text: string): ClaimFile | undefined => {
-  let o: unknown
-  try {
-    o = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (typeof o !== "object" || o === null) return undefined
-  const r = o as Record<string, unknown>
-  if (typeof r.pid !== "number" || typeof r.claims !== "object" || r.claims === null) return undefined
+  const r = parseJsonRecord(text)
+  if (r === undefined || typeof r.pid !== "number" || !isRecord(r.claims)) return undefined
   const claims: Array<Claim> = []
-  for (const [key, v] of Object.entries(r.claims as Record<string, unknown>)) {
-    if (typeof v !== "object" || v === null) continue
-    const c = v as Record<string, unknown>
+  for (const [key, c] of Object.entries(r.claims)) {
+    if (!isRecord(c)) continue
     if (typeof c.base !== "string" || typeof c.model !== "string" || typeof c.acquiredAt !== "number" || typeof c.heartbeatAt !== "number") continue
     claims.push({
       key,

@@ -3,6 +3,7 @@
  * Ordered rows; the first matching row wins.
  */
 import { BODY_TEXT_MAX } from "./constants.js"
+import { isRecord } from "./json.js"
 import { matches, phraseMatcher } from "./phrase.js"
 
 export type LimitClass = "context_limit" | "auth" | "unavailable" | "quota" | "rate_limit" | "outage"
@@ -55,8 +56,6 @@ const parseJson = (text: string): unknown => {
     return undefined
   }
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The `message`, `error.message` or `error` string of a parsed JSON value. */
 const innerMessage = (value: unknown): string | undefined => {

@@ -1,6 +1,7 @@
 /** Cooldown file names and contents (SPEC §5.4). Pure: encoding, decoding, validation, retention. */
 import { STRIKE_DECAY_MS } from "./constants.js"
 import type { Cooldown, CoolReason, CoolScope, CoolSource } from "./cooldown.js"
+import { parseJsonRecord } from "./json.js"
 
 const SAFE = /[A-Za-z0-9.-]/
 
@@ -33,15 +34,8 @@ export const encodeCooldown = (c: Cooldown): string =>
 
 /** A parsed file, or `undefined` when it is unusable (no `model`, no `until`, not JSON). */
 export const decodeCooldown = (text: string): Cooldown | undefined => {
-  let o: unknown
-  try {
-    o = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (typeof o !== "object" || o === null) return undefined
-  const r = o as Record<string, unknown>
-  if (typeof r.model !== "string" || typeof r.until !== "number") return undefined
+  const r = parseJsonRecord(text)
+  if (r === undefined || typeof r.model !== "string" || typeof r.until !== "number") return undefined
   return {
     model: r.model,
     reason: (typeof r.reason === "string" && REASONS.has(r.reason) ? r.reason : "rate_limit") as CoolReason,

@@ -4,9 +4,10 @@
  * config out (the hook copies it back into opencode's object).
  */
 import { POOLED_BASES } from "./constants.js"
+import { isRecord, type JsonRecord } from "./json.js"
 import { describeSlots, type Slot } from "./pool.js"
 
-type Json = Record<string, unknown>
+type Json = JsonRecord
 
 const RETRY_NOTE =
   "If the pool stops you (a rate limit, an outage or a hang), you are aborted on purpose: the caller may simply spawn the same base again and it will run on a model that answers."
@@ -41,7 +42,7 @@ export interface Injection {
   readonly info: string
 }
 
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+const isObj = isRecord
 
 export const variantName = (base: string, slot: number): string => `${base}-${slot}`
 

@@ -4,22 +4,15 @@
  * (SPEC §5.3). A peer file whose size and mtime are unchanged since the last read is not re-read.
  */
 import { Effect, Layer } from "effect"
-import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import { readdirSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CLAIM_FILE, claimFileName, decodeClaimFile, encodeClaimFile, type ClaimFile } from "../core/claimFile.js"
 import { judgeClaimFile } from "../core/claims.js"
 import type { ProcessSnapshot } from "../core/status.js"
 import { ClaimStore, ClaimStoreError, type OwnClaims } from "../services/ClaimStore.js"
 import { StateDir } from "../services/StateDir.js"
+import { decodedFileCache, quietUnlink } from "./fileCache.js"
 import { pidState, startTimeOf } from "./proc.js"
-
-const quietUnlink = (path: string): void => {
-  try {
-    unlinkSync(path)
-  } catch {
-    // already gone
-  }
-}
 
 export const ClaimStoreFile = Layer.effect(
   ClaimStore,
@@ -27,7 +20,7 @@ export const ClaimStoreFile = Layer.effect(
     const state = yield* StateDir
     const dir = state.dir
     const own = claimFileName(state.pid)
-    const cache = new Map<string, { size: number; mtimeMs: number; file: ClaimFile | undefined }>()
+    const files = decodedFileCache<ClaimFile | undefined>(decodeClaimFile)
     if (dir !== undefined) quietUnlink(join(dir, own))
 
     const readPeers = (now: number) =>
@@ -39,28 +32,20 @@ export const ClaimStoreFile = Layer.effect(
             const isTmp = name.endsWith(".tmp")
             if (!isTmp && (name === own || !CLAIM_FILE.test(name))) continue
             const path = join(dir, name)
-            let st
-            try {
-              st = statSync(path)
-            } catch {
-              continue
-            }
             if (isTmp) {
-              if (judgeClaimFile({ name, isTmp, mtimeMs: st.mtimeMs }, state.host, now) === "delete") quietUnlink(path)
-              continue
-            }
-            let cached = cache.get(name)
-            if (cached === undefined || cached.size !== st.size || cached.mtimeMs !== st.mtimeMs) {
-              let text: string
+              let mtimeMs: number
               try {
-                text = readFileSync(path, "utf8")
+                mtimeMs = statSync(path).mtimeMs
               } catch {
                 continue
               }
-              cached = { size: st.size, mtimeMs: st.mtimeMs, file: decodeClaimFile(text) }
-              cache.set(name, cached)
+              if (judgeClaimFile({ name, isTmp, mtimeMs }, state.host, now) === "delete") quietUnlink(path)
+              continue
             }
-            const file = cached.file
+            const cached = files.read(name, path)
+            if (cached === undefined) continue
+            const st = cached.stat
+            const file = cached.value
             const local = file !== undefined && file.host === state.host
             const verdict = judgeClaimFile(
               {
@@ -76,7 +61,7 @@ export const ClaimStoreFile = Layer.effect(
             )
             if (verdict === "delete") {
               quietUnlink(path)
-              cache.delete(name)
+              files.forget(name)
             } else if (verdict === "read" && file !== undefined) {
               out.push({ pid: file.pid, host: file.host, reaped: file.reaped, claims: file.claims })
             }

@@ -1,11 +1,12 @@
 /** Cooldown files in the state directory (SPEC §5.4); synchronous, as they are read inside the pool lock. */
 import { Effect, Layer } from "effect"
-import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import { readdirSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Cooldown } from "../core/cooldown.js"
 import { COOLDOWN_FILE, cooldownFileName, decodeCooldown, encodeCooldown, isCooldownExpired } from "../core/cooldownFile.js"
 import { CooldownStore, CooldownStoreError } from "../services/CooldownStore.js"
 import { StateDir } from "../services/StateDir.js"
+import { decodedFileCache, quietUnlink } from "./fileCache.js"
 
 export const CooldownStoreFile = Layer.effect(
   CooldownStore,
@@ -13,7 +14,7 @@ export const CooldownStoreFile = Layer.effect(
     const { dir } = yield* StateDir
     // Without a usable state directory, cooldowns live in this process only (SPEC §2.1).
     const memory = new Map<string, Cooldown>()
-    const cache = new Map<string, { size: number; mtimeMs: number; record: Cooldown | undefined }>()
+    const files = decodedFileCache<Cooldown | undefined>(decodeCooldown)
 
     const readAll = (now: number) =>
       Effect.try({
@@ -26,31 +27,12 @@ export const CooldownStoreFile = Layer.effect(
           for (const name of readdirSync(dir)) {
             if (!COOLDOWN_FILE.test(name)) continue
             const path = join(dir, name)
-            let st
-            try {
-              st = statSync(path)
-            } catch {
-              continue
-            }
-            let cached = cache.get(name)
-            if (cached === undefined || cached.size !== st.size || cached.mtimeMs !== st.mtimeMs) {
-              let text: string
-              try {
-                text = readFileSync(path, "utf8")
-              } catch {
-                continue
-              }
-              cached = { size: st.size, mtimeMs: st.mtimeMs, record: decodeCooldown(text) }
-              cache.set(name, cached)
-            }
-            const rec = cached.record
+            const cached = files.read(name, path)
+            if (cached === undefined) continue
+            const rec = cached.value
             if (rec === undefined || isCooldownExpired(rec, now)) {
-              try {
-                unlinkSync(path)
-              } catch {
-                // another process deleted it first
-              }
-              cache.delete(name)
+              quietUnlink(path)
+              files.forget(name)
               continue
             }
             table.set(rec.model, rec)
@@ -83,11 +65,7 @@ export const CooldownStoreFile = Layer.effect(
             memory.delete(model)
             return
           }
-          try {
-            unlinkSync(join(dir, cooldownFileName(model)))
-          } catch {
-            // nothing to clear
-          }
+          quietUnlink(join(dir, cooldownFileName(model)))
         },
         catch: (e) => new CooldownStoreError({ reason: String(e) })
       })

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 import { describeSlots } from "../core/pool.js"
 import { injectConfig } from "../core/inject.js"
+import { isRecord, type JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import type { AbortClient } from "../services/AbortClient.js"
 import { AppLog } from "../services/AppLog.js"
@@ -22,8 +23,8 @@ import { emptyState } from "./state.js"
 
 export type PoolServices = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
 
-type Json = Record<string, unknown>
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+type Json = JsonRecord
+const isObj = isRecord
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
 
 const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)

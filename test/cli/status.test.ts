@@ -7,6 +7,7 @@ import { encodeClaimFile } from "../../src/core/claimFile.js"
 import type { Claim } from "../../src/core/claims.js"
 import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
 import { startTimeOf } from "../../src/layers/proc.js"
+import { makeClaim } from "../helpers.js"
 
 const root = new URL("../../", import.meta.url).pathname
 const cli = join(root, "bin/ocpool.js")
@@ -19,19 +20,7 @@ const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, config }
 }
 
-const claim = (key: string, model: string, base = "explore", heartbeatAt = Date.now()): Claim => ({
-  key,
-  base,
-  slot: 1,
-  model,
-  acquiredAt: heartbeatAt,
-  heartbeatAt,
-  ownerSession: "p",
-  targetSession: null,
-  abortAttempts: 0,
-  abortPending: false,
-  abortOrigin: null
-})
+const claim = (key: string, model: string, base = "explore"): Claim => makeClaim(key, model, base)
 
 const writeClaims = (dir: string, pid: number, claims: ReadonlyArray<Claim>, extra: { host?: string; startTime?: string | null; reaped?: number } = {}) =>
   writeFileSync(

@@ -3,23 +3,11 @@ import type { Claim } from "../../src/core/claims.js"
 import type { CooldownTable } from "../../src/core/cooldown.js"
 import type { Slot } from "../../src/core/pool.js"
 import { renderStatus, statusView, type ProcessSnapshot } from "../../src/core/status.js"
-import { pool, run, T0, trace } from "../helpers.js"
+import { makeClaim, pool, run, T0, trace } from "../helpers.js"
 
 const NOW = T0
 const slot = (index: number, model: string, weight: number): Slot => ({ index, model, provider: model.split("/")[0]!, weight })
-const claim = (key: string, model: string, base = "explore", heartbeatAt = NOW): Claim => ({
-  key,
-  base,
-  slot: 1,
-  model,
-  acquiredAt: NOW - 1_000,
-  heartbeatAt,
-  ownerSession: "p",
-  targetSession: null,
-  abortAttempts: 0,
-  abortPending: false,
-  abortOrigin: null
-})
+const claim = (key: string, model: string, base = "explore", heartbeatAt = NOW): Claim => makeClaim(key, model, base, NOW - 1_000, heartbeatAt)
 const proc = (pid: number, claims: ReadonlyArray<Claim>, reaped = 0, self = false): ProcessSnapshot => ({ pid, host: "devbox", reaped, claims, self })
 const view = (slots: ReadonlyArray<Slot>, processes: ReadonlyArray<ProcessSnapshot>, cooldowns: CooldownTable = new Map()) =>
   statusView({ origin: "presets/free-tier.json", slots, processes, cooldowns, now: NOW, warnings: [] })

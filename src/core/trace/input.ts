@@ -7,6 +7,7 @@
  */
 import { Data } from "effect"
 import type { CoolReason } from "../cooldown.js"
+import { isRecord } from "../json.js"
 
 export type AbortOutcome = "ok" | "fail"
 
@@ -67,8 +68,6 @@ export type TraceInput =
       readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined
     }
 
-export type TraceType = TraceInput["type"]
-
 /** A line that cannot be decoded; the caller adds the line number. */
 export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
 
@@ -83,7 +82,7 @@ const fail = (message: string): never => {
   throw new Invalid(message)
 }
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v)
+const isObj = isRecord
 
 const str = (o: Obj, key: string): string => {
   const v = o[key]
