@@ -3,8 +3,9 @@
  * spin recovery, refusal, a budget shared by two servers, and the off switch. `npm run test:e2e`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "./harness.js"
@@ -172,6 +173,22 @@ describe("opencode-pool in the real opencode 1.18.33", () => {
     const second = await spawnTasks(b, [{ agent: "explore", prompt: "say hi" }])
     expect(await childModel(b, second.children[0]!)).toBe("fakeB/pool-c")
     await a.abort(first.session)
+  })
+
+  it("US-45 a trace recorded inside opencode (OCPOOL_TRACE, %p) replays to its own decisions with ocpool replay --expect", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ocpool-e2e-trace-"))
+    const oc = await start({}, { env: { OCPOOL_TRACE: join(dir, "pool-%p.jsonl") } })
+    await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    const limited = await spawnTasks(oc, [{ agent: "explore", prompt: "limited [[fake:429:120]]" }], "children")
+    await until(() => cooldownOf(oc, "fakeB/pool-b"), (c) => c !== undefined, 30_000)
+    await oc.abort(limited.session)
+    const trace = join(dir, `pool-${oc.pid}.jsonl`)
+    const types = readFileSync(trace, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { type: string }).type)
+    expect(types[0]).toBe("pool")
+    expect(types).toEqual(expect.arrayContaining(["spawn", "bind", "release", "retry"]))
+    const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8" })
+    expect(r.status).toBe(0)
+    expect(readFileSync(`${trace}.decisions.jsonl`, "utf8")).toContain('"type":"cool","models":["fakeB/pool-b"]')
   })
 
   it("US-17 (h) OCPOOL_DISABLE=1 leaves opencode's agents and behaviour untouched", async () => {
