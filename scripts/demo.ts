@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
+import { poolLogLines } from "../test/e2e/poolLog.js"
 
 const root = new URL("../", import.meta.url).pathname
 const POOL = "# the demo pool: two free models on the fake provider, one slot each\nfakeB/pool-b 1\nfakeB/pool-c 1\n"
@@ -45,12 +46,7 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string> =>
   return a === undefined ? "?" : `${a.info["providerID"]}/${a.info["modelID"]}`
 }
 
-const poolLog = (oc: OpencodeHandle, since: number): Array<string> =>
-  oc
-    .readLog()
-    .split("\n")
-    .filter((l) => l.includes("opencode-pool"))
-    .slice(since)
+const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLines(oc.readLog()).slice(since)
 
 let fake: FakeLlm | undefined
 let oc: OpencodeHandle | undefined
@@ -74,7 +70,7 @@ try {
   const showLog = () => {
     const lines = poolLog(oc!, seen)
     seen += lines.length
-    for (const l of lines) console.log(`  log: ${l.replace(/^.*opencode-pool /, "")}`)
+    for (const l of lines) console.log(`  log: ${l}`)
   }
   showLog()
 

@@ -16,10 +16,11 @@ export const AppLogClient = (client: LogClient | undefined, level: LogLevel) =>
       Effect.sync(() => {
         if (LEVEL_RANK[lvl] < LEVEL_RANK[level]) return
         const fallback = () => process.stderr.write(`opencode-pool ${lvl}: ${message}\n`)
-        const send = client?.app?.log
-        if (send === undefined) return fallback()
+        const app = client?.app
+        if (app?.log === undefined) return fallback()
         try {
-          send({ body: { service: "opencode-pool", level: lvl, message } }).then(
+          // called as a method: the SDK's generated client reads its own `this`
+          app.log({ body: { service: "opencode-pool", level: lvl, message } }).then(
             (r) => {
               if (typeof r === "object" && r !== null && "error" in r && (r as { error?: unknown }).error !== undefined) fallback()
             },

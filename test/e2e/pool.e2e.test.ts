@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { poolLogLines } from "./poolLog.js"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "./harness.js"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -28,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (process.env.E2E_DEBUG === "1") {
     for (const s of servers) {
-      const lines = s.readLog().split("\n").filter((l) => l.includes("opencode-pool") || l.includes("ERROR"))
+      const lines = poolLogLines(s.readLog())
       console.log(`--- ${s.logPath}\n${lines.slice(-60).join("\n")}`)
     }
   }
