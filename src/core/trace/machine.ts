@@ -7,7 +7,7 @@
  * changes, and the new state is built from it at the end.
  */
 import { HashMap } from "effect"
-import { type Claim, isLive, loadByModel, slotLoads, capOf, updateClaim } from "../claims.js"
+import { type Claim, isLive, capOf, updateClaim } from "../claims.js"
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import {
   applyCool,
@@ -216,9 +216,11 @@ const sweep = (
   }
   // Each step below changes only the claim it visits, so the snapshot entry is current unless the
   // spinning pass above already handled it.
+  const free = { now: d.at, blocked: false, lastActivity }
+  const held = { now: d.at, blocked: true, lastActivity }
   for (const c of d.claims) {
-    if (attempted.has(c.key)) continue
-    const verdict = judgeClaim(c, { now: d.at, blocked: blockedSet?.has(c.key) ?? false, lastActivity }, d.timing)
+    if (attempted.size > 0 && attempted.has(c.key)) continue
+    const verdict = judgeClaim(c, blockedSet !== undefined && blockedSet.has(c.key) ? held : free, d.timing)
     switch (verdict._tag) {
       case "RetryAbort":
         attemptAbort(d, c, outcomeFor(input, c.key), c.abortOrigin ?? "hang")
@@ -275,9 +277,18 @@ const routeView = (
   peers: Readonly<Record<string, number>> | undefined,
   at: number
 ) => {
-  const loads = slotLoads(slots, loadByModel(claims, at), peers)
-  const weights = slots.map((s) => s.weight)
-  const coolingFlags = slots.map((s) => isCooling(cooldowns.get(s.model), at))
+  const n = slots.length
+  const loads: Array<number> = new Array<number>(n)
+  const weights: Array<number> = new Array<number>(n)
+  const coolingFlags: Array<boolean> = new Array<boolean>(n)
+  for (let i = 0; i < n; i++) {
+    const s = slots[i]!
+    let load = peers?.[s.model] ?? 0
+    for (const c of claims) if (c.model === s.model && isLive(c, at)) load++
+    loads[i] = load
+    weights[i] = s.weight
+    coolingFlags[i] = isCooling(cooldowns.get(s.model), at)
+  }
   const pick = pickSlot({ weights, loads, cooling: coolingFlags })!
   return { loads, weights, cooling: coolingFlags, pick }
 }
