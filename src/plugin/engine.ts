@@ -2,7 +2,7 @@
  * The plugin's programs: each hook maps to one of these. They read shared state through the services,
  * ask the pure core for a decision, and write the result back (SPEC §5–§8).
  */
-import { Clock, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { isLive, loadByModel, slotLoads, updateClaim, type Claim } from "../core/claims.js"
 import { isPooledBase, VARIANT_PATTERN } from "../core/constants.js"
 import { applyCool, clearOnSuccess, isCooling, planCool, type CoolPlan, type CooldownTable } from "../core/cooldown.js"
@@ -435,6 +435,17 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
         yield* trace.input({ at: now, type: "activity", session })
       })
 
+    /** An answered question or permission is activity of every session whose tree holds it (SPEC §6.4). */
+    const answered = (session: string, id: string) =>
+      Effect.gen(function* () {
+        yield* ask(session, id, false)
+        let s: string | undefined = session
+        for (let depth = 0; s !== undefined && depth < 64; depth++) {
+          yield* activity(s)
+          s = state.parents.get(s)
+        }
+      })
+
     /** A child session appeared (SPEC §6.4 binding). */
     const childCreated = (id: string, parent: string, agent: string | undefined, title: string | undefined) =>
       Effect.gen(function* () {
@@ -532,6 +543,7 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
       activity,
       childCreated,
       ask,
+      answered,
       idle,
       markBusy,
       modelRequest,
@@ -543,3 +555,7 @@ export const makeEngine = (state: PoolState, config: EngineConfig) =>
   })
 
 export type Engine = Effect.Effect.Success<ReturnType<typeof makeEngine>>
+
+/** The reaper (SPEC §8.1): one sweep at start, then one every `reapMs`, until interrupted (dispose). */
+export const reaperLoop = (engine: Engine, reapMs: number): Effect.Effect<never> =>
+  Effect.zipRight(engine.timerSweep, Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(reapMs)), engine.timerSweep)))

@@ -3,7 +3,7 @@
  * refusing a hand-named slot variant, which must fail the task call (SPEC §6.3).
  */
 import type { Hooks } from "@opencode-ai/plugin"
-import { Effect, type Layer, ManagedRuntime } from "effect"
+import { Effect, Fiber, type Layer, ManagedRuntime } from "effect"
 import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 import { describeSlots } from "../core/pool.js"
@@ -18,7 +18,7 @@ import { PoolConfig } from "../services/PoolConfig.js"
 import type { PoolLock } from "../services/PoolLock.js"
 import type { StateDir } from "../services/StateDir.js"
 import type { TraceRecorder } from "../services/TraceRecorder.js"
-import { makeEngine, VariantRefused, type Engine } from "./engine.js"
+import { makeEngine, reaperLoop, VariantRefused, type Engine } from "./engine.js"
 import { emptyState } from "./state.js"
 
 export type PoolServices = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
@@ -61,9 +61,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     }),
     "start"
   )
-  void run(engine.timerSweep, "reaper")
-  const timer = setInterval(() => void run(engine.timerSweep, "reaper"), o.settings.reapMs)
-  timer.unref?.()
+  const reaper = runtime.runFork(reaperLoop(engine, o.settings.reapMs))
 
   /** The config object of the last `config` call: a reload binds the variants again against it (SPEC §3.4). */
   let lastConfig: Json | undefined
@@ -137,7 +135,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       }
     },
     dispose: async () => {
-      clearInterval(timer)
+      await runtime.runPromise(Fiber.interrupt(reaper)).catch(() => undefined)
       for (const w of watchers) w.close()
       await run(engine.dispose, "dispose")
       await runtime.dispose().catch(() => undefined)
@@ -251,10 +249,7 @@ export const onEvent = (engine: Engine, event: unknown): Effect.Effect<void, nev
       case "question.rejected": {
         const session = str(p.sessionID)
         const id = str(p.requestID) ?? str(p.permissionID) ?? "*"
-        if (session !== undefined) {
-          yield* engine.ask(session, id, false)
-          yield* engine.activity(session)
-        }
+        if (session !== undefined) yield* engine.answered(session, id)
         return
       }
       default:
