@@ -31,7 +31,3 @@ export const AppLogClient = (client: LogClient | undefined, level: LogLevel) =>
         }
       })
   })
-
-/** Collects lines in memory (tests). */
-export const AppLogMemory = (lines: Array<{ level: LogLevel; message: string }>) =>
-  Layer.succeed(AppLog, { log: (level, message) => Effect.sync(() => void lines.push({ level, message })) })

@@ -3,19 +3,17 @@
  * blocked children, give-ups, the reaper schedule, and several processes sharing one state.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
+import { Effect, Fiber, Layer, TestClock } from "effect"
 import { resolvePool } from "../../src/core/source.js"
-import { AbortClientMemory } from "../../src/layers/AbortClientSdk.js"
-import { AppLogMemory } from "../../src/layers/AppLogClient.js"
-import {
-  ClaimStoreMemory,
-  CooldownStoreMemory,
-  memoryState,
-  PoolConfigMemory,
-  StateDirMemory,
-  TraceRecorderMemory,
-  type MemoryState
-} from "../../src/layers/memory.js"
+import { AbortClientMemory } from "../../src/layers/AbortClientMemory.js"
+import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
+import { ClaimStoreMemory } from "../../src/layers/ClaimStoreMemory.js"
+import { CooldownStoreMemory } from "../../src/layers/CooldownStoreMemory.js"
+import { memoryState, type MemoryState } from "../../src/layers/MemoryState.js"
+import { PoolConfigMemory } from "../../src/layers/PoolConfigMemory.js"
+import { PoolLockMemory } from "../../src/layers/PoolLockMemory.js"
+import { StateDirMemory } from "../../src/layers/StateDirMemory.js"
+import { TraceRecorderMemory } from "../../src/layers/TraceRecorderMemory.js"
 import { makeEngine, reaperLoop } from "../../src/plugin/engine.js"
 import { emptyState } from "../../src/plugin/state.js"
 import { PoolLock } from "../../src/services/PoolLock.js"
@@ -37,15 +35,7 @@ const proc = (shared: MemoryState, pid: number, poolText = "zen/alpha 1\ngo/gamm
     const logs: Proc["logs"] = []
     const aborts: Array<string> = []
     const state = emptyState()
-    const sharedLock =
-      lock ??
-      Layer.effect(
-        PoolLock,
-        Effect.gen(function* () {
-          const s = yield* Effect.makeSemaphore(1)
-          return { withLock: (b) => s.withPermits(1)(b), failOpens: Ref.get(yield* Ref.make(0)) }
-        })
-      )
+    const sharedLock = lock ?? PoolLockMemory
     const layer = Layer.mergeAll(
       AppLogMemory(logs),
       StateDirMemory(pid),
