@@ -20,6 +20,15 @@ const root = Command.make("ocpool").pipe(
 
 const cli = Command.run(root, { name: "ocpool", version })
 
+// @effect/cli styles its help with ANSI codes whatever the output; keep pipes and files plain.
+for (const stream of [process.stdout, process.stderr]) {
+  if (stream.isTTY) continue
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: Array<unknown>) => boolean
+  stream.write = ((chunk: unknown, ...rest: Array<unknown>) =>
+    // eslint-disable-next-line no-control-regex
+    write(typeof chunk === "string" ? chunk.replace(/\u001b\[[0-9;]*m/g, "") : chunk, ...rest)) as typeof stream.write
+}
+
 cli(process.argv).pipe(
   Effect.catchTags({
     FileUnreadable: (e) => fail(describeFailure(e)),

@@ -5,6 +5,7 @@ import { renderStatus, statusView } from "../core/status.js"
 import { cliPool, readState } from "./stateView.js"
 
 export const stateDirOption = Options.text("state-dir").pipe(
+  Options.withPseudoName("DIR"),
   Options.withDescription("The state directory (default: $OCPOOL_STATE_DIR, else $XDG_STATE_HOME/opencode-pool)"),
   Options.optional
 )
@@ -13,7 +14,7 @@ export const statusCommand = Command.make(
   "status",
   {
     pool: Options.file("pool").pipe(Options.withDescription("Pool file to show (default: the user config directory, then the bundled preset)"), Options.optional),
-    json: Options.boolean("json").pipe(Options.withDescription("One JSON object (SPEC §9) on stdout")),
+    json: Options.boolean("json").pipe(Options.withDescription("One JSON object on stdout (origin, bases, next, slots, processes, claims, reaped, warnings)")),
     stateDir: stateDirOption
   },
   (args) =>
