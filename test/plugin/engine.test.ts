@@ -16,6 +16,7 @@ import { StateDirMemory } from "../../src/layers/StateDirMemory.js"
 import { TraceRecorderMemory } from "../../src/layers/TraceRecorderMemory.js"
 import { makeEngine, reaperLoop } from "../../src/plugin/engine.js"
 import { emptyState } from "../../src/plugin/state.js"
+import { AbortClient } from "../../src/services/AbortClient.js"
 import { PoolLock } from "../../src/services/PoolLock.js"
 import type { LogLevel } from "../../src/services/AppLog.js"
 
@@ -30,7 +31,14 @@ interface Proc {
 }
 
 /** One plugin process over the shared memory state. */
-const proc = (shared: MemoryState, pid: number, poolText = "zen/alpha 1\ngo/gamma 1\n", abortOutcomes: Array<string> = ["ok"], lock?: Layer.Layer<PoolLock>) =>
+const proc = (
+  shared: MemoryState,
+  pid: number,
+  poolText = "zen/alpha 1\ngo/gamma 1\n",
+  abortOutcomes: Array<string> = ["ok"],
+  lock?: Layer.Layer<PoolLock>,
+  abortLayer?: Layer.Layer<AbortClient>
+) =>
   Effect.gen(function* () {
     const logs: Proc["logs"] = []
     const aborts: Array<string> = []
@@ -42,7 +50,7 @@ const proc = (shared: MemoryState, pid: number, poolText = "zen/alpha 1\ngo/gamm
       ClaimStoreMemory(shared, pid),
       CooldownStoreMemory(shared),
       sharedLock,
-      AbortClientMemory(abortOutcomes, aborts),
+      abortLayer ?? AbortClientMemory(abortOutcomes, aborts),
       TraceRecorderMemory(shared),
       PoolConfigMemory(pool(poolText))
     )
@@ -212,6 +220,18 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
         expect.stringMatching(/^reaped claim=par:c1 session=s1 model=zen\/alpha age=\d+s silence=\d+s outcome=gave_up$/),
         "abort gave up after 3 attempts: session s1 is still running; stop it by hand"
       ])
+    })
+  )
+
+  it.effect("US-10 a sweep that throws inside logs `reaper failed:` and the spawn that triggered it still routes", () =>
+    Effect.gen(function* () {
+      const broken = Layer.succeed(AbortClient, { abort: () => Effect.die(new Error("socket exploded")) })
+      const p = yield* proc(memoryState(), 1, undefined, undefined, undefined, broken)
+      yield* spawn(p, "par", "c1")
+      yield* p.engine.childCreated("s1", "par", "explore-1", undefined)
+      yield* TestClock.adjust(9 * MIN)
+      expect(yield* spawn(p, "par", "c2")).toMatch(/^explore-[12]$/)
+      expect(p.logs.filter((l) => l.level === "error" && l.message.startsWith("reaper failed:"))).toHaveLength(1)
     })
   )
 
