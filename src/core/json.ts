@@ -14,3 +14,6 @@ export const parseJsonRecord = (text: string): JsonRecord | undefined => {
     return undefined
   }
 }
+
+/** The value if it is a string. */
+export const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)

@@ -4,28 +4,24 @@
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, Fiber, type Layer, ManagedRuntime } from "effect"
-import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs"
-import { basename, dirname } from "node:path"
+import { mkdirSync } from "node:fs"
 import { describeSlots } from "../core/pool.js"
 import { injectConfig } from "../core/inject.js"
-import { isRecord, type JsonRecord } from "../core/json.js"
+import { asString, isRecord, type JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
-import type { AbortClient } from "../services/AbortClient.js"
 import { AppLog } from "../services/AppLog.js"
-import type { ClaimStore } from "../services/ClaimStore.js"
-import type { CooldownStore } from "../services/CooldownStore.js"
 import { PoolConfig } from "../services/PoolConfig.js"
-import type { PoolLock } from "../services/PoolLock.js"
-import type { StateDir } from "../services/StateDir.js"
-import type { TraceRecorder } from "../services/TraceRecorder.js"
 import { makeEngine, reaperLoop, VariantRefused, type Engine } from "./engine.js"
+import { onEvent } from "./events.js"
+import type { PoolServices } from "./services.js"
 import { emptyState } from "./state.js"
+import { RELOAD_DEBOUNCE_MS, watchPaths } from "./watch.js"
 
-export type PoolServices = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
+export type { PoolServices } from "./services.js"
 
 type Json = JsonRecord
 const isObj = isRecord
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+const str = asString
 
 const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
@@ -142,117 +138,3 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     }
   } as Hooks & { readonly engine: Engine }
 }
-
-const RELOAD_DEBOUNCE_MS = 250
-
-/**
- * Watches pool files and the user config directory (SPEC §3.4): each path's directory is watched (a
- * file that is replaced by an editor keeps being seen), and changes are debounced into one reload.
- */
-export const watchPaths = (paths: ReadonlyArray<string>, debounceMs: number, onChange: () => void): Array<FSWatcher> => {
-  let pending: ReturnType<typeof setTimeout> | undefined
-  const fire = () => {
-    if (pending !== undefined) clearTimeout(pending)
-    pending = setTimeout(() => {
-      pending = undefined
-      onChange()
-    }, debounceMs)
-    pending.unref?.()
-  }
-  const watchers: Array<FSWatcher> = []
-  for (const p of paths) {
-    const isDir = existsSync(p) && statSync(p).isDirectory()
-    const dir = isDir ? p : dirname(p)
-    const name = isDir ? undefined : basename(p)
-    try {
-      const w = watch(dir, { persistent: false }, (_event, file) => {
-        if (name === undefined || file === null || file === name) fire()
-      })
-      w.on("error", () => w.close())
-      watchers.push(w)
-    } catch {
-      // a directory that does not exist yet is not watched; the next boot sees it
-    }
-  }
-  return watchers
-}
-
-/** One bus event → the engine (SPEC §6.4, §7.1, §8.2). Unknown shapes are ignored. */
-export const onEvent = (engine: Engine, event: unknown): Effect.Effect<void, never, PoolServices> =>
-  Effect.gen(function* () {
-    if (!isObj(event)) return
-    const type = str(event.type)
-    const p = isObj(event.properties) ? event.properties : {}
-    switch (type) {
-      case "session.created": {
-        const info = isObj(p.info) ? p.info : {}
-        const id = str(info.id)
-        const parent = str(info.parentID)
-        if (id !== undefined && parent !== undefined) yield* engine.childCreated(id, parent, str(info.agent), str(info.title))
-        return
-      }
-      case "message.updated": {
-        const info = isObj(p.info) ? p.info : {}
-        const session = str(info.sessionID)
-        if (session === undefined) return
-        if (info.role === "assistant" && info.error !== undefined && info.error !== null) {
-          const provider = str(info.providerID)
-          const model = str(info.modelID)
-          yield* engine.onError(session, info.error, provider !== undefined && model !== undefined ? `${provider}/${model}` : undefined)
-          return
-        }
-        yield* engine.activity(session)
-        return
-      }
-      case "message.part.updated": {
-        const part = isObj(p.part) ? p.part : {}
-        const session = str(part.sessionID)
-        if (session === undefined || part.type === "retry") return
-        if (part.type === "text" || part.type === "reasoning" || part.type === "tool") yield* engine.output(session)
-        yield* engine.activity(session)
-        return
-      }
-      case "session.status": {
-        const session = str(p.sessionID)
-        const status = isObj(p.status) ? p.status : {}
-        if (session === undefined) return
-        if (status.type === "retry") {
-          const action = isObj(status.action) ? status.action : {}
-          const next = typeof status.next === "number" ? status.next : 0
-          yield* engine.onRetry(session, str(status.message) ?? "", next, str(action.provider))
-        } else if (status.type === "busy") {
-          yield* engine.markBusy(session)
-        } else if (status.type === "idle") {
-          yield* engine.idle(session)
-        }
-        return
-      }
-      case "session.idle": {
-        const session = str(p.sessionID)
-        if (session !== undefined) yield* engine.idle(session)
-        return
-      }
-      case "session.error": {
-        const session = str(p.sessionID)
-        if (session !== undefined && p.error !== undefined) yield* engine.onError(session, p.error, undefined)
-        return
-      }
-      case "permission.asked":
-      case "question.asked": {
-        const session = str(p.sessionID)
-        const id = str(p.id)
-        if (session !== undefined && id !== undefined) yield* engine.ask(session, id, true)
-        return
-      }
-      case "permission.replied":
-      case "question.replied":
-      case "question.rejected": {
-        const session = str(p.sessionID)
-        const id = str(p.requestID) ?? str(p.permissionID) ?? "*"
-        if (session !== undefined) yield* engine.answered(session, id)
-        return
-      }
-      default:
-        return
-    }
-  })
