@@ -7,23 +7,17 @@
  * changes, and the new state is built from it at the end.
  */
 import { HashMap } from "effect"
-import { type Claim, isLive, capOf, updateClaim } from "../claims.js"
+import { type Claim, capOf, updateClaim } from "../claims.js"
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
-import {
-  applyCool,
-  clearOnSuccess,
-  isCooling,
-  mergePeer,
-  planCool,
-  type CoolPlan,
-  type CoolReason,
-  type CooldownTable
-} from "../cooldown.js"
+import { clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
-import { afterAbort, judgeClaim, type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
-import { pickSlot, type Pass } from "../routing.js"
-import { decideLimit, decideRetry, type SignalDecision } from "../signals.js"
-import type { AbortOutcome, PeerCooling, TraceInput } from "./input.js"
+import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
+import { decideLimit, decideRetry } from "../signals.js"
+import type { Decision } from "./decision.js"
+import { applySignal, findClaim, liveTargetClaim, mergePeers, release, routeView, sweep, withClaim, withoutClaim, type Draft } from "./draft.js"
+import type { TraceInput } from "./input.js"
+
+export type { Decision, ReleaseReason, SlotView } from "./decision.js"
 
 export interface TraceState {
   /** `undefined` until the first `pool` line. */
@@ -70,52 +64,6 @@ const pruneActivity = (
   return { activity: kept, pruneAt: Math.max(pruneMin, 2 * HashMap.size(kept)) }
 }
 
-export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
-
-export interface SlotView {
-  readonly slot: number
-  readonly model: string
-  readonly weight: number
-  readonly load: number
-  readonly cap: number
-  readonly cooling: { readonly until: number; readonly reason: CoolReason } | null
-}
-
-/** One output line. `route` also carries what it compared, for `--explain`; it is not printed. */
-export type Decision =
-  | {
-      readonly type: "route"
-      readonly at: number
-      readonly claim: string
-      readonly base: string
-      readonly slot: number
-      readonly model: string
-      readonly agent: string
-      readonly pass: Pass
-      readonly loads: ReadonlyArray<number>
-      readonly weights: ReadonlyArray<number>
-      readonly cooling: ReadonlyArray<boolean>
-    }
-  | { readonly type: "refuse"; readonly at: number; readonly claim: string; readonly requested: string; readonly base: string }
-  | {
-      readonly type: "cool"
-      readonly at: number
-      readonly models: ReadonlyArray<string>
-      readonly scope: "model" | "provider"
-      readonly reason: CoolReason
-      readonly until: number
-      readonly strike: number
-    }
-  | { readonly type: "ignore"; readonly at: number; readonly reason: "context_limit" | "not_a_limit" }
-  | { readonly type: "abort"; readonly at: number; readonly claim: string; readonly session: string; readonly ok: boolean }
-  | { readonly type: "release"; readonly at: number; readonly claim: string; readonly cooled: boolean; readonly reason: ReleaseReason }
-  | {
-      readonly type: "status"
-      readonly at: number
-      readonly next: { readonly slot: number; readonly model: string; readonly pass: Pass }
-      readonly slots: ReadonlyArray<SlotView>
-      readonly reaped: number
-    }
 
 export type StepResult =
   | {
@@ -133,165 +81,10 @@ export interface MachineOptions {
   readonly activityPruneMin?: number
 }
 
-/** Mutable only inside one `step` call. */
-interface Draft {
-  readonly at: number
-  readonly slots: ReadonlyArray<Slot>
-  readonly timing: ReaperTiming
-  claims: ReadonlyArray<Claim>
-  cooldowns: CooldownTable
-  activity: HashMap.HashMap<string, number>
-  reaped: number
-  readonly out: Array<Decision>
-}
 
 const NO_WARNINGS: ReadonlyArray<string> = []
 
 const invalid = (message: string): StepResult => ({ _tag: "Invalid", message })
-
-const findClaim = (claims: ReadonlyArray<Claim>, key: string): Claim | undefined => {
-  for (const c of claims) if (c.key === key) return c
-  return undefined
-}
-
-const withoutClaim = (claims: ReadonlyArray<Claim>, key: string): ReadonlyArray<Claim> => claims.filter((c) => c.key !== key)
-
-const withClaim = (claims: ReadonlyArray<Claim>, claim: Claim): ReadonlyArray<Claim> =>
-  claims.map((c) => (c.key === claim.key ? claim : c))
-
-const outcomeFor = (input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined }, key: string): boolean =>
-  (input.aborts?.[key] ?? input.abort ?? "ok") === "ok"
-
-const cooling = (d: Draft, model: string): boolean => isCooling(d.cooldowns.get(model), d.at)
-
-const emitCool = (d: Draft, plan: CoolPlan): void => {
-  d.out.push({ type: "cool", at: d.at, models: plan.models, scope: plan.scope, reason: plan.reason, until: plan.until, strike: plan.strike })
-  d.cooldowns = applyCool(d.cooldowns, plan, d.at)
-}
-
-const release = (d: Draft, claim: Claim, reason: ReleaseReason): void => {
-  d.claims = withoutClaim(d.claims, claim.key)
-  if (reason === "hung" || reason === "unbound" || reason === "gave_up") d.reaped++
-  d.out.push({ type: "release", at: d.at, claim: claim.key, cooled: cooling(d, claim.model), reason })
-}
-
-/** One abort attempt and what follows it (SPEC §7.8, §8.2). */
-const attemptAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal" | "hang"): void => {
-  d.out.push({ type: "abort", at: d.at, claim: claim.key, session: claim.targetSession ?? "", ok })
-  const next = afterAbort(claim, ok, origin)
-  switch (next._tag) {
-    case "ReleaseSignal":
-      return release(d, claim, "signal")
-    case "ReleaseHung":
-      if (!cooling(d, claim.model)) emitCool(d, planCool(d.cooldowns, [claim.model], "model", "hang", d.at, undefined))
-      return release(d, claim, "hung")
-    case "GiveUp":
-      return release(d, claim, "gave_up")
-    case "Keep":
-      d.claims = withClaim(d.claims, next.claim)
-      return
-  }
-}
-
-/** A reaper sweep (SPEC §8.2; TRACE.md §2, §6). */
-const sweep = (
-  d: Draft,
-  input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined },
-  blocked: ReadonlyArray<string> | undefined,
-  spinning: ReadonlyArray<string> | undefined
-): void => {
-  const attempted = new Set<string>()
-  if (spinning !== undefined) {
-    for (const key of spinning) {
-      const c = findClaim(d.claims, key)
-      if (c === undefined || c.targetSession === null || attempted.has(key)) continue
-      attempted.add(key)
-      attemptAbort(d, c, outcomeFor(input, key), "hang")
-    }
-  }
-  const blockedSet = blocked === undefined || blocked.length === 0 ? undefined : new Set(blocked)
-  const lastActivity = (session: string): number | undefined => {
-    const o = HashMap.get(d.activity, session)
-    return o._tag === "Some" ? o.value : undefined
-  }
-  // Each step below changes only the claim it visits, so the snapshot entry is current unless the
-  // spinning pass above already handled it.
-  const free = { now: d.at, blocked: false, lastActivity }
-  const held = { now: d.at, blocked: true, lastActivity }
-  for (const c of d.claims) {
-    if (attempted.size > 0 && attempted.has(c.key)) continue
-    const verdict = judgeClaim(c, blockedSet !== undefined && blockedSet.has(c.key) ? held : free, d.timing)
-    switch (verdict._tag) {
-      case "RetryAbort":
-        attemptAbort(d, c, outcomeFor(input, c.key), c.abortOrigin ?? "hang")
-        break
-      case "Blocked":
-        d.claims = withClaim(d.claims, updateClaim(c, { heartbeatAt: d.at }))
-        break
-      case "Unbound":
-        release(d, c, "unbound")
-        break
-      case "Hung":
-        attemptAbort(d, c, outcomeFor(input, c.key), "hang")
-        break
-      case "Young":
-      case "Healthy":
-        break
-    }
-  }
-}
-
-const liveTargetClaim = (d: Draft, session: string | undefined): Claim | undefined => {
-  if (session === undefined) return undefined
-  for (const c of d.claims) if (c.targetSession === session && isLive(c, d.at)) return c
-  return undefined
-}
-
-/** Cool, then abort the pooled session and release on success (TRACE.md §3 line order). */
-const applySignal = (
-  d: Draft,
-  decision: SignalDecision,
-  target: Claim | undefined,
-  input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined }
-): void => {
-  if (decision._tag === "Ignore") {
-    d.out.push({ type: "ignore", at: d.at, reason: decision.reason })
-    return
-  }
-  emitCool(d, decision.plan)
-  if (target !== undefined) attemptAbort(d, target, outcomeFor(input, target.key), "signal")
-}
-
-const mergePeers = (table: CooldownTable, peers: ReadonlyArray<PeerCooling> | undefined, at: number): CooldownTable => {
-  if (peers === undefined) return table
-  let t = table
-  for (const p of peers) t = mergePeer(t, p, at)
-  return t
-}
-
-/** Loads, cooling flags and the pick for the current claims, cooldowns and peer load. */
-const routeView = (
-  slots: ReadonlyArray<Slot>,
-  claims: ReadonlyArray<Claim>,
-  cooldowns: CooldownTable,
-  peers: Readonly<Record<string, number>> | undefined,
-  at: number
-) => {
-  const n = slots.length
-  const loads: Array<number> = new Array<number>(n)
-  const weights: Array<number> = new Array<number>(n)
-  const coolingFlags: Array<boolean> = new Array<boolean>(n)
-  for (let i = 0; i < n; i++) {
-    const s = slots[i]!
-    let load = peers?.[s.model] ?? 0
-    for (const c of claims) if (c.model === s.model && isLive(c, at)) load++
-    loads[i] = load
-    weights[i] = s.weight
-    coolingFlags[i] = isCooling(cooldowns.get(s.model), at)
-  }
-  const pick = pickSlot({ weights, loads, cooling: coolingFlags })!
-  return { loads, weights, cooling: coolingFlags, pick }
-}
 
 const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
   const pruned = pruneActivity(d.activity, d.claims, state.activityPruneAt, pruneMin)

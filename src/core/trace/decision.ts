@@ -1,0 +1,51 @@
+/** The output lines of the spawn-trace state machine (TRACE.md §3). */
+import type { CoolReason } from "../cooldown.js"
+import type { Pass } from "../routing.js"
+
+export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
+
+export interface SlotView {
+  readonly slot: number
+  readonly model: string
+  readonly weight: number
+  readonly load: number
+  readonly cap: number
+  readonly cooling: { readonly until: number; readonly reason: CoolReason } | null
+}
+
+/** One output line. `route` also carries what it compared, for `--explain`; it is not printed. */
+export type Decision =
+  | {
+      readonly type: "route"
+      readonly at: number
+      readonly claim: string
+      readonly base: string
+      readonly slot: number
+      readonly model: string
+      readonly agent: string
+      readonly pass: Pass
+      readonly loads: ReadonlyArray<number>
+      readonly weights: ReadonlyArray<number>
+      readonly cooling: ReadonlyArray<boolean>
+    }
+  | { readonly type: "refuse"; readonly at: number; readonly claim: string; readonly requested: string; readonly base: string }
+  | {
+      readonly type: "cool"
+      readonly at: number
+      readonly models: ReadonlyArray<string>
+      readonly scope: "model" | "provider"
+      readonly reason: CoolReason
+      readonly until: number
+      readonly strike: number
+    }
+  | { readonly type: "ignore"; readonly at: number; readonly reason: "context_limit" | "not_a_limit" }
+  | { readonly type: "abort"; readonly at: number; readonly claim: string; readonly session: string; readonly ok: boolean }
+  | { readonly type: "release"; readonly at: number; readonly claim: string; readonly cooled: boolean; readonly reason: ReleaseReason }
+  | {
+      readonly type: "status"
+      readonly at: number
+      readonly next: { readonly slot: number; readonly model: string; readonly pass: Pass }
+      readonly slots: ReadonlyArray<SlotView>
+      readonly reaped: number
+    }
+
