@@ -88,7 +88,8 @@ export const makeContext = (state: PoolState, config: EngineConfig) =>
     }
 
     /** One abort attempt on a claim, and what follows (SPEC §7.8, §8.2, §8.4). Runs outside the mutex. */
-    const abortClaim = (c: Claim, origin: "signal" | "hang", cause: string) =>
+    /** `publishNow: false` leaves publishing to the caller (a sweep publishes once for all its releases, SPEC §8.2). */
+    const abortClaim = (c: Claim, origin: "signal" | "hang", cause: string, publishNow = true) =>
       Effect.gen(function* () {
         const session = c.targetSession
         if (session === null) return true
@@ -131,7 +132,7 @@ export const makeContext = (state: PoolState, config: EngineConfig) =>
                 yield* log.log("warn", `abort failed claim=${c.key} session=${session} attempt=${next.claim.abortAttempts}/3: ${outcome.reason}`)
                 break
             }
-            yield* publish(now)
+            if (publishNow) yield* publish(now)
           })
         )
         return outcome.ok

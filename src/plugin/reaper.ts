@@ -74,11 +74,12 @@ export const makeReaper = (ctx: Context) => {
               break
           }
         }
-        if (changed) yield* publish(now)
-        return { aborts, blocked }
+        return { aborts, blocked, changed }
       })
     )
-    const results = yield* Effect.forEach(toAbort.aborts, ({ claim, origin }) => abortClaim(claim, origin, origin === "signal" ? "signal" : "hang"), { concurrency: 4 })
+    const results = yield* Effect.forEach(toAbort.aborts, ({ claim, origin }) => abortClaim(claim, origin, origin === "signal" ? "signal" : "hang", false), { concurrency: 4 })
+    // all of this sweep's releases and heartbeats are published in one write (SPEC §8.2)
+    if (toAbort.changed || toAbort.aborts.length > 0) yield* locked(publish(yield* Clock.currentTimeMillis))
     return { blocked: toAbort.blocked, failed: toAbort.aborts.flatMap((a, i) => (results[i] === true ? [] : [a.claim.key])) }
   }).pipe(
     Effect.catchAllCause((cause) => Effect.as(log.log("error", `reaper failed: ${cause.toString().split("\n")[0]}`), { blocked: [] as Array<string>, failed: [] as Array<string> })),

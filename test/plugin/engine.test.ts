@@ -17,6 +17,7 @@ import { TraceRecorderMemory } from "../../src/layers/TraceRecorderMemory.js"
 import { makeEngine, reaperLoop } from "../../src/plugin/engine.js"
 import { emptyState } from "../../src/plugin/state.js"
 import { AbortClient } from "../../src/services/AbortClient.js"
+import { ClaimStore } from "../../src/services/ClaimStore.js"
 import { PoolLock } from "../../src/services/PoolLock.js"
 import type { LogLevel } from "../../src/services/AppLog.js"
 
@@ -220,6 +221,31 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
         expect.stringMatching(/^reaped claim=par:c1 session=s1 model=zen\/alpha age=\d+s silence=\d+s outcome=gave_up$/),
         "abort gave up after 3 attempts: session s1 is still running; stop it by hand"
       ])
+    })
+  )
+
+  it.effect("US-9 one sweep publishes all its releases in one write: two hung children and an unbound claim", () =>
+    Effect.gen(function* () {
+      const shared = memoryState()
+      let writes = 0
+      const counting = Layer.effect(
+        ClaimStore,
+        Effect.map(ClaimStore, (inner) => ({ ...inner, publish: (own: Parameters<typeof inner.publish>[0], now: number) => Effect.zipRight(Effect.sync(() => void writes++), inner.publish(own, now)) }))
+      ).pipe(Layer.provide(ClaimStoreMemory(shared, 1)))
+      const aborts: Array<string> = []
+      const state = emptyState()
+      const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), counting, CooldownStoreMemory(shared), PoolLockMemory, AbortClientMemory(["ok"], aborts), TraceRecorderMemory(shared), PoolConfigMemory(pool("a/1 5\n")))
+      const engine = yield* makeEngine(state, { timing: { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }, reapMs: 30_000 }).pipe(Effect.provide(layer))
+      yield* engine.applyPool(pool("a/1 5\n"))
+      for (const call of ["c1", "c2", "c3"]) yield* engine.beforeTask("par", call, { subagent_type: "explore" }).pipe(Effect.orDie)
+      yield* engine.childCreated("s1", "par", "explore-1", undefined)
+      yield* engine.childCreated("s2", "par", "explore-1", undefined)
+      yield* TestClock.adjust(31 * MIN)
+      const before = writes
+      yield* engine.sweep
+      expect(aborts.sort()).toEqual(["s1", "s2"])
+      expect(state.claims).toEqual([])
+      expect(writes - before).toBe(1)
     })
   )
 
