@@ -12,7 +12,10 @@ import type { ProcessSnapshot } from "../core/status.js"
 import { ClaimStore, ClaimStoreError, type OwnClaims } from "../services/ClaimStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { decodedFileCache, quietUnlink } from "./fileCache.js"
-import { pidState, startTimeOf } from "./proc.js"
+import { pidState, startTimeCache } from "./proc.js"
+
+/** How long a peer's start token is trusted before `/proc` is read again (pid reuse is seen this late). */
+const START_TOKEN_TTL_MS = 1_000
 
 export const ClaimStoreFile = Layer.effect(
   ClaimStore,
@@ -21,6 +24,7 @@ export const ClaimStoreFile = Layer.effect(
     const dir = state.dir
     const own = claimFileName(state.pid)
     const files = decodedFileCache<ClaimFile | undefined>(decodeClaimFile)
+    const startTime = startTimeCache(START_TOKEN_TTL_MS)
     if (dir !== undefined) quietUnlink(join(dir, own))
 
     const readPeers = (now: number) =>
@@ -54,7 +58,7 @@ export const ClaimStoreFile = Layer.effect(
                 mtimeMs: st.mtimeMs,
                 content: file === undefined ? undefined : { pid: file.pid, host: file.host, startTime: file.startTime },
                 pidState: local ? pidState(file.pid) : undefined,
-                liveStartTime: local && file.startTime !== null ? startTimeOf(file.pid) : undefined
+                liveStartTime: local && file.startTime !== null ? startTime(file.pid, now) : undefined
               },
               state.host,
               now

@@ -22,3 +22,20 @@ export const startTimeOf = (pid: number): string | null => {
     return null
   }
 }
+
+/**
+ * Start tokens cached for `ttlMs` per pid: the critical section checks every peer on every pick, and a
+ * `/proc` read per peer is most of its cost. A dead pid is still seen at once (`kill(pid, 0)` is not
+ * cached); only a pid reused by a new process is seen up to `ttlMs` later.
+ */
+export const startTimeCache = (ttlMs: number) => {
+  const cache = new Map<number, { readonly at: number; readonly token: string | null }>()
+  return (pid: number, now: number): string | null => {
+    const hit = cache.get(pid)
+    if (hit !== undefined && now - hit.at < ttlMs) return hit.token
+    const token = startTimeOf(pid)
+    if (cache.size > 4096) cache.clear()
+    cache.set(pid, { at: now, token })
+    return token
+  }
+}
