@@ -2,6 +2,8 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { renderStatus, statusView } from "../core/status.js"
+import { accessSync, constants, existsSync } from "node:fs"
+import { FileUnreadable } from "./errors.js"
 import { cliPool, readState } from "./stateView.js"
 
 export const stateDirOption = Options.text("state-dir").pipe(
@@ -19,8 +21,13 @@ export const statusCommand = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
+      const poolFile = Option.getOrUndefined(args.pool)
+      if (poolFile !== undefined) {
+        const readable = yield* Effect.try(() => accessSync(poolFile, constants.R_OK)).pipe(Effect.either)
+        if (readable._tag === "Left") return yield* new FileUnreadable({ path: poolFile, reason: existsSync(poolFile) ? "permission denied" : "no such file or directory" })
+      }
       const state = yield* readState(Option.getOrUndefined(args.stateDir))
-      const pool = cliPool(Option.getOrUndefined(args.pool))
+      const pool = cliPool(poolFile)
       const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, now: state.now, warnings: pool.warnings })
       yield* Console.log(args.json ? JSON.stringify(view) : renderStatus(view, { now: state.now, processes: state.processes }))
     })

@@ -183,3 +183,11 @@ describe("doctor's notifier check on each platform", () => {
     expect(notifierCheck("linux", find([]))).toMatchObject({ status: "warn" })
   })
 })
+
+describe("ocpool status with a missing --pool file", () => {
+  it("US-46 a --pool file that cannot be read is a one-line error with exit 2", () => {
+    const r = ocpool(["status", "--pool", "/nonexistent/pool.txt", "--state-dir", tmp()])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe("ocpool: cannot read /nonexistent/pool.txt: no such file or directory\n")
+  })
+})
