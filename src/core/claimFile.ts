@@ -11,9 +11,15 @@ export interface ClaimFile {
   readonly claims: ReadonlyArray<Claim>
 }
 
-export const CLAIM_FILE = /^claims\.(\d+)\.json$/
+/** `claims.<pid>.json`, or `claims.<pid>-<n>.json` for the n-th further plugin instance in one process. */
+export const CLAIM_FILE = /^claims\.(\d+)(?:-\d+)?\.json$/
 
-export const claimFileName = (pid: number): string => `claims.${pid}.json`
+/**
+ * opencode runs one plugin instance per project directory, all in one process: the first instance
+ * writes `claims.<pid>.json`, later ones `claims.<pid>-<n>.json`, so none overwrites another's claims
+ * and each counts the others as peers.
+ */
+export const claimFileName = (pid: number, instance = 0): string => (instance === 0 ? `claims.${pid}.json` : `claims.${pid}-${instance}.json`)
 
 export const encodeClaimFile = (f: ClaimFile): string => {
   const claims: Record<string, unknown> = {}

@@ -17,15 +17,27 @@ import { pidState, startTimeCache } from "./proc.js"
 /** How long a peer's start token is trusted before `/proc` is read again (pid reuse is seen this late). */
 const START_TOKEN_TTL_MS = 1_000
 
-export const ClaimStoreFile = Layer.effect(
+/** Instance numbers in use in this process (opencode runs one plugin instance per project directory). */
+const instancesInUse = new Set<number>()
+
+const takeInstance = Effect.sync(() => {
+  let n = 0
+  while (instancesInUse.has(n)) n++
+  instancesInUse.add(n)
+  return n
+})
+
+export const ClaimStoreFile = Layer.scoped(
   ClaimStore,
   Effect.gen(function* () {
     const state = yield* StateDir
     const dir = state.dir
-    const own = claimFileName(state.pid)
+    const instance = yield* Effect.acquireRelease(takeInstance, (n) => Effect.sync(() => void instancesInUse.delete(n)))
+    const own = claimFileName(state.pid, instance)
     const files = decodedFileCache<ClaimFile | undefined>(decodeClaimFile)
     const startTime = startTimeCache(START_TOKEN_TTL_MS)
-    if (dir !== undefined) quietUnlink(join(dir, own))
+    // a file left under this process's own name by an earlier run with a reused pid
+    if (dir !== undefined && instance === 0) quietUnlink(join(dir, own))
 
     const readPeers = (now: number) =>
       Effect.try({

@@ -289,6 +289,18 @@ describe("plugin: state, status, trace, off switch", () => {
     expect(ownClaims(b)["p:c2"]?.model).toBe("go/gamma")
   })
 
+  it("US-40 two plugin instances in one process (two project directories) share one budget and keep separate claim files", async () => {
+    const a = await start({ models: POOL2 })
+    const b = await start({ models: POOL2, stateDir: a.stateDir })
+    expect(await spawn(a, "pa", "c1")).toBe("explore-1")
+    expect(await spawn(b, "pb", "c1")).toBe("explore-2")
+    expect(await spawn(a, "pa", "c2")).toBe("explore-1")
+    expect(readdirSync(a.stateDir).filter((f) => f.startsWith("claims.")).sort()).toEqual([`claims.${process.pid}-1.json`, `claims.${process.pid}.json`])
+    await b.hooks.dispose!()
+    booted = booted.filter((x) => x !== b)
+    expect(readdirSync(a.stateDir).filter((f) => f.startsWith("claims."))).toEqual([`claims.${process.pid}.json`])
+  })
+
   it("US-15 dispose deletes the process's claim file", async () => {
     const b = await start({ models: POOL2 })
     await spawn(b, "p", "c1")
