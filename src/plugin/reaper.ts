@@ -3,7 +3,7 @@ import { Clock, Duration, Effect } from "effect"
 import { updateClaim, type Claim } from "../core/claims.js"
 import { judgeClaim } from "../core/reaper.js"
 import type { Context } from "./context.js"
-import { blockedInTree, CHILD_MEMORY_MS, CHILD_SLACK_MS } from "./state.js"
+import { blockedInTree, CHILD_MEMORY_MS, CHILD_SLACK_MS, forgetQuietSessions } from "./state.js"
 
 export const makeReaper = (ctx: Context) => {
   const { state, config, log, trace, locked, publish, replaceClaim, dropClaim, reapLine, abortClaim } = ctx
@@ -91,10 +91,11 @@ export const makeReaper = (ctx: Context) => {
     ...(r.failed.length > 0 ? { aborts: Object.fromEntries(r.failed.map((k) => [k, "fail"])) } : {})
   })
 
-  /** The timer's sweep, recorded as a `sweep` line. */
+  /** The timer's sweep, recorded as a `sweep` line; it also forgets sessions that can no longer matter. */
   const timerSweep = Effect.gen(function* () {
     const r = yield* sweep
     const now = yield* Clock.currentTimeMillis
+    forgetQuietSessions(state, now)
     yield* trace.input({ at: now, type: "sweep", ...sweepFields(r) })
   })
 

@@ -81,3 +81,31 @@ export const blockedInTree = (state: PoolState, session: string): boolean => {
   }
   return false
 }
+
+/** How long what the plugin saw of a session is kept once the session is quiet and holds no claim. */
+export const SESSION_MEMORY_MS = 2 * CHILD_MEMORY_MS
+
+/**
+ * Forgets sessions that can no longer matter, so a long-running opencode does not accumulate them:
+ * quiet for SESSION_MEMORY_MS, no own claim on them, nothing asked in them. Called from the reaper.
+ */
+export const forgetQuietSessions = (state: PoolState, now: number): void => {
+  const targets = new Set<string>()
+  const owners = new Set<string>()
+  for (const c of state.claims) {
+    if (c.targetSession !== null) targets.add(c.targetSession)
+    if (c.ownerSession !== null) owners.add(c.ownerSession)
+  }
+  const keep = (s: string) => targets.has(s) || owners.has(s) || (state.asks.get(s)?.size ?? 0) > 0
+  for (const [s, at] of state.activity) if (now - at > SESSION_MEMORY_MS && !keep(s)) state.activity.delete(s)
+  for (const [s] of state.parents) if (!state.activity.has(s) && !keep(s)) state.parents.delete(s)
+  for (const [owner, ring] of state.children) {
+    const newest = ring.at(-1)
+    if ((newest === undefined || now - newest.createdAt > CHILD_MEMORY_MS) && !owners.has(owner)) state.children.delete(owner)
+  }
+  for (const [s, set] of state.asks) if (set.size === 0) state.asks.delete(s)
+  for (const [key, at] of state.signals) if (now - at >= SIGNAL_DEDUPE_MS) state.signals.delete(key)
+  for (const [s, times] of state.requests) if (times.length === 0 || now - times[times.length - 1]! >= SPIN_WINDOW_MS) state.requests.delete(s)
+  for (const [key, until] of state.warnedUntil) if (until <= now) state.warnedUntil.delete(key)
+  for (const s of state.busy) if (!state.activity.has(s) && !keep(s)) state.busy.delete(s)
+}

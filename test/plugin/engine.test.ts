@@ -286,6 +286,33 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
   )
 })
 
+describe("a long-running process forgets quiet sessions", () => {
+  it.effect("US-9 after two quiet hours the session memory holds only what a live claim needs", () =>
+    Effect.gen(function* () {
+      const p = yield* proc(memoryState(), 1, "zen/alpha 100\n")
+      for (let i = 0; i < 50; i++) {
+        yield* spawn(p, `root${i}`, "c")
+        yield* p.engine.childCreated(`child${i}`, `root${i}`, "explore-1", undefined)
+        yield* p.engine.onError(`child${i}`, { name: "UnknownError", data: { message: "connection reset" } }, undefined)
+        yield* p.engine.release(`root${i}:c`, true)
+      }
+      yield* spawn(p, "keeper", "c")
+      yield* p.engine.childCreated("kept", "keeper", "explore-1", undefined)
+      expect(p.state.activity.size).toBeGreaterThan(50)
+      for (let t = 0; t < 13; t++) {
+        yield* TestClock.adjust(10 * MIN)
+        yield* p.engine.activity("kept")
+        yield* p.engine.timerSweep
+      }
+      expect([...p.state.activity.keys()]).toEqual(["kept"])
+      expect([...p.state.parents.keys()]).toEqual(["kept"])
+      expect([...p.state.children.keys()]).toEqual(["keeper"])
+      expect(p.state.signals.size).toBe(0)
+      expect(claimKeys(p)).toEqual(["keeper:c"])
+    })
+  )
+})
+
 describe("several processes on one state (SPEC §5)", () => {
   it.effect("US-4 a cooldown recorded by one process is honoured by another for 4 spawns", () =>
     Effect.gen(function* () {
