@@ -172,18 +172,14 @@ function replyText(res, body, rec, text) {
     chunk(res, id, model, {}, "stop", USAGE)
     res.end("data: [DONE]\n\n")
   } else {
-    res.writeHead(200, { "content-type": "application/json" })
-    res.end(
-      JSON.stringify({
-        id,
-        object: "chat.completion",
-        created: now(),
-        model,
-        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-        usage: USAGE
-      })
-    )
+    completion(res, id, model, { role: "assistant", content: text }, "stop")
   }
+}
+
+/** A non-streamed chat completion with one choice. */
+function completion(res, id, model, message, finishReason) {
+  res.writeHead(200, { "content-type": "application/json" })
+  res.end(JSON.stringify({ id, object: "chat.completion", created: now(), model, choices: [{ index: 0, message, finish_reason: finishReason }], usage: USAGE }))
 }
 
 function replyToolCalls(res, body, rec, calls) {
@@ -203,27 +199,8 @@ function replyToolCalls(res, body, rec, calls) {
     chunk(res, id, model, {}, "tool_calls", USAGE)
     res.end("data: [DONE]\n\n")
   } else {
-    res.writeHead(200, { "content-type": "application/json" })
-    res.end(
-      JSON.stringify({
-        id,
-        object: "chat.completion",
-        created: now(),
-        model,
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: "assistant",
-              content: null,
-              tool_calls: calls.map(([name, args], i) => ({ id: `call_fake_${rec.seq}_${i}`, type: "function", function: { name, arguments: JSON.stringify(args) } }))
-            },
-            finish_reason: "tool_calls"
-          }
-        ],
-        usage: USAGE
-      })
-    )
+    const toolCalls = calls.map(([name, args], i) => ({ id: `call_fake_${rec.seq}_${i}`, type: "function", function: { name, arguments: JSON.stringify(args) } }))
+    completion(res, id, model, { role: "assistant", content: null, tool_calls: toolCalls }, "tool_calls")
   }
 }
 
