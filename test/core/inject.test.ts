@@ -52,6 +52,12 @@ describe("config injection (SPEC §4)", () => {
     expect(injectConfig({ provider: { zen: { blacklist: ["alpha"] } } }, POOL, "x").warnings).toEqual(["provider zen blacklists alpha, which slot 1 uses"])
   })
 
+  it("US-7 six valid slots under the default cap define explore-1..4 and no explore-5", () => {
+    const agents = injectConfig({}, slots("a/1\na/2\na/3\na/4\na/5\na/6"), "x").config.agent as Agents
+    expect(agents["explore-4"]).toBeDefined()
+    expect(agents["explore-5"]).toBeUndefined()
+  })
+
   it("US-7 maxSlots 6 with 6 slots defines explore-6", () => {
     const six = slots("a/1\na/2\na/3\na/4\na/5\na/6", 6)
     expect((injectConfig({}, six, "x").config.agent as Agents)["explore-6"]).toMatchObject({ model: "a/6" })
