@@ -42,22 +42,22 @@ export const isLive = (claim: Pick<Claim, "heartbeatAt">, now: number): boolean 
 export const capOf = (weight: number): number => CAP_FACTOR * weight
 
 /** Live load per model over the given claims. */
-export const loadByModel = (claims: Iterable<Pick<Claim, "model" | "heartbeatAt">>, now: number): Map<string, number> => {
-  const load = new Map<string, number>()
-  for (const c of claims) if (isLive(c, now)) load.set(c.model, (load.get(c.model) ?? 0) + 1)
-  return load
-}
-
-/** Per-slot loads: own live claims plus peer load, by the slot's model. */
+/** Per-slot loads: the live claims on each slot's model, plus the peer load given by model. */
 export const slotLoads = (
   slots: ReadonlyArray<Slot>,
-  own: ReadonlyMap<string, number>,
-  peers?: Readonly<Record<string, number>> | ReadonlyMap<string, number>
-): Array<number> =>
-  slots.map((s) => {
-    const peer = peers === undefined ? 0 : peers instanceof Map ? (peers.get(s.model) ?? 0) : ((peers as Readonly<Record<string, number>>)[s.model] ?? 0)
-    return (own.get(s.model) ?? 0) + peer
-  })
+  claims: ReadonlyArray<Pick<Claim, "model" | "heartbeatAt">>,
+  now: number,
+  peers?: Readonly<Record<string, number>>
+): Array<number> => {
+  const loads = new Array<number>(slots.length)
+  for (let i = 0; i < slots.length; i++) {
+    const model = slots[i]!.model
+    let load = peers?.[model] ?? 0
+    for (const c of claims) if (c.model === model && isLive(c, now)) load++
+    loads[i] = load
+  }
+  return loads
+}
 
 /** What is known about a sibling claim file, gathered by the shell (SPEC §5.2). */
 export interface ClaimFileFacts {

@@ -42,25 +42,23 @@ export interface Injection {
   readonly info: string
 }
 
-const isObj = isRecord
-
 export const variantName = (base: string, slot: number): string => `${base}-${slot}`
 
 /** SPEC §4 steps 1–4. Running it on its own output gives the same config. */
 export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: string): Injection => {
   const config = structuredClone(input)
   const warnings: Array<string> = []
-  const agents: Json = isObj(config.agent) ? config.agent : {}
+  const agents: Json = isRecord(config.agent) ? config.agent : {}
   config.agent = agents
   for (const base of POOLED_BASES) {
     if (!(base in agents)) agents[base] = structuredClone(BASE_DEFINITIONS[base])
   }
   for (const base of POOLED_BASES) {
-    const effective = isObj(agents[base]) ? (agents[base] as Json) : BASE_DEFINITIONS[base]!
+    const effective = isRecord(agents[base]) ? (agents[base] as Json) : BASE_DEFINITIONS[base]!
     for (const slot of slots) {
       const name = variantName(base, slot.index)
       const existing = agents[name]
-      if (isObj(existing)) {
+      if (isRecord(existing)) {
         if (typeof existing.model === "string" && existing.model !== slot.model) {
           warnings.push(`agent ${name} pins model ${existing.model}; the pool binds it to slot ${slot.index}'s ${slot.model}`)
         }
@@ -75,10 +73,10 @@ export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: st
       }
     }
   }
-  if (isObj(config.provider)) {
+  if (isRecord(config.provider)) {
     for (const slot of slots) {
       const block = config.provider[slot.provider]
-      if (!isObj(block)) continue
+      if (!isRecord(block)) continue
       const id = slot.model.slice(slot.provider.length + 1)
       if (Array.isArray(block.whitelist) && !block.whitelist.includes(id)) block.whitelist.push(id)
       if (Array.isArray(block.blacklist) && block.blacklist.includes(id)) {

@@ -19,7 +19,7 @@ export const TraceRecorderFile = (template: string | undefined) =>
     TraceRecorder,
     Effect.gen(function* () {
       const log = yield* AppLog
-      if (template === undefined) return { input: () => Effect.void, enabled: false }
+      if (template === undefined) return { input: () => Effect.void }
       const path = tracePath(template, process.pid)
       const decisionsPath = `${path}.decisions.jsonl`
       let broken = false
@@ -49,6 +49,6 @@ export const TraceRecorderFile = (template: string | undefined) =>
             return log.log("warn", `trace ${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? String(e)}); recording stopped, routing continues`)
           }
         })
-      return { input, enabled: true }
+      return { input }
     })
   )

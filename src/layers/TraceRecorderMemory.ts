@@ -4,4 +4,4 @@ import { TraceRecorder } from "../services/TraceRecorder.js"
 import type { MemoryState } from "./MemoryState.js"
 
 export const TraceRecorderMemory = (shared: MemoryState) =>
-  Layer.succeed(TraceRecorder, { input: (line) => Effect.sync(() => void shared.trace.push(line)), enabled: true })
+  Layer.succeed(TraceRecorder, { input: (line) => Effect.sync(() => void shared.trace.push(line)) })

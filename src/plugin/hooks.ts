@@ -19,10 +19,6 @@ import { RELOAD_DEBOUNCE_MS, watchPaths } from "./watch.js"
 
 export type { PoolServices } from "./services.js"
 
-type Json = JsonRecord
-const isObj = isRecord
-const str = asString
-
 const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
 export interface HookOptions {
@@ -60,8 +56,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   const reaper = runtime.runFork(reaperLoop(engine, o.settings.reapMs))
 
   /** The config object of the last `config` call: a reload binds the variants again against it (SPEC §3.4). */
-  let lastConfig: Json | undefined
-  const bindVariants = (cfg: Json) => {
+  let lastConfig: JsonRecord | undefined
+  const bindVariants = (cfg: JsonRecord) => {
     const { info, warnings, config } = injectConfig(cfg, state.slots, state.origin)
     cfg.agent = config.agent
     if (config.provider !== undefined) cfg.provider = config.provider
@@ -84,9 +80,9 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   return {
     engine,
     config: async (input) => {
-      if (!isObj(input)) return
+      if (!isRecord(input)) return
       try {
-        const cfg = input as unknown as Json
+        const cfg = input as unknown as JsonRecord
         lastConfig = cfg
         const { info, warnings } = bindVariants(cfg)
         await run(
@@ -102,7 +98,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       }
     },
     "tool.execute.before": async (input, output) => {
-      if (input?.tool !== "task" || !isObj(output?.args) || typeof input.sessionID !== "string" || typeof input.callID !== "string") return
+      if (input?.tool !== "task" || !isRecord(output?.args) || typeof input.sessionID !== "string" || typeof input.callID !== "string") return
       const refused = await runtime
         .runPromise(engine.beforeTask(input.sessionID, input.callID, output.args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
         .catch(() => undefined)
@@ -113,7 +109,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       await run(engine.release(`${input.sessionID}:${input.callID}`, true), "release")
     },
     "chat.params": async (input) => {
-      const session = str((input as { sessionID?: unknown } | undefined)?.sessionID)
+      const session = asString((input as { sessionID?: unknown } | undefined)?.sessionID)
       if (session !== undefined) await run(engine.modelRequest(session), "chat.params")
     },
     event: async (input) => {

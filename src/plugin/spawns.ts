@@ -1,6 +1,6 @@
 /** Spawns and their ends (SPEC §6.3–6.4): routing under the pool lock, refusal, binding, release. */
 import { Clock, Effect } from "effect"
-import { isLive, loadByModel, slotLoads, updateClaim, type Claim } from "../core/claims.js"
+import { isLive, slotLoads, updateClaim, type Claim } from "../core/claims.js"
 import { isPooledBase, VARIANT_PATTERN } from "../core/constants.js"
 import { clearOnSuccess, isCooling } from "../core/cooldown.js"
 import { pickSlot } from "../core/routing.js"
@@ -29,10 +29,9 @@ export const makeSpawns = (ctx: Context, reaper: ReturnType<typeof makeReaper>) 
             const table = yield* readTable(now)
             const key = `${sessionID}:${callID}`
             if (state.claims.some((c) => c.key === key)) dropClaim(key)
-            const own = loadByModel(state.claims, now)
-            const peerLoad = new Map<string, number>()
-            for (const p of peers) for (const c of p.claims) if (isLive(c, now)) peerLoad.set(c.model, (peerLoad.get(c.model) ?? 0) + 1)
-            const loads = slotLoads(state.slots, own, peerLoad)
+            const peerLoad: Record<string, number> = {}
+            for (const p of peers) for (const c of p.claims) if (isLive(c, now)) peerLoad[c.model] = (peerLoad[c.model] ?? 0) + 1
+            const loads = slotLoads(state.slots, state.claims, now, peerLoad)
             const pick = pickSlot({ weights: state.slots.map((s) => s.weight), loads, cooling: state.slots.map((s) => isCooling(table.get(s.model), now)) })
             if (pick === undefined) return undefined
             const slot = state.slots[pick.position]!
@@ -51,10 +50,8 @@ export const makeSpawns = (ctx: Context, reaper: ReturnType<typeof makeReaper>) 
             }
             setClaims([...state.claims, claim])
             yield* publish(now)
-            const peersRecord: Record<string, number> = {}
-            for (const [m, n] of peerLoad) peersRecord[m] = n
             const peerCooling = [...table.values()].filter((r) => isCooling(r, now)).map((r) => ({ model: r.model, until: r.until, reason: r.reason }))
-            yield* trace.input({ at: now, type: "spawn", claim: key, base, session: sessionID, ...reaper.sweepFields(swept), ...(peerLoad.size > 0 ? { peers: peersRecord } : {}), ...(peerCooling.length > 0 ? { peerCooling } : {}) })
+            yield* trace.input({ at: now, type: "spawn", claim: key, base, session: sessionID, ...reaper.sweepFields(swept), ...(Object.keys(peerLoad).length > 0 ? { peers: peerLoad } : {}), ...(peerCooling.length > 0 ? { peerCooling } : {}) })
             yield* log.log("info", `routed ${base} -> ${base}-${slot.index} slot=${slot.index} model=${slot.model} load=${loads[pick.position]! + 1}/${2 * slot.weight} pass=${pick.pass}`)
             return `${base}-${slot.index}`
           })

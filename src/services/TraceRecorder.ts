@@ -4,7 +4,6 @@ import { Context, type Effect } from "effect"
 export interface TraceRecorderService {
   /** Appends an input line (its `at` is clamped so it never goes backwards). */
   readonly input: (line: Record<string, unknown> & { readonly at: number; readonly type: string }) => Effect.Effect<void>
-  readonly enabled: boolean
 }
 
 export class TraceRecorder extends Context.Tag("opencode-pool/TraceRecorder")<TraceRecorder, TraceRecorderService>() {}

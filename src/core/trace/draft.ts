@@ -4,7 +4,7 @@
  * mutated inside one step only, so `step` stays pure.
  */
 import { HashMap } from "effect"
-import { type Claim, isLive, updateClaim } from "../claims.js"
+import { type Claim, isLive, slotLoads, updateClaim } from "../claims.js"
 import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { afterAbort, judgeClaim, type ReaperTiming } from "../reaper.js"
@@ -154,18 +154,9 @@ export const routeView = (
   peers: Readonly<Record<string, number>> | undefined,
   at: number
 ) => {
-  const n = slots.length
-  const loads: Array<number> = new Array<number>(n)
-  const weights: Array<number> = new Array<number>(n)
-  const coolingFlags: Array<boolean> = new Array<boolean>(n)
-  for (let i = 0; i < n; i++) {
-    const s = slots[i]!
-    let load = peers?.[s.model] ?? 0
-    for (const c of claims) if (c.model === s.model && isLive(c, at)) load++
-    loads[i] = load
-    weights[i] = s.weight
-    coolingFlags[i] = isCooling(cooldowns.get(s.model), at)
-  }
+  const loads = slotLoads(slots, claims, at, peers)
+  const weights = slots.map((s) => s.weight)
+  const coolingFlags = slots.map((s) => isCooling(cooldowns.get(s.model), at))
   const pick = pickSlot({ weights, loads, cooling: coolingFlags })!
   return { loads, weights, cooling: coolingFlags, pick }
 }

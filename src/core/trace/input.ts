@@ -82,8 +82,6 @@ const fail = (message: string): never => {
   throw new Invalid(message)
 }
 
-const isObj = isRecord
-
 const str = (o: Obj, key: string): string => {
   const v = o[key]
   if (v === undefined) return fail(`missing required field "${key}"`)
@@ -135,7 +133,7 @@ const abortOf = (o: Obj): AbortOutcome | undefined => (o.abort === undefined || 
 
 const abortsOf = (o: Obj): Readonly<Record<string, AbortOutcome>> | undefined => {
   if (o.aborts === undefined || o.aborts === null) return undefined
-  if (!isObj(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
+  if (!isRecord(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
   const aborts: Record<string, AbortOutcome> = {}
   for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${k}`)
   return aborts
@@ -144,7 +142,7 @@ const abortsOf = (o: Obj): Readonly<Record<string, AbortOutcome>> | undefined =>
 const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
   const v = o.peers
   if (v === undefined || v === null) return undefined
-  if (!isObj(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n))) {
+  if (!isRecord(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n))) {
     return fail(`field "peers" must be an object of model: number`)
   }
   return v as Readonly<Record<string, number>>
@@ -157,7 +155,7 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
   if (v === undefined || v === null) return undefined
   if (!Array.isArray(v)) return fail(`field "peerCooling" must be an array`)
   return v.map((p: unknown, i): PeerCooling => {
-    if (!isObj(p) || typeof p.model !== "string" || typeof p.until !== "number" || typeof p.reason !== "string" || !REASONS.has(p.reason)) {
+    if (!isRecord(p) || typeof p.model !== "string" || typeof p.until !== "number" || typeof p.reason !== "string" || !REASONS.has(p.reason)) {
       return fail(`peerCooling[${i}] must be {model, until, reason} with a known reason`)
     }
     return { model: p.model, until: p.until, reason: p.reason as CoolReason }
@@ -167,7 +165,7 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
 const headers = (o: Obj): Readonly<Record<string, unknown>> | undefined => {
   const v = o.headers
   if (v === undefined || v === null) return undefined
-  if (!isObj(v)) return fail(`field "headers" must be an object`)
+  if (!isRecord(v)) return fail(`field "headers" must be an object`)
   return v
 }
 
@@ -188,7 +186,7 @@ const decodeOrThrow = (line: string): TraceInput => {
   } catch (e) {
     return fail(`invalid JSON: ${(e as Error).message}`)
   }
-  if (!isObj(parsed)) return fail("a line must be a JSON object")
+  if (!isRecord(parsed)) return fail("a line must be a JSON object")
   const o = parsed
   if (o.at === undefined) return fail(`missing required field "at"`)
   if (typeof o.at !== "number" || !Number.isSafeInteger(o.at)) return fail(`field "at" must be an integer (epoch ms)`)

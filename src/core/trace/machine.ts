@@ -64,7 +64,6 @@ const pruneActivity = (
   return { activity: kept, pruneAt: Math.max(pruneMin, 2 * HashMap.size(kept)) }
 }
 
-
 export type StepResult =
   | {
       readonly _tag: "Ok"
@@ -76,11 +75,10 @@ export type StepResult =
   | { readonly _tag: "Invalid"; readonly message: string }
 
 export interface MachineOptions {
-  readonly timing?: ReaperTiming
+  readonly timing?: ReaperTiming | undefined
   /** Smallest activity-table size that triggers a prune (default 1024); tests set it to 0 to prune every line. */
-  readonly activityPruneMin?: number
+  readonly activityPruneMin?: number | undefined
 }
-
 
 const NO_WARNINGS: ReadonlyArray<string> = []
 

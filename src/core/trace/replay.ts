@@ -28,7 +28,6 @@ export type FeedResult =
   | { readonly _tag: "Invalid"; readonly message: string }
 
 const NOTHING: ReadonlyArray<never> = []
-const NO_OPTIONS = {}
 
 /** Blank: empty or whitespace only. Lines almost always start with `{`, which answers at once. */
 const isBlank = (line: string): boolean => line.charCodeAt(0) !== 123 && line.trim() === ""
@@ -38,19 +37,15 @@ export const feed = (cursor: ReplayCursor, line: string, options: ReplayOptions 
   if (isBlank(line)) return { _tag: "Ok", cursor, decisions: NOTHING, warnings: NOTHING }
   const input = decodeLine(line)
   if (input instanceof InputError) return { _tag: "Invalid", message: input.message }
-  const stepOptions =
-    options.timing === undefined && options.activityPruneMin === undefined
-      ? NO_OPTIONS
-      : { ...(options.timing === undefined ? {} : { timing: options.timing }), ...(options.activityPruneMin === undefined ? {} : { activityPruneMin: options.activityPruneMin }) }
   let state = cursor.state
   let warnings: ReadonlyArray<string> = NOTHING
   if (cursor.poolPending && options.pool !== undefined) {
-    const pooled = step(state, { type: "pool", at: input.at, slots: options.pool.map((s) => ({ model: s.model, weight: s.weight })) }, stepOptions)
+    const pooled = step(state, { type: "pool", at: input.at, slots: options.pool.map((s) => ({ model: s.model, weight: s.weight })) }, options)
     if (pooled._tag === "Invalid") return pooled
     state = pooled.state
     warnings = pooled.warnings
   }
-  const result = step(state, input, stepOptions)
+  const result = step(state, input, options)
   if (result._tag === "Invalid") return result
   return {
     _tag: "Ok",
