@@ -44,16 +44,22 @@ export const makeContext = (state: PoolState, config: EngineConfig) =>
     const readTable = (now: number) =>
       cooldowns.readAll(now).pipe(Effect.catchAll((e) => Effect.as(log.log("warn", `reading cooldowns failed: ${e.reason}`), new Map() as CooldownTable)))
 
-    /** Merges a cool plan into the shared table under the pool lock, and logs it. */
-    const cool = (plan: CoolPlan, now: number) =>
+    /**
+     * Under the pool lock: reads the shared table, plans from it (strikes escalate from what every
+     * process recorded, not from an earlier read), merges the plan and writes the changed records.
+     * Returns the plan, or `undefined` when the planner decided nothing cools.
+     */
+    const cool = (planFrom: (table: CooldownTable) => CoolPlan | undefined, now: number) =>
       lock.withLock(
         Effect.gen(function* () {
           const table = yield* readTable(now)
+          const plan = planFrom(table)
+          if (plan === undefined) return undefined
           const next = applyCool(table, plan, now)
           const changed = plan.models.flatMap((m) => (next.get(m) !== table.get(m) && next.get(m) !== undefined ? [next.get(m)!] : []))
           if (changed.length > 0) yield* cooldowns.write(changed).pipe(Effect.catchAll((e) => log.log("warn", `writing cooldowns failed: ${e.reason}`)))
           yield* log.log("info", `cooling ${plan.models.join(",")} ${plan.reason} strike ${plan.strike} for ${Math.round(plan.windowMs / 1000)}s until ${iso(plan.until)}`)
-          return next
+          return plan
         })
       )
 
@@ -114,8 +120,7 @@ export const makeContext = (state: PoolState, config: EngineConfig) =>
                 yield* log.log("info", `released claim=${c.key} after ${cause}`)
                 break
               case "ReleaseHung": {
-                const table = yield* readTable(now)
-                if (!isCooling(table.get(c.model), now)) yield* cool(planCool(table, [c.model], "model", "hang", now, undefined), now)
+                yield* cool((table) => (isCooling(table.get(c.model), now) ? undefined : planCool(table, [c.model], "model", "hang", now, undefined)), now)
                 dropClaim(c.key)
                 state.reaped++
                 yield* log.log("warn", reapLine(current, now, "aborted"))

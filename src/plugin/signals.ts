@@ -6,7 +6,7 @@ import type { Context } from "./context.js"
 import { SIGNAL_DEDUPE_MS } from "./state.js"
 
 export const makeSignals = (ctx: Context, release: (key: string, ok: boolean) => Effect.Effect<void>) => {
-  const { state, trace, readTable, cool, oneTimeWarnings, liveTarget, abortClaim } = ctx
+  const { state, trace, cool, oneTimeWarnings, liveTarget, abortClaim } = ctx
   /** A classified signal on a session (SPEC §7.8): cool, then abort a pooled target, release on success. */
   const signal = (session: string | undefined, decide: (table: CooldownTable, now: number) => SignalDecision, text: string, record: Record<string, unknown>) =>
     Effect.gen(function* () {
@@ -18,13 +18,15 @@ export const makeSignals = (ctx: Context, release: (key: string, ok: boolean) =>
         state.signals.set(dedupeKey, now)
       }
       const target = session === undefined ? undefined : liveTarget(session, now)
-      const table = yield* readTable(now)
-      const decision = decide(table, now)
-      if (decision._tag === "Ignore") {
+      let decision: SignalDecision | undefined
+      yield* cool((table) => {
+        decision = decide(table, now)
+        return decision._tag === "Cool" ? decision.plan : undefined
+      }, now)
+      if (decision === undefined || decision._tag === "Ignore") {
         yield* trace.input({ at: now, ...record } as { at: number; type: string })
         return
       }
-      yield* cool(decision.plan, now)
       yield* oneTimeWarnings(decision, text, now)
       if (target === undefined) {
         yield* trace.input({ at: now, ...record } as { at: number; type: string })
