@@ -7,6 +7,7 @@ import { delimiter, join } from "node:path"
 import { isLive } from "../core/claims.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
+import { xdgDir } from "../layers/xdg.js"
 import { ChecksFailed } from "./errors.js"
 import { cliPool, readState, stateDirFor } from "./stateView.js"
 import { stateDirOption } from "./status.js"
@@ -27,8 +28,6 @@ const onPath = (bin: string, env: NodeJS.ProcessEnv = process.env): string | und
   return undefined
 }
 
-const dataHome = () => (process.env.XDG_DATA_HOME && process.env.XDG_DATA_HOME !== "" ? process.env.XDG_DATA_HOME : join(homedir(), ".local", "share"))
-const configHome = () => (process.env.XDG_CONFIG_HOME && process.env.XDG_CONFIG_HOME !== "" ? process.env.XDG_CONFIG_HOME : join(homedir(), ".config"))
 
 /** Which notifier `auto` would use here (SPEC §10.5). */
 export const notifierCheck = (platform: NodeJS.Platform, find: (bin: string) => string | undefined): Check => {
@@ -70,14 +69,14 @@ export const runChecks = (stateFlag: string | undefined) =>
       const tmps = s.exists ? readdirSync(s.dir).filter((n) => n.endsWith(".tmp")).length : 0
       if (tmps > 0) checks.push({ id: "tmp-files", status: "warn", detail: `${tmps} *.tmp file(s); removed after 60 s by the next reader` })
     }
-    const db = process.env.OPENCODE_DB && process.env.OPENCODE_DB !== "" ? process.env.OPENCODE_DB : join(dataHome(), "opencode", "opencode.db")
+    const db = process.env.OPENCODE_DB && process.env.OPENCODE_DB !== "" ? process.env.OPENCODE_DB : join(xdgDir("XDG_DATA_HOME"), "opencode", "opencode.db")
     checks.push(existsSync(db) ? { id: "opencode-db", status: "ok", detail: `${db} ${(statSync(db).size / 1e6).toFixed(1)} MB` } : { id: "opencode-db", status: "warn", detail: `${db} not found` })
     checks.push(notifierCheck(process.platform, (b) => onPath(b)))
     const sshConfig = join(homedir(), ".ssh", "config")
     const hop = process.env.OCPOOL_NOTIFY_HOST ?? (existsSync(sshConfig) && /^\s*Host\s+ocpool-desktop\s*$/m.test(readFileSync(sshConfig, "utf8")) ? "ocpool-desktop" : undefined)
     checks.push({ id: "ssh-hop", status: "ok", detail: hop === undefined ? "not configured (only needed on remote hosts)" : `host ${hop}` })
     checks.push({ id: "fade", status: process.platform === "linux" && onPath("gdbus") !== undefined ? "ok" : "warn", detail: process.platform === "linux" ? (onPath("gdbus") !== undefined ? "gdbus" : "gdbus not found") : `unsupported on ${process.platform}` })
-    const configs = [join(configHome(), "opencode", "opencode.json"), join(configHome(), "opencode", "opencode.jsonc"), join(process.cwd(), "opencode.json"), join(process.cwd(), "opencode.jsonc")]
+    const configs = [join(xdgDir("XDG_CONFIG_HOME"), "opencode", "opencode.json"), join(xdgDir("XDG_CONFIG_HOME"), "opencode", "opencode.jsonc"), join(process.cwd(), "opencode.json"), join(process.cwd(), "opencode.jsonc")]
     const listing = configs.find((p) => existsSync(p) && readFileSync(p, "utf8").includes("opencode-pool"))
     checks.push(listing !== undefined ? { id: "plugin", status: "ok", detail: `listed in ${listing}` } : { id: "plugin", status: "warn", detail: `no opencode config lists "opencode-pool" (add "plugin": ["opencode-pool"])` })
     const [major, minor] = process.versions.node.split(".").map(Number)

@@ -9,9 +9,10 @@ import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { resolvePool, type PoolSource } from "../core/source.js"
 import { PoolConfig } from "../services/PoolConfig.js"
+import { xdgDir } from "./xdg.js"
 
 export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  join(env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== "" ? env.XDG_CONFIG_HOME : join(homedir(), ".config"), "opencode-pool")
+  join(xdgDir("XDG_CONFIG_HOME", env), "opencode-pool")
 
 /** The bundled preset, next to `dist/` in the package (or next to `src/` when running from sources). */
 export const bundledPreset = (): string | undefined => {

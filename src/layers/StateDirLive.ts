@@ -10,9 +10,10 @@ import { join, resolve } from "node:path"
 import { AppLog } from "../services/AppLog.js"
 import { StateDir } from "../services/StateDir.js"
 import { startTimeOf } from "./proc.js"
+import { xdgDir } from "./xdg.js"
 
 export const defaultStateDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  join(env.XDG_STATE_HOME && env.XDG_STATE_HOME !== "" ? env.XDG_STATE_HOME : join(homedir(), ".local", "state"), "opencode-pool")
+  join(xdgDir("XDG_STATE_HOME", env), "opencode-pool")
 
 export const resolveStateDir = (option: string | undefined, env: NodeJS.ProcessEnv = process.env): string => {
   const fromEnv = env.OCPOOL_STATE_DIR
