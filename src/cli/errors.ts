@@ -60,3 +60,9 @@ export const describeFailure = (e: CliFailure): { readonly message: string; read
       return { message: `doctor: failing checks: ${e.failed.join(", ")}`, exitCode: 1 }
   }
 }
+
+/** Exit 2: a flag value out of range, or a `--db` that is missing or not an opencode database (SPEC §12.1). */
+export class BadInput extends Data.TaggedError("BadInput")<{ readonly message: string }> {}
+
+/** Exit 1: a sweep stopped on a database failure, or its id guard tripped; exit 75: it stopped busy or the vacuum was refused. */
+export class SweepIncomplete extends Data.TaggedError("SweepIncomplete")<{ readonly message: string; readonly exitCode: 1 | 75 }> {}

@@ -9,13 +9,14 @@ import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { replayCommand } from "./replay.js"
 import { statusCommand } from "./status.js"
+import { sweepCommand } from "./sweep/command.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -37,6 +38,8 @@ cli(process.argv).pipe(
     PoolUnusable: (e) => fail(describeFailure(e)),
     StateUnreadable: (e) => fail(describeFailure(e)),
     InitRefused: (e) => fail(describeFailure(e)),
+    BadInput: (e) => fail({ message: e.message, exitCode: 2 }),
+    SweepIncomplete: (e) => fail(e),
     ChecksFailed: () => Effect.sync(() => void (process.exitCode = 1)),
     UsageProblem: (e) =>
       Effect.sync(() => {
@@ -64,6 +67,10 @@ const USAGE = [
   "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
   "  init [--format txt|json] [--force] [--json]                          write the user pool file",
   "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
+  "  sweep sessions [--db PATH] [--days 30] [--grace-hours 24] [--directory D] [--limit N]",
+  "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",
+  "  sweep events [--db PATH] [--days 7] [--grace-hours 1] [--limit N]",
+  "               [--dry-run] [--vacuum] [--force] [--json]                 prune the event log",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")
 

@@ -34,3 +34,24 @@ export const isPooledBase = (name: string): name is Base =>
 
 /** `explore-2`, `implement-12`: a hand-named slot variant (SPEC §6.3). `explore-0` does not match. */
 export const VARIANT_PATTERN = /^(explore|implement|context)-([1-9][0-9]*)$/
+
+/** Retention sweeps (SPEC §1, §11). */
+export const DAY_MS = 86_400_000
+export const HOUR_MS = 3_600_000
+export const SESSION_SWEEP_DAYS = 30
+export const SESSION_SWEEP_GRACE_HOURS = 24
+export const EVENT_SWEEP_DAYS = 7
+export const EVENT_SWEEP_GRACE_HOURS = 1
+/** The time field of an opencode id keeps 36 bits of milliseconds and wraps after this long (≈ 795.36 days). */
+export const ID_ERA_MS = 68_719_476_736
+export const EVENT_CHUNK_ROWS = 1_000
+export const EVENT_CHUNK_MIN_ROWS = 50
+/** A write transaction longer than this halves the next chunk; ten shorter ones in a row double it back. */
+export const SLOW_TRANSACTION_MS = 100
+export const FAST_TRANSACTIONS_TO_GROW = 10
+export const DB_BUSY_TIMEOUT_MS = 5_000
+/** Back-off after SQLITE_BUSY: one wait per retry, then the sweep stops with exit 75. */
+export const DB_BUSY_BACKOFF_MS = [250, 500, 1_000, 2_000, 4_000] as const
+/** The id guard checks this many candidates that have a session row (SPEC §11.2). */
+export const ID_GUARD_SAMPLES = 100
+export const ID_GUARD_SLACK_MS = 86_400_000

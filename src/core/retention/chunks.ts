@@ -1,0 +1,21 @@
+/** Chunk sizing and busy back-off for the delete transactions (SPEC §1 EVENT_CHUNK_ROWS, DB_BUSY_RETRIES). */
+import { DB_BUSY_BACKOFF_MS, EVENT_CHUNK_MIN_ROWS, EVENT_CHUNK_ROWS, FAST_TRANSACTIONS_TO_GROW, SLOW_TRANSACTION_MS } from "../constants.js"
+
+export interface ChunkState {
+  readonly size: number
+  /** Fast transactions in a row since the last change of size. */
+  readonly fast: number
+}
+
+export const initialChunk: ChunkState = { size: EVENT_CHUNK_ROWS, fast: 0 }
+
+/** After a transaction of `elapsedMs`: halve on a slow one (not below 50), double after ten fast ones (not above 1000). */
+export const nextChunk = (state: ChunkState, elapsedMs: number): ChunkState => {
+  if (elapsedMs > SLOW_TRANSACTION_MS) return { size: Math.max(EVENT_CHUNK_MIN_ROWS, Math.floor(state.size / 2)), fast: 0 }
+  const fast = state.fast + 1
+  if (fast >= FAST_TRANSACTIONS_TO_GROW && state.size < EVENT_CHUNK_ROWS) return { size: Math.min(EVENT_CHUNK_ROWS, state.size * 2), fast: 0 }
+  return { size: state.size, fast }
+}
+
+/** The wait before busy retry `attempt` (1-based), or undefined when the retries are used up. */
+export const busyBackoff = (attempt: number): number | undefined => DB_BUSY_BACKOFF_MS[attempt - 1]

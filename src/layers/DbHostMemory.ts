@@ -1,0 +1,31 @@
+/** DbHost with fixed answers, for tests: a full disk, another process holding the file, or no way to tell. */
+import { Effect, Layer } from "effect"
+import { statSync } from "node:fs"
+import { DbHost } from "../services/DbHost.js"
+
+export interface DbHostFacts {
+  readonly freeBytes?: number | undefined
+  readonly openBy?: ReadonlyArray<number> | undefined
+}
+
+/** Sizes are read from the real file (the sweeps under test run on one); free space and holders are given. */
+export const DbHostMemory = (facts: DbHostFacts) =>
+  Layer.succeed(
+    DbHost,
+    DbHost.of({
+      bytes: (db) =>
+        Effect.sync(() => {
+          let n = 0
+          for (const p of [db, `${db}-wal`]) {
+            try {
+              n += statSync(p).size
+            } catch {
+              // absent
+            }
+          }
+          return n
+        }),
+      freeBytes: () => Effect.succeed(facts.freeBytes),
+      openBy: () => Effect.succeed(facts.openBy)
+    })
+  )

@@ -1,0 +1,235 @@
+/**
+ * RetentionStore over any `@effect/sql` SqlClient (SPEC §11): better-sqlite3 in the Node CLI, and any
+ * other SQLite driver that speaks the same SQL. Every write is one `BEGIN IMMEDIATE … COMMIT`, so the
+ * sweep takes the write lock up front (waiting out `busy_timeout`) and never upgrades a read snapshot.
+ */
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Effect, Exit, Layer } from "effect"
+import { DB_BUSY_TIMEOUT_MS } from "../core/constants.js"
+import { DbBusy, DbFailed, NotOpencodeDb, RetentionStore, type SessionRow, type SessionTable, type TreeDelete } from "../services/RetentionStore.js"
+
+/** The columns the sweeps read or match on; anything less is not an opencode database this tool understands. */
+export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  session: ["id", "project_id", "workspace_id", "parent_id", "directory", "title", "time_created", "time_updated"],
+  event: ["id", "aggregate_id", "data"],
+  event_sequence: ["aggregate_id", "owner_id"]
+}
+
+/** Ids per `IN (...)` list inside one statement, well under SQLite's variable limit. */
+const IN_BATCH = 500
+
+const codeOf = (e: SqlError.SqlError): string => {
+  const cause = e.cause as { readonly code?: unknown } | undefined
+  return typeof cause?.code === "string" ? cause.code : ""
+}
+
+const messageOf = (e: SqlError.SqlError): string => {
+  const cause = e.cause as { readonly message?: unknown } | undefined
+  return typeof cause?.message === "string" ? cause.message : e.message
+}
+
+const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(e))
+
+const failed = (e: SqlError.SqlError) => new DbFailed({ reason: messageOf(e) })
+const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : failed(e))
+
+const batches = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+export interface RetentionSqliteOptions {
+  /** `PRAGMA busy_timeout` (SPEC §1 DB_BUSY_TIMEOUT_MS); tests shorten it. */
+  readonly busyTimeoutMs?: number
+}
+
+export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
+  Layer.effect(
+    RetentionStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const pragmas = Effect.gen(function* () {
+        yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DB_BUSY_TIMEOUT_MS))}`)
+        yield* sql.unsafe("PRAGMA foreign_keys = ON")
+        const mode = yield* sql.unsafe<{ journal_mode: string }>("PRAGMA journal_mode")
+        // In WAL mode a commit need not fsync to stay consistent; opencode runs its database the same way.
+        if (String(mode[0]?.journal_mode).toLowerCase() === "wal") yield* sql.unsafe("PRAGMA synchronous = NORMAL")
+      })
+      // A file that is not SQLite fails here; that is bad input, reported when the schema is checked.
+      const pragmaFailure = yield* pragmas.pipe(Effect.flip, Effect.option)
+
+      /** BEGIN IMMEDIATE, the body, COMMIT; ROLLBACK on any failure. Returns the time the write lock was held. */
+      const immediate = <A, E>(body: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<{ readonly value: A; readonly ms: number }, E | SqlError.SqlError> =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            yield* sql.unsafe("BEGIN IMMEDIATE")
+            const start = yield* Clock.currentTimeMillis
+            const exit = yield* Effect.exit(restore(body).pipe(Effect.tap(() => sql.unsafe("COMMIT"))))
+            if (Exit.isFailure(exit)) yield* sql.unsafe("ROLLBACK").pipe(Effect.ignore)
+            const value = yield* exit
+            return { value, ms: (yield* Clock.currentTimeMillis) - start }
+          })
+        )
+
+      const countIn = (table: string, column: string, ids: ReadonlyArray<string>) =>
+        Effect.reduce(batches(ids, IN_BATCH), 0, (n, batch) =>
+          sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)} WHERE ${sql.in(column, batch)}`.pipe(Effect.map((r) => n + Number(r[0]?.n ?? 0)))
+        )
+
+      const deleteIn = (table: string, column: string, ids: ReadonlyArray<string>) =>
+        Effect.forEach(batches(ids, IN_BATCH), (batch) => sql`DELETE FROM ${sql(table)} WHERE ${sql.in(column, batch)}`, { discard: true })
+
+      /** Per-table counts of a tree, in deletion order (the same queries for a dry run and for the real one). */
+      const treeCounts = (tree: TreeDelete) =>
+        Effect.gen(function* () {
+          const rows: Record<string, number> = {}
+          for (const table of tree.tables) rows[table] = yield* countIn(table, "session_id", tree.ids)
+          if (tree.withEvents) {
+            rows.event = yield* countIn("event", "aggregate_id", tree.ids)
+            rows.event_sequence = yield* countIn("event_sequence", "aggregate_id", tree.ids)
+          }
+          rows.session = yield* countIn("session", "id", tree.ids)
+          return rows
+        })
+
+      /** Why a planned tree must stay after all: it changed between planning and its transaction. */
+      const changedSince = (tree: TreeDelete) =>
+        Effect.gen(function* () {
+          for (const batch of batches(tree.ids, IN_BATCH)) {
+            const active = yield* sql<{ n: number }>`SELECT count(*) AS n FROM session WHERE ${sql.in("id", batch)}
+              AND (time_updated >= ${tree.cutoffUpdated} OR workspace_id IS NOT NULL)`
+            if (Number(active[0]?.n ?? 0) > 0) return "a session of the tree was updated or moved into a workspace"
+            const synced = yield* sql<{ n: number }>`SELECT count(*) AS n FROM event_sequence WHERE ${sql.in("aggregate_id", batch)} AND owner_id IS NOT NULL`
+            if (Number(synced[0]?.n ?? 0) > 0) return "a session of the tree is now in sync"
+          }
+          const members = new Set(tree.ids)
+          for (const batch of batches(tree.ids, IN_BATCH)) {
+            const kids = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${sql.in("parent_id", batch)}`
+            if (kids.some((k) => !members.has(k.id))) return "a session was added to the tree"
+          }
+          return undefined
+        })
+
+      return RetentionStore.of({
+        checkSchema: Effect.gen(function* () {
+          if (pragmaFailure._tag === "Some") return yield* new NotOpencodeDb({ reason: messageOf(pragmaFailure.value) })
+          for (const [table, columns] of Object.entries(REQUIRED_COLUMNS)) {
+            const info = yield* sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.pipe(
+              Effect.mapError((e) => new NotOpencodeDb({ reason: messageOf(e) }))
+            )
+            if (info.length === 0) return yield* new NotOpencodeDb({ reason: `no table '${table}'` })
+            const have = new Set(info.map((c) => c.name))
+            const missing = columns.filter((c) => !have.has(c))
+            if (missing.length > 0) return yield* new NotOpencodeDb({ reason: `table '${table}' has no column ${missing.map((c) => `'${c}'`).join(", ")}` })
+          }
+        }),
+
+        sessions: sql<{
+          id: string
+          project_id: string
+          parent_id: string | null
+          workspace_id: string | null
+          directory: string
+          title: string
+          time_created: number
+          time_updated: number
+        }>`SELECT id, project_id, parent_id, workspace_id, directory, title, time_created, time_updated FROM session`.pipe(
+          Effect.map((rows) =>
+            rows.map(
+              (r): SessionRow => ({
+                id: r.id,
+                projectId: r.project_id,
+                parentId: r.parent_id,
+                workspaceId: r.workspace_id,
+                directory: r.directory,
+                title: r.title,
+                timeCreated: Number(r.time_created),
+                timeUpdated: Number(r.time_updated)
+              })
+            )
+          ),
+          Effect.mapError(failed)
+        ),
+
+        syncedAggregates: sql<{ aggregate_id: string }>`SELECT aggregate_id FROM event_sequence WHERE owner_id IS NOT NULL`.pipe(
+          Effect.map((rows) => new Set(rows.map((r) => r.aggregate_id))),
+          Effect.mapError(failed)
+        ),
+
+        sessionTables: Effect.gen(function* () {
+          const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+            AND name NOT IN ('session', 'event', 'event_sequence') ORDER BY name`
+          const out: Array<SessionTable> = []
+          for (const { name } of tables) {
+            const columns = yield* sql<{ name: string }>`SELECT name FROM pragma_table_info(${name})`
+            if (!columns.some((c) => c.name === "session_id")) continue
+            const refs = yield* sql<{ table: string }>`SELECT "table" FROM pragma_foreign_key_list(${name})`
+            out.push({ name, references: refs.map((r) => r.table) })
+          }
+          return out
+        }).pipe(Effect.mapError(failed)),
+
+        scanEvents: (pageSize, onPage) =>
+          Effect.gen(function* () {
+            let after = -Infinity
+            let total = 0
+            for (;;) {
+              const page = yield* sql<readonly [number, string, string]>`SELECT rowid, id, aggregate_id FROM event
+                WHERE rowid > ${after === -Infinity ? Number.MIN_SAFE_INTEGER : after} ORDER BY rowid LIMIT ${pageSize}`.values
+              if (page.length === 0) return total
+              total += page.length
+              after = Number(page[page.length - 1]![0])
+              onPage(page.map((r) => [String(r[1]), String(r[2])] as const))
+            }
+          }).pipe(Effect.mapError(failed)),
+
+        countTree: (tree) => treeCounts(tree).pipe(Effect.mapError(failed)),
+
+        deleteTree: (tree) =>
+          immediate(
+            Effect.gen(function* () {
+              const reason = yield* changedSince(tree)
+              if (reason !== undefined) return { changed: reason } as const
+              const rows = yield* treeCounts(tree)
+              for (const table of tree.tables) yield* deleteIn(table, "session_id", tree.ids)
+              if (tree.withEvents) {
+                yield* deleteIn("event", "aggregate_id", tree.ids)
+                yield* deleteIn("event_sequence", "aggregate_id", tree.ids)
+              }
+              yield* deleteIn("session", "id", tree.ids)
+              return { rows } as const
+            })
+          ).pipe(
+            Effect.map(({ value, ms }) =>
+              "changed" in value ? ({ _tag: "Changed", reason: value.changed } as const) : ({ _tag: "Deleted", rows: value.rows, ms } as const)
+            ),
+            Effect.mapError(busyOrFailed)
+          ),
+
+        measureEvents: (ids) =>
+          Effect.reduce(batches(ids, IN_BATCH), { rows: 0, bytes: 0 }, (acc, batch) =>
+            sql<{ n: number; b: number }>`SELECT count(*) AS n, coalesce(sum(octet_length(data)), 0) AS b FROM event WHERE ${sql.in("id", batch)}`.pipe(
+              Effect.map((r) => ({ rows: acc.rows + Number(r[0]?.n ?? 0), bytes: acc.bytes + Number(r[0]?.b ?? 0) }))
+            )
+          ).pipe(Effect.mapError(failed)),
+
+        deleteEvents: (ids) =>
+          immediate(
+            Effect.gen(function* () {
+              const measured = yield* sql<{ n: number; b: number }>`SELECT count(*) AS n, coalesce(sum(octet_length(data)), 0) AS b FROM event WHERE ${sql.in("id", ids)}`
+              yield* sql`DELETE FROM event WHERE ${sql.in("id", ids)}`
+              return { rows: Number(measured[0]?.n ?? 0), bytes: Number(measured[0]?.b ?? 0) }
+            })
+          ).pipe(
+            Effect.map(({ value, ms }) => ({ ...value, ms })),
+            Effect.mapError(busyOrFailed)
+          ),
+
+        vacuum: Effect.gen(function* () {
+          yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
+          yield* sql.unsafe("VACUUM")
+        }).pipe(Effect.mapError(busyOrFailed))
+      })
+    })
+  )

@@ -1,0 +1,68 @@
+/**
+ * opencode's database as the retention sweeps see it (SPEC §11): the facts the core selects from, and
+ * the delete transactions. Driver-agnostic: the live layer runs over any `@effect/sql` SqlClient.
+ */
+import { Context, Data, type Effect } from "effect"
+import type { ArchivedSession } from "../core/retention/records.js"
+import type { SessionFacts } from "../core/retention/trees.js"
+
+/** The database is busy (SQLITE_BUSY / SQLITE_LOCKED after the busy timeout); the transaction was rolled back. */
+export class DbBusy extends Data.TaggedError("DbBusy")<{ readonly reason: string }> {}
+
+/** Any other database failure. */
+export class DbFailed extends Data.TaggedError("DbFailed")<{ readonly reason: string }> {}
+
+/** The file is not an opencode database: a required table or column is missing, or it is not SQLite at all. */
+export class NotOpencodeDb extends Data.TaggedError("NotOpencodeDb")<{ readonly reason: string }> {}
+
+export type SessionRow = SessionFacts & ArchivedSession
+
+/** A table that holds rows of a session, and the session tables it references (deleted after it). */
+export interface SessionTable {
+  readonly name: string
+  readonly references: ReadonlyArray<string>
+}
+
+export interface TreeDelete {
+  readonly ids: ReadonlyArray<string>
+  /** Tables with a `session_id` column, in deletion order. */
+  readonly tables: ReadonlyArray<string>
+  readonly withEvents: boolean
+  /** Re-checked inside the transaction: a session updated since (or moved into a workspace, or into sync) keeps the tree. */
+  readonly cutoffUpdated: number
+}
+
+export type TreeOutcome =
+  | { readonly _tag: "Deleted"; readonly rows: Readonly<Record<string, number>>; readonly ms: number }
+  | { readonly _tag: "Changed"; readonly reason: string }
+
+export interface EventChunk {
+  readonly rows: number
+  readonly bytes: number
+  /** Time the write transaction was held, BEGIN IMMEDIATE to COMMIT. */
+  readonly ms: number
+}
+
+export interface RetentionStoreService {
+  /** Fails with NotOpencodeDb unless the tables and columns the sweeps use are there. */
+  readonly checkSchema: Effect.Effect<void, NotOpencodeDb | DbFailed>
+  readonly sessions: Effect.Effect<ReadonlyArray<SessionRow>, DbFailed>
+  /** Aggregates whose `event_sequence.owner_id` is set. */
+  readonly syncedAggregates: Effect.Effect<ReadonlySet<string>, DbFailed>
+  /** Tables other than session, event and event_sequence that have a `session_id` column. */
+  readonly sessionTables: Effect.Effect<ReadonlyArray<SessionTable>, DbFailed>
+  /** Calls `onPage` with `[id, aggregate_id]` rows in storage order, `pageSize` at a time. */
+  readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<readonly [string, string]>) => void) => Effect.Effect<number, DbFailed>
+  /** Rows a tree would lose, per table, without changing anything. */
+  readonly countTree: (tree: TreeDelete) => Effect.Effect<Readonly<Record<string, number>>, DbFailed>
+  /** One write transaction: the tree's rows, children before parents. */
+  readonly deleteTree: (tree: TreeDelete) => Effect.Effect<TreeOutcome, DbBusy | DbFailed>
+  /** Rows and data bytes of these events, without changing anything. */
+  readonly measureEvents: (ids: ReadonlyArray<string>) => Effect.Effect<{ readonly rows: number; readonly bytes: number }, DbFailed>
+  /** One write transaction: `DELETE FROM event WHERE id IN (...)`. */
+  readonly deleteEvents: (ids: ReadonlyArray<string>) => Effect.Effect<EventChunk, DbBusy | DbFailed>
+  /** `PRAGMA wal_checkpoint(TRUNCATE)`, then `VACUUM`. */
+  readonly vacuum: Effect.Effect<void, DbBusy | DbFailed>
+}
+
+export class RetentionStore extends Context.Tag("opencode-pool/RetentionStore")<RetentionStore, RetentionStoreService>() {}
