@@ -229,6 +229,8 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
         vacuum: Effect.gen(function* () {
           yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
           yield* sql.unsafe("VACUUM")
+          // In WAL mode VACUUM writes the new pages to the WAL; the file only shrinks once they are checkpointed.
+          yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
         }).pipe(Effect.mapError(busyOrFailed))
       })
     })

@@ -61,7 +61,7 @@ export interface RetentionStoreService {
   readonly measureEvents: (ids: ReadonlyArray<string>) => Effect.Effect<{ readonly rows: number; readonly bytes: number }, DbFailed>
   /** One write transaction: `DELETE FROM event WHERE id IN (...)`. */
   readonly deleteEvents: (ids: ReadonlyArray<string>) => Effect.Effect<EventChunk, DbBusy | DbFailed>
-  /** `PRAGMA wal_checkpoint(TRUNCATE)`, then `VACUUM`. */
+  /** `PRAGMA wal_checkpoint(TRUNCATE)`, `VACUUM`, and a last checkpoint so the file shrinks in WAL mode. */
   readonly vacuum: Effect.Effect<void, DbBusy | DbFailed>
 }
 

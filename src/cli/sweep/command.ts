@@ -21,7 +21,7 @@ import { nonNegative, positiveInteger } from "./flags.js"
 import { progressBar } from "./progress.js"
 import { renderEvents, renderSessions } from "./render.js"
 import { sweepSessions, type SessionSweepReport } from "./sessions.js"
-import type { VacuumReport } from "./vacuum.js"
+import { sweepExitCode, type SweepEnd } from "./vacuum.js"
 
 const text = (name: string, pseudo: string, description: string) =>
   Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
@@ -81,12 +81,17 @@ const openFailures =
     })
 
 /** Exit 1 for a failure midway, 75 for a busy stop or a refused vacuum (SPEC §11.1, §11.5). */
-const finish = (report: { readonly stoppedBy: "busy" | "error" | null; readonly stopReason: string | null; readonly vacuum: VacuumReport }, remaining: string) =>
+const finish = (report: SweepEnd, remaining: string) =>
   Effect.gen(function* () {
-    if (report.stoppedBy === "error") return yield* new SweepIncomplete({ message: `stopped on a database error (${report.stopReason ?? ""}); ${remaining} left for a later run`, exitCode: 1 })
-    if (report.stoppedBy === "busy")
-      return yield* new SweepIncomplete({ message: `database busy after 5 retries (${report.stopReason ?? ""}); ${remaining} left for a later run`, exitCode: 75 })
-    if (report.vacuum.refused) return yield* new SweepIncomplete({ message: `vacuum refused: ${report.vacuum.reason ?? ""}; the deletions are kept`, exitCode: 75 })
+    const exitCode = sweepExitCode(report)
+    if (exitCode === 0) return
+    const message =
+      report.stoppedBy === "error"
+        ? `stopped on a database error (${report.stopReason ?? ""}); ${remaining} left for a later run`
+        : report.stoppedBy === "busy"
+          ? `database busy after 5 retries (${report.stopReason ?? ""}); ${remaining} left for a later run`
+          : `vacuum refused: ${report.vacuum.reason ?? ""}; the deletions are kept`
+    return yield* new SweepIncomplete({ message, exitCode })
   })
 
 const print = <R>(json: boolean, report: R, human: (r: R) => string) => Console.log(json ? JSON.stringify(report) : human(report))

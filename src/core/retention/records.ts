@@ -87,9 +87,9 @@ export const sessionRunLine = (r: SessionRun): string =>
     elapsedMs: r.elapsedMs
   })
 
-/** Adds per-table counts. */
+/** Adds per-table counts; tables that lost no row are left out. */
 export const addRows = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> => {
   const out: Record<string, number> = { ...a }
-  for (const [table, n] of Object.entries(b)) out[table] = (out[table] ?? 0) + n
+  for (const [table, n] of Object.entries(b)) if (n > 0) out[table] = (out[table] ?? 0) + n
   return out
 }

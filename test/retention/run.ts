@@ -1,0 +1,41 @@
+/** Runs the sweep programs on a real SQLite file at a fixed time (TestClock), with memory logs and host facts. */
+import { Effect, Layer, TestClock } from "effect"
+import { DbHostMemory, type DbHostFacts } from "../../src/layers/DbHostMemory.js"
+import { memoryLines, RetentionLogMemory, type MemoryLines } from "../../src/layers/RetentionLogMemory.js"
+import { RetentionSqlite } from "../../src/layers/RetentionSqlite.js"
+import { SqliteNode } from "../../src/layers/SqliteNode.js"
+import { sweepEvents, type EventSweepOptions } from "../../src/cli/sweep/events.js"
+import { sweepSessions, type SessionSweepOptions } from "../../src/cli/sweep/sessions.js"
+
+/** 2026-12-01T12:00:00.000Z */
+export const NOW = 1_796_126_400_000
+export const DAY = 86_400_000
+export const HOUR = 3_600_000
+
+export interface Env {
+  readonly lines?: MemoryLines
+  readonly host?: DbHostFacts
+  readonly busyTimeoutMs?: number
+  readonly now?: number
+}
+
+export const layers = (path: string, env: Env = {}) =>
+  Layer.mergeAll(
+    RetentionSqlite({ busyTimeoutMs: env.busyTimeoutMs ?? 5_000 }).pipe(Layer.provide(SqliteNode(path))),
+    RetentionLogMemory(env.lines ?? memoryLines()),
+    DbHostMemory(env.host ?? { freeBytes: 1e12, openBy: [] })
+  )
+
+export const runEvents = (path: string, options: Partial<EventSweepOptions> = {}, env: Env = {}) =>
+  Effect.gen(function* () {
+    yield* TestClock.setTime(env.now ?? NOW)
+    return yield* sweepEvents({ db: path, days: 7, graceHours: 1, dryRun: false, vacuum: false, force: false, ...options }).pipe(Effect.provide(layers(path, env)))
+  })
+
+export const runSessions = (path: string, options: Partial<SessionSweepOptions> = {}, env: Env = {}) =>
+  Effect.gen(function* () {
+    yield* TestClock.setTime(env.now ?? NOW)
+    return yield* sweepSessions({ db: path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false, ...options }).pipe(
+      Effect.provide(layers(path, env))
+    )
+  })
