@@ -1,0 +1,194 @@
+/** `ocpool sweep sessions|events` as a user runs it: flags, bad input, JSON and human output (US-32, US-33, SPEC §12). */
+import { describe, expect, it } from "@effect/vitest"
+import { execFileSync, spawnSync } from "node:child_process"
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import Database from "better-sqlite3"
+import { afterEach, beforeAll } from "vitest"
+import { OpencodeDb } from "../retention/opencodeDb.js"
+
+const root = new URL("../../", import.meta.url).pathname
+const cli = join(root, "bin/ocpool.js")
+const DAY = 86_400_000
+
+beforeAll(() => {
+  if (!existsSync(join(root, "dist/cli.js"))) execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
+})
+
+const dirs: Array<string> = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+/** A temp home: an opencode database with one old session (3 events) and one fresh one, and a data dir. */
+const setup = () => {
+  const dir = mkdtempSync(join(tmpdir(), "ocpool-sweep-cli-"))
+  dirs.push(dir)
+  const dataHome = join(dir, "data")
+  mkdirSync(join(dataHome, "opencode"), { recursive: true })
+  const db = join(dataHome, "opencode", "opencode.db")
+  const o = new OpencodeDb(db)
+  const now = Date.now()
+  const old = o.session({ created: now - 40 * DAY, title: "old" })
+  o.message(old, now - 40 * DAY)
+  o.events(old, [now - 40 * DAY, now - 39 * DAY, now - 38 * DAY])
+  const fresh = o.session({ created: now - DAY })
+  o.events(fresh, [now - DAY])
+  o.db.pragma("wal_checkpoint(TRUNCATE)")
+  o.close()
+  return { dir, dataHome, db, old, fresh }
+}
+
+const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, OPENCODE_DB: "", ...env } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const bytes = (path: string) => readFileSync(path)
+
+describe("ocpool sweep: bad input (SPEC §11.1, §12.1)", () => {
+  const badValues: ReadonlyArray<readonly [string, ReadonlyArray<string>, RegExp]> = [
+    ["negative days", ["--days", "-1"], /^ocpool: --days must be a number ≥ 0, got '-1'\n$/],
+    ["negative days, = form", ["--days=-0.5"], /^ocpool: --days must be a number ≥ 0, got '-0.5'\n$/],
+    ["non-numeric days", ["--days", "week"], /^ocpool: --days must be a number ≥ 0, got 'week'\n$/],
+    ["negative grace", ["--grace-hours", "-2"], /^ocpool: --grace-hours must be a number ≥ 0, got '-2'\n$/],
+    ["non-numeric limit", ["--limit", "abc"], /^ocpool: --limit must be an integer ≥ 1, got 'abc'\n$/],
+    ["zero limit", ["--limit", "0"], /^ocpool: --limit must be an integer ≥ 1, got '0'\n$/],
+    ["fractional limit", ["--limit", "2.5"], /^ocpool: --limit must be an integer ≥ 1, got '2.5'\n$/]
+  ]
+  const rejects = (command: "sessions" | "events", flags: ReadonlyArray<string>, message: RegExp) => {
+    const s = setup()
+    const before = bytes(s.db)
+    const r = ocpool(["sweep", command, "--db", s.db, ...flags], { XDG_DATA_HOME: s.dataHome })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(message)
+    expect(r.stdout).toBe("")
+    expect(bytes(s.db).equals(before)).toBe(true)
+    expect(existsSync(join(s.dataHome, "opencode-pool"))).toBe(false)
+  }
+  for (const [name, flags, message] of badValues) {
+    it(`US-32 sessions: ${name} is one line on stderr, exit 2, nothing changed`, () => rejects("sessions", flags, message))
+    it(`US-33 events: ${name} is one line on stderr, exit 2, nothing changed`, () => rejects("events", flags, message))
+  }
+
+  it("US-33 a --db that does not exist is one line naming it, exit 2, and no file is created", () => {
+    const s = setup()
+    const missing = join(s.dir, "nope.db")
+    const r = ocpool(["sweep", "events", "--db", missing])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(`ocpool: database ${missing} (from --db): no such file\n`)
+    expect(existsSync(missing)).toBe(false)
+  })
+
+  it("US-32.11 a database without a session table: one line naming the problem, exit 2, nothing changed", () => {
+    const s = setup()
+    const db = new Database(s.db)
+    db.pragma("foreign_keys = OFF")
+    db.exec("DROP TABLE session")
+    db.pragma("wal_checkpoint(TRUNCATE)")
+    db.close()
+    const before = bytes(s.db)
+    const r = ocpool(["sweep", "sessions", "--db", s.db], { XDG_DATA_HOME: s.dataHome })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(`ocpool: ${s.db} is not an opencode database: no table 'session'; nothing changed\n`)
+    expect(bytes(s.db).equals(before)).toBe(true)
+    expect(existsSync(join(s.dataHome, "opencode-pool"))).toBe(false)
+  })
+
+  it("US-33 a file that is not SQLite, or lacks a column, is bad input with exit 2", () => {
+    const s = setup()
+    const text = join(s.dir, "notes.db")
+    writeFileSync(text, "just some text, long enough to have a header".repeat(20))
+    const before = bytes(text)
+    const r = ocpool(["sweep", "events", "--db", text])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^ocpool: .*notes\.db is not an opencode database: file is not a database; nothing changed\n$/)
+    expect(bytes(text).equals(before)).toBe(true)
+    const db = new Database(s.db)
+    db.exec("ALTER TABLE event DROP COLUMN data")
+    db.close()
+    const r2 = ocpool(["sweep", "events", "--db", s.db])
+    expect(r2.code).toBe(2)
+    expect(r2.stderr).toMatch(/table 'event' has no column 'data'/)
+  })
+
+  it("US-33 OPENCODE_DB=:memory: is refused with exit 2", () => {
+    const r = ocpool(["sweep", "events"], { OPENCODE_DB: ":memory:" })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^ocpool: OPENCODE_DB=:memory: names no file on disk/)
+  })
+
+  it("US-33 an unknown flag prints the usage on stderr and exits 2", () => {
+    const r = ocpool(["sweep", "events", "--older-than", "3"])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/usage: ocpool <command>/)
+    expect(r.stderr).toMatch(/sweep events \[--db PATH\]/)
+  })
+})
+
+describe("ocpool sweep: output (SPEC §12.3)", () => {
+  it("US-33 sweep events --json is one object with the documented keys, and finds the default database under XDG_DATA_HOME", () => {
+    const s = setup()
+    const r = ocpool(["sweep", "events", "--json"], { XDG_DATA_HOME: s.dataHome })
+    expect(r.code).toBe(0)
+    const report = JSON.parse(r.stdout) as Record<string, unknown>
+    for (const key of ["dryRun", "days", "clamped", "graceHours", "cutoff", "candidates", "rows", "bytes", "aggregates", "remaining", "chunks", "stoppedBy", "vacuum", "elapsedMs", "warnings"])
+      expect(report).toHaveProperty(key)
+    expect(report).toMatchObject({ dryRun: false, days: 7, rows: 3, aggregates: 1, remaining: 0, chunks: 1, stoppedBy: null })
+    expect(report.vacuum).toEqual({ requested: false, ran: false, refused: false, reason: null, bytesBefore: null, bytesAfter: null })
+    expect(r.stdout.trim().split("\n")).toHaveLength(1)
+    expect(readFileSync(join(s.dataHome, "opencode-pool", "runs", "event-prune.jsonl"), "utf8").trim().split("\n")).toHaveLength(1)
+  })
+
+  it("US-32 sweep sessions --json is one object with the documented keys; the archive and run log land in the data dir", () => {
+    const s = setup()
+    const r = ocpool(["sweep", "sessions", "--json"], { XDG_DATA_HOME: s.dataHome, OPENCODE_DB: "opencode.db" })
+    expect(r.code).toBe(0)
+    const report = JSON.parse(r.stdout) as Record<string, unknown>
+    for (const key of ["dryRun", "days", "graceHours", "cutoffCreated", "cutoffUpdated", "directory", "limit", "roots", "sessions", "protected", "remainingRoots", "rows", "archived", "vacuum", "elapsedMs", "warnings"])
+      expect(report).toHaveProperty(key)
+    expect(report).toMatchObject({ roots: 1, sessions: 1, archived: 1, directory: null, limit: null, rows: { session: 1, message: 1, part: 2, event: 3, event_sequence: 1 } })
+    const archive = readFileSync(join(s.dataHome, "opencode-pool", "archive", "retired-sessions.jsonl"), "utf8").trim().split("\n")
+    expect(archive.map((l) => JSON.parse(l).id)).toEqual([s.old])
+    expect(existsSync(join(s.dataHome, "opencode-pool", "runs", "session-retire.jsonl"))).toBe(true)
+  })
+
+  it("US-32 the human summary says what went and what was kept; --dry-run says nothing changed", () => {
+    const s = setup()
+    const dry = ocpool(["sweep", "sessions", "--db", s.db, "--dry-run", "--vacuum"], { XDG_DATA_HOME: s.dataHome })
+    expect(dry.code).toBe(0)
+    expect(dry.stdout).toMatch(/^sweep sessions \(dry run: nothing changed\): would retire 1 root sessions \(1 sessions in all\)/)
+    expect(dry.stdout).toMatch(/vacuum: not run \(dry run: the vacuum would have run\)/)
+    const real = ocpool(["sweep", "sessions", "--db", s.db], { XDG_DATA_HOME: s.dataHome })
+    expect(real.code).toBe(0)
+    expect(real.stdout).toMatch(/^sweep sessions: retired 1 root sessions/)
+    expect(real.stdout).toMatch(/rows: part 2, message 1, event 3, event_sequence 1, session 1/)
+  })
+
+  it("US-33 the vacuum is refused with exit 75 while another process holds the database, and runs with --force", () => {
+    const s = setup()
+    const holder = new Database(s.db, { readonly: true })
+    try {
+      // This test process holds the file open, so the CLI (another process) must refuse.
+      const refused = ocpool(["sweep", "events", "--db", s.db, "--vacuum"], { XDG_DATA_HOME: s.dataHome })
+      expect(refused.code).toBe(75)
+      expect(refused.stderr).toMatch(new RegExp(`^ocpool: vacuum refused: the database is open in another process \\(pid [0-9, ]*${process.pid}`))
+      expect(refused.stdout).toMatch(/deleted 3 events/)
+      const forced = ocpool(["sweep", "events", "--db", s.db, "--vacuum", "--force", "--json"], { XDG_DATA_HOME: s.dataHome })
+      expect(forced.code).toBe(0)
+      expect(JSON.parse(forced.stdout).vacuum).toMatchObject({ requested: true, ran: true })
+    } finally {
+      holder.close()
+    }
+  })
+
+  it("US-33 a copy of a database with nothing old enough deletes nothing and exits 0", () => {
+    const s = setup()
+    const copy = join(s.dir, "copy.db")
+    copyFileSync(s.db, copy)
+    const r = ocpool(["sweep", "events", "--db", copy, "--days", "100", "--json"], { XDG_DATA_HOME: s.dataHome })
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ candidates: 0, rows: 0, chunks: 0 })
+  })
+})

@@ -1,0 +1,265 @@
+/** The pure retention core: id time, windows, tree plans, event selection, chunking, vacuum verdicts (US-32, US-33). */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
+import { ID_ERA_MS } from "../../src/core/constants.js"
+import { initialChunk, nextChunk, busyBackoff } from "../../src/core/retention/chunks.js"
+import { resolveDbPath } from "../../src/core/retention/dbPath.js"
+import { byTimeThenId, idGuard, pageCandidates, type AggregateFacts } from "../../src/core/retention/events.js"
+import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
+import { deletionOrder } from "../../src/core/retention/tables.js"
+import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
+import { vacuumVerdict } from "../../src/core/retention/vacuum.js"
+import { eventWindow } from "../../src/core/retention/window.js"
+import { withBusyRetry } from "../../src/cli/sweep/busy.js"
+import { DbBusy } from "../../src/services/RetentionStore.js"
+import { makeId, seeded } from "../retention/opencodeDb.js"
+
+const NOW = 1_796_126_400_000
+const DAY = 86_400_000
+const HOUR = 3_600_000
+
+describe("id time (SPEC §11.2)", () => {
+  it("US-33 the SPEC example: 23179de00001 decodes to 2026-12-01T12:00:00.000Z for any now in the next era", () => {
+    const id = "evt_23179de00001AAAAAAAAAAAAAA"
+    expect(decodeIdTime(id, NOW)).toBe(NOW)
+    expect(decodeIdTime(id, NOW + ID_ERA_MS - 1)).toBe(NOW)
+    expect(decodeIdTime(id, NOW + ID_ERA_MS)).toBe(NOW + ID_ERA_MS)
+  })
+
+  it("US-33 ids that do not have opencode's shape are never candidates", () => {
+    for (const id of ["evt_23179de00001AAAA", "EVT_23179de00001AAAAAAAAAAAAAA", "evt_23179DE00001AAAAAAAAAAAAAA", "23179de00001AAAAAAAAAAAAAA", "evt_23179de00001AAAAAAAAAAAAA!", "_23179de00001AAAAAAAAAAAAAA"])
+      expect(decodeIdTime(id, NOW)).toBeUndefined()
+    expect(ID_PATTERN.test("ses_dd4fc3b29ffeCUaMGfmT1t8JVE")).toBe(true)
+  })
+
+  it("US-33 a real event id of opencode 1.18.33 decodes to just after its session was created", () => {
+    // From test/fixtures/opencode-1.18.33/db-samples.json: session created 1796017997014.
+    expect(decodeIdTime("evt_22b03c4d8001mLliTtDX5L03s8", 1_796_017_997_014 + 60_000)).toBe(1_796_017_997_016)
+  })
+
+  it.prop("US-33 encoding a time the way opencode does and decoding it gives the time back, across era boundaries", [fc.integer({ min: 0, max: ID_ERA_MS - 1 }), fc.integer({ min: 1, max: 4095 }), fc.integer({ min: 1_600_000_000_000, max: 2_500_000_000_000 })], ([age, counter, now]) => {
+    const id = makeId("evt", now - age, counter, seeded(counter))
+    expect(decodeIdTime(id, now)).toBe(now - age)
+  })
+})
+
+describe("windows (SPEC §11.2, §11.4)", () => {
+  it("US-33.7 a window longer than the era is clamped, and its cutoff precedes every decoded time", () => {
+    const w = eventWindow(NOW, 2000)
+    expect(w).toEqual({ cutoff: NOW - ID_ERA_MS, clamped: true, effectiveDays: ID_ERA_MS / DAY })
+    expect(eventWindow(NOW, 7)).toEqual({ cutoff: NOW - 7 * DAY, clamped: false, effectiveDays: 7 })
+    expect(eventWindow(NOW, 0).cutoff).toBe(NOW)
+  })
+
+  it.prop("US-33.7 no window can select an id made after now − era, so a wrapped comparison never empties the table", [fc.double({ min: 0, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: ID_ERA_MS - 1 })], ([days, age]) => {
+    const { cutoff } = eventWindow(NOW, days)
+    const time = decodeIdTime(makeId("evt", NOW - age, 1, seeded(age + 1)), NOW)!
+    expect(time < cutoff).toBe(age > days * DAY)
+  })
+})
+
+const session = (id: string, over: Partial<SessionFacts> = {}): SessionFacts => ({
+  id,
+  parentId: null,
+  directory: "/w",
+  workspaceId: null,
+  timeCreated: NOW - 40 * DAY,
+  timeUpdated: NOW - 40 * DAY,
+  ...over
+})
+
+describe("tree plans (SPEC §11.3)", () => {
+  const opts = { now: NOW, days: 30, graceHours: 24 }
+
+  it("US-32.4 recent activity anywhere in a tree keeps the whole tree", () => {
+    const plan = planTrees([session("a"), session("b", { parentId: "a" }), session("c", { parentId: "b", timeUpdated: NOW - HOUR })], new Set(), opts)
+    expect(plan.trees).toEqual([])
+  })
+
+  it("US-32.6 trees are ordered oldest root first, children before parents, and limit reports the rest", () => {
+    const plan = planTrees(
+      [session("late", { timeCreated: NOW - 31 * DAY }), session("early", { timeCreated: NOW - 50 * DAY }), session("kid", { parentId: "early" }), session("grandkid", { parentId: "kid" })],
+      new Set(),
+      { ...opts, limit: 1 }
+    )
+    expect(plan.trees).toEqual([{ root: "early", ids: ["grandkid", "kid", "early"] }])
+    expect(plan.remainingRoots).toBe(1)
+  })
+
+  it("US-32.10 workspace or sync anywhere in an old tree protects it, and it is counted once", () => {
+    const plan = planTrees([session("a"), session("b", { parentId: "a", workspaceId: "w" }), session("c"), session("d", { parentId: "c" })], new Set(["d"]), opts)
+    expect(plan.trees).toEqual([])
+    expect(plan.protectedTrees).toBe(2)
+  })
+
+  it.prop(
+    "US-32 every planned tree is closed under children, old, quiet and unprotected; no session is in two trees",
+    [
+      fc.array(
+        fc.record({
+          parent: fc.option(fc.integer({ min: 0, max: 30 }), { nil: null }),
+          created: fc.integer({ min: 0, max: 60 }),
+          updated: fc.integer({ min: 0, max: 72 }),
+          workspace: fc.boolean(),
+          synced: fc.boolean()
+        }),
+        { maxLength: 30 }
+      )
+    ],
+    ([rows]) => {
+      const sessions = rows.map((r, i) =>
+        session(`s${i}`, {
+          parentId: r.parent === null ? null : `s${r.parent}`,
+          timeCreated: NOW - r.created * DAY,
+          timeUpdated: NOW - r.updated * HOUR,
+          workspaceId: r.workspace && r.created % 3 === 0 ? "w" : null
+        })
+      )
+      const synced = new Set(rows.flatMap((r, i) => (r.synced && r.updated % 5 === 0 ? [`s${i}`] : [])))
+      const plan = planTrees(sessions, synced, opts)
+      const byId = new Map(sessions.map((s) => [s.id, s]))
+      const seen = new Set<string>()
+      for (const tree of plan.trees) {
+        const members = new Set(tree.ids)
+        expect(tree.ids.at(-1)).toBe(tree.root)
+        expect(byId.get(tree.root)!.timeCreated).toBeLessThan(NOW - 30 * DAY)
+        for (const id of tree.ids) {
+          expect(seen.has(id)).toBe(false)
+          seen.add(id)
+          const s = byId.get(id)!
+          expect(s.timeUpdated).toBeLessThan(NOW - 24 * HOUR)
+          expect(s.workspaceId).toBeNull()
+          expect(synced.has(id)).toBe(false)
+        }
+        // Closed under children: nothing outside the tree has a parent inside it.
+        for (const s of sessions) if (s.parentId !== null && members.has(s.parentId)) expect(members.has(s.id)).toBe(true)
+        // Children before parents.
+        for (const id of tree.ids) {
+          const parent = byId.get(id)!.parentId
+          if (parent !== null && members.has(parent)) expect(tree.ids.indexOf(parent)).toBeGreaterThan(tree.ids.indexOf(id))
+        }
+      }
+    }
+  )
+})
+
+describe("event selection (SPEC §11.4)", () => {
+  const facts: AggregateFacts = {
+    sessions: new Map([
+      ["ses_quiet", { workspaceId: null, timeCreated: NOW - 60 * DAY, timeUpdated: NOW - 60 * DAY }],
+      ["ses_busy", { workspaceId: null, timeCreated: NOW - 60 * DAY, timeUpdated: NOW - 10 * 60_000 }],
+      ["ses_ws", { workspaceId: "w", timeCreated: NOW - 60 * DAY, timeUpdated: NOW - 60 * DAY }]
+    ]),
+    synced: new Set(["ses_synced_gone"])
+  }
+  const ev = (age: number, n: number) => makeId("evt", NOW - age, n, seeded(n))
+
+  it("US-33.2 US-33.3 US-33.4 protected aggregates keep their events; orphans out of sync do not", () => {
+    const rows: Array<readonly [string, string]> = [
+      [ev(30 * DAY, 1), "ses_quiet"],
+      [ev(30 * DAY, 2), "ses_busy"],
+      [ev(30 * DAY, 3), "ses_ws"],
+      [ev(30 * DAY, 4), "ses_synced_gone"],
+      [ev(30 * DAY, 5), "ses_orphan"],
+      [ev(3 * DAY, 6), "ses_quiet"],
+      ["evt_not-an-opencode-id", "ses_quiet"]
+    ]
+    const found = pageCandidates(rows, facts, { now: NOW, cutoff: NOW - 7 * DAY, graceCutoff: NOW - HOUR })
+    expect(found.map((c) => c.aggregate)).toEqual(["ses_quiet", "ses_orphan"])
+  })
+
+  it("US-33.6 candidates order by decoded time, then id", () => {
+    const a = { id: "evt_b", aggregate: "x", time: 5 }
+    const b = { id: "evt_a", aggregate: "x", time: 5 }
+    const c = { id: "evt_c", aggregate: "x", time: 1 }
+    expect([a, b, c].sort(byTimeThenId)).toEqual([c, b, a])
+  })
+
+  it("US-33.13 the guard checks up to 100 candidates that have a session row and names the first bad one", () => {
+    const good = Array.from({ length: 100 }, (_, i) => ({ id: `evt_${i}`, aggregate: "ses_quiet", time: NOW - 59 * DAY }))
+    const bad = { id: "evt_bad", aggregate: "ses_quiet", time: NOW - 62 * DAY }
+    expect(idGuard([...good, bad], facts.sessions)).toBeUndefined()
+    expect(idGuard([bad, ...good], facts.sessions)).toEqual({ id: "evt_bad", decoded: NOW - 62 * DAY, sessionCreated: NOW - 60 * DAY })
+    // Orphans are not samples; 24 h of slack is allowed.
+    expect(idGuard([{ id: "o", aggregate: "ses_orphan", time: 0 }, { id: "s", aggregate: "ses_quiet", time: NOW - 60 * DAY - 23 * HOUR }], facts.sessions)).toBeUndefined()
+  })
+})
+
+describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
+  it("US-33.10 chunks start at 1000, halve after a slow transaction down to 50, and double back after ten fast ones", () => {
+    let s = initialChunk
+    expect(s.size).toBe(1000)
+    for (const expected of [500, 250, 125, 62, 50, 50]) {
+      s = nextChunk(s, 150)
+      expect(s.size).toBe(expected)
+    }
+    for (let i = 0; i < 9; i++) s = nextChunk(s, 5)
+    expect(s.size).toBe(50)
+    s = nextChunk(s, 5)
+    expect(s.size).toBe(100)
+    for (let i = 0; i < 40; i++) s = nextChunk(s, 100)
+    expect(s.size).toBe(1000)
+  })
+
+  it("US-33.9 the back-off is 250, 500, 1000, 2000, 4000 ms and then gives up", () => {
+    expect([1, 2, 3, 4, 5, 6].map(busyBackoff)).toEqual([250, 500, 1000, 2000, 4000, undefined])
+  })
+
+  it.effect("US-33.9 a transaction that stays busy is tried 6 times (5 retries) over 7.75 s of back-off, then fails busy", () =>
+    Effect.gen(function* () {
+      let attempts = 0
+      const fiber = yield* Effect.fork(withBusyRetry(Effect.suspend(() => (attempts++, Effect.fail(new DbBusy({ reason: "database is locked" }))))).pipe(Effect.flip))
+      yield* TestClock.adjust(7_749)
+      expect(attempts).toBe(5)
+      yield* TestClock.adjust(1)
+      const error = yield* Fiber.join(fiber)
+      expect(error._tag).toBe("DbBusy")
+      expect(attempts).toBe(6)
+    })
+  )
+
+  it.effect("US-33.9 a transaction that gets through on a retry succeeds", () =>
+    Effect.gen(function* () {
+      let attempts = 0
+      const fiber = yield* Effect.fork(withBusyRetry(Effect.suspend(() => (++attempts < 3 ? Effect.fail(new DbBusy({ reason: "locked" })) : Effect.succeed("done")))))
+      yield* TestClock.adjust(750)
+      expect(yield* Fiber.join(fiber)).toBe("done")
+    })
+  )
+})
+
+describe("vacuum verdicts (SPEC §11.5)", () => {
+  const base = { requested: true, dryRun: false, force: false, dbBytes: 1000, freeBytes: 5000, openBy: [] as ReadonlyArray<number> }
+  it("US-33.14 US-33.15 US-33.16 refused when held open, short of disk or unknowable; --force runs; --dry-run would run", () => {
+    expect(vacuumVerdict(base)._tag).toBe("Run")
+    expect(vacuumVerdict({ ...base, openBy: [7] })).toMatchObject({ _tag: "Refused" })
+    expect(vacuumVerdict({ ...base, freeBytes: 999 })).toMatchObject({ _tag: "Refused" })
+    expect(vacuumVerdict({ ...base, openBy: undefined })).toMatchObject({ _tag: "Refused" })
+    expect(vacuumVerdict({ ...base, freeBytes: undefined })).toMatchObject({ _tag: "Refused" })
+    expect(vacuumVerdict({ ...base, openBy: [7], freeBytes: 1, force: true })._tag).toBe("Run")
+    expect(vacuumVerdict({ ...base, dryRun: true, force: true })._tag).toBe("WouldRun")
+    expect(vacuumVerdict({ ...base, requested: false })._tag).toBe("NotRequested")
+  })
+})
+
+describe("database path and tables (SPEC §11.1, §11.3)", () => {
+  it("US-32.11 --db, then OPENCODE_DB (relative to the opencode data dir), then the default; :memory: is refused", () => {
+    const base = { dataHome: "/home/u/.local/share", cwd: "/work" }
+    expect(resolveDbPath({ ...base, flag: "x.db", env: "/other.db" })).toEqual({ _tag: "Path", path: "/work/x.db", from: "--db" })
+    expect(resolveDbPath({ ...base, env: "custom.db" })).toEqual({ _tag: "Path", path: "/home/u/.local/share/opencode/custom.db", from: "OPENCODE_DB" })
+    expect(resolveDbPath({ ...base, env: "/abs/o.db" })).toMatchObject({ path: "/abs/o.db" })
+    expect(resolveDbPath(base)).toMatchObject({ path: "/home/u/.local/share/opencode/opencode.db", from: "default" })
+    expect(resolveDbPath({ ...base, env: ":memory:" })._tag).toBe("Problem")
+    expect(resolveDbPath({ ...base, flag: ":memory:" })._tag).toBe("Problem")
+  })
+
+  it("US-32.1 tables that reference another per-session table lose their rows first (part before message)", () => {
+    expect(
+      deletionOrder([
+        { name: "message", references: ["session"] },
+        { name: "part", references: ["message"] },
+        { name: "todo", references: ["session"] }
+      ])
+    ).toEqual(["part", "message", "todo"])
+  })
+})
