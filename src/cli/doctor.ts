@@ -7,6 +7,7 @@ import { delimiter, join } from "node:path"
 import { isLive } from "../core/claims.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
+import { resolveDbPath } from "../core/retention/dbPath.js"
 import { xdgDir } from "../layers/xdg.js"
 import { ChecksFailed } from "./errors.js"
 import { cliPool, readState, stateDirFor } from "./stateView.js"
@@ -69,8 +70,7 @@ export const runChecks = (stateFlag: string | undefined) =>
       const tmps = s.exists ? readdirSync(s.dir).filter((n) => n.endsWith(".tmp")).length : 0
       if (tmps > 0) checks.push({ id: "tmp-files", status: "warn", detail: `${tmps} *.tmp file(s); removed after 60 s by the next reader` })
     }
-    const db = process.env.OPENCODE_DB && process.env.OPENCODE_DB !== "" ? process.env.OPENCODE_DB : join(xdgDir("XDG_DATA_HOME"), "opencode", "opencode.db")
-    checks.push(existsSync(db) ? { id: "opencode-db", status: "ok", detail: `${db} ${(statSync(db).size / 1e6).toFixed(1)} MB` } : { id: "opencode-db", status: "warn", detail: `${db} not found` })
+    checks.push(opencodeDbCheck())
     checks.push(notifierCheck(process.platform, (b) => onPath(b)))
     const sshConfig = join(homedir(), ".ssh", "config")
     const hop = process.env.OCPOOL_NOTIFY_HOST ?? (existsSync(sshConfig) && /^\s*Host\s+ocpool-desktop\s*$/m.test(readFileSync(sshConfig, "utf8")) ? "ocpool-desktop" : undefined)
@@ -100,3 +100,17 @@ export const doctorCommand = Command.make(
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription("Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier and runtime. Exit 0; 1 if a check fails."))
+
+/** Where opencode's database is (the sweeps' resolution, SPEC §11.1) and how big it has grown. */
+const opencodeDbCheck = (): { id: string; status: "ok" | "warn" | "fail"; detail: string } => {
+  const resolved = resolveDbPath({ env: process.env.OPENCODE_DB, dataHome: xdgDir("XDG_DATA_HOME"), cwd: process.cwd() })
+  if (resolved._tag === "Problem") return { id: "opencode-db", status: "warn", detail: resolved.reason }
+  const db = resolved.path
+  if (!existsSync(db)) return { id: "opencode-db", status: "warn", detail: `${db} not found` }
+  const size = (p: string) => (existsSync(p) ? statSync(p).size : 0)
+  const bytes = size(db) + size(`${db}-wal`)
+  const mb = (bytes / 1e6).toFixed(1)
+  return bytes > 1e9
+    ? { id: "opencode-db", status: "warn", detail: `${db} ${mb} MB: prune it with 'ocpool sweep events' (and 'ocpool sweep sessions')` }
+    : { id: "opencode-db", status: "ok", detail: `${db} ${mb} MB` }
+}
