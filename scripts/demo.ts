@@ -102,6 +102,15 @@ try {
   await until(() => poolLog(oc!, 0).some((l) => l.includes("outcome=aborted")), (x) => x, 30_000)
   showLog()
   status(oc)
+
+  step("4. keeping opencode's database small: what a sweep would prune, while opencode runs (dry run)")
+  const sweep = spawnSync(
+    process.execPath,
+    [join(root, "bin/ocpool.js"), "sweep", "events", "--db", oc.dbPath, "--days", "0", "--grace-hours", "0", "--dry-run"],
+    { encoding: "utf8", env: { ...process.env, XDG_DATA_HOME: oc.dataHome }, timeout: 60_000 }
+  )
+  console.log(`$ ocpool sweep events --days 0 --grace-hours 0 --dry-run\n${sweep.stdout.trimEnd()}${sweep.stderr === "" ? "" : `\n${sweep.stderr.trimEnd()}`}`)
+  console.log("(the defaults keep 7 days of events and every session active in the last hour; see docs/OPERATIONS.md)")
   console.log(`\nreplay and explain any of it: OCPOOL_TRACE=/tmp/pool-%p.jsonl opencode …, then ocpool replay /tmp/pool-<pid>.jsonl --explain`)
 } catch (e) {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
