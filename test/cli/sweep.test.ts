@@ -183,6 +183,32 @@ describe("ocpool sweep: output (SPEC §12.3)", () => {
     }
   })
 
+  it("US-32.7 US-33.16 a dry run leaves the database and the WAL opencode left behind byte for byte as they were", () => {
+    const s = setup()
+    // A writer killed mid-life leaves its WAL un-checkpointed, as opencode does when it is stopped.
+    const writer = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `const D = require(${JSON.stringify(join(root, "node_modules/better-sqlite3"))}); const d = new D(${JSON.stringify(s.db)});
+         d.pragma("wal_autocheckpoint = 0");
+         d.prepare("UPDATE session SET title = 'renamed' WHERE id = ?").run(${JSON.stringify(s.fresh)});
+         process.kill(process.pid, "SIGKILL")`
+      ],
+      { encoding: "utf8" }
+    )
+    expect(writer.signal).toBe("SIGKILL")
+    expect(existsSync(`${s.db}-wal`)).toBe(true)
+    const before = [bytes(s.db), bytes(`${s.db}-wal`)]
+    for (const command of ["sessions", "events"]) {
+      const r = ocpool(["sweep", command, "--db", s.db, "--dry-run", "--vacuum", "--json"], { XDG_DATA_HOME: s.dataHome })
+      expect(r.code).toBe(0)
+      expect(JSON.parse(r.stdout).rows).not.toEqual(0)
+    }
+    expect(bytes(s.db).equals(before[0]!)).toBe(true)
+    expect(bytes(`${s.db}-wal`).equals(before[1]!)).toBe(true)
+  })
+
   it("US-33 a copy of a database with nothing old enough deletes nothing and exits 0", () => {
     const s = setup()
     const copy = join(s.dir, "copy.db")

@@ -19,9 +19,9 @@ export interface Env {
   readonly now?: number
 }
 
-export const layers = (path: string, env: Env = {}) =>
+export const layers = (path: string, env: Env = {}, readonly = false) =>
   Layer.mergeAll(
-    RetentionSqlite({ busyTimeoutMs: env.busyTimeoutMs ?? 5_000 }).pipe(Layer.provide(SqliteNode(path))),
+    RetentionSqlite({ busyTimeoutMs: env.busyTimeoutMs ?? 5_000 }).pipe(Layer.provide(SqliteNode(path, { readonly }))),
     RetentionLogMemory(env.lines ?? memoryLines()),
     DbHostMemory(env.host ?? { freeBytes: 1e12, openBy: [] })
   )
@@ -29,13 +29,13 @@ export const layers = (path: string, env: Env = {}) =>
 export const runEvents = (path: string, options: Partial<EventSweepOptions> = {}, env: Env = {}) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(env.now ?? NOW)
-    return yield* sweepEvents({ db: path, days: 7, graceHours: 1, dryRun: false, vacuum: false, force: false, ...options }).pipe(Effect.provide(layers(path, env)))
+    return yield* sweepEvents({ db: path, days: 7, graceHours: 1, dryRun: false, vacuum: false, force: false, ...options }).pipe(Effect.provide(layers(path, env, options.dryRun === true)))
   })
 
 export const runSessions = (path: string, options: Partial<SessionSweepOptions> = {}, env: Env = {}) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(env.now ?? NOW)
     return yield* sweepSessions({ db: path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false, ...options }).pipe(
-      Effect.provide(layers(path, env))
+      Effect.provide(layers(path, env, options.dryRun === true))
     )
   })

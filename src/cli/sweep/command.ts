@@ -37,8 +37,8 @@ const common = {
   json: Options.boolean("json").pipe(Options.withDescription("One JSON object on stdout (SPEC §12.3)"))
 }
 
-/** The database file, checked before anything opens it: it must exist and be a readable, writable regular file. */
-const databaseFile = (flag: Option.Option<string>) =>
+/** The database file, checked before anything opens it: an existing regular file, readable, and writable unless this is a dry run. */
+const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
   Effect.gen(function* () {
     const resolved = resolveDbPath({ flag: Option.getOrUndefined(flag), env: process.env.OPENCODE_DB, dataHome: xdgDir("XDG_DATA_HOME"), cwd: process.cwd() })
     if (resolved._tag === "Problem") return yield* new BadInput({ message: resolved.reason })
@@ -46,19 +46,19 @@ const databaseFile = (flag: Option.Option<string>) =>
     const problem = (() => {
       try {
         if (!statSync(path).isFile()) return "not a file"
-        accessSync(path, constants.R_OK | constants.W_OK)
+        accessSync(path, dryRun ? constants.R_OK : constants.R_OK | constants.W_OK)
         return undefined
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code
-        return code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied (the sweep needs read and write access)" : String(code ?? e)
+        return code === "ENOENT" ? "no such file" : code === "EACCES" ? `permission denied (the sweep needs ${dryRun ? "read" : "read and write"} access)` : String(code ?? e)
       }
     })()
     if (problem !== undefined) return yield* new BadInput({ message: `database ${path} (from ${resolved.from}): ${problem}` })
     return path
   })
 
-const liveLayer = (db: string) =>
-  Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(db))), RetentionLogFile(), DbHostLive)
+const liveLayer = (db: string, dryRun: boolean) =>
+  Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(db, { readonly: dryRun }))), RetentionLogFile(), DbHostLive)
 
 /** Bad database input and the id guard become typed CLI failures; the report itself decides the rest. */
 const openFailures =
@@ -108,7 +108,7 @@ export const sweepEventsCommand = Command.make(
       const days = yield* nonNegative("days", Option.getOrUndefined(args.days), EVENT_SWEEP_DAYS)
       const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), EVENT_SWEEP_GRACE_HOURS)
       const limit = yield* positiveInteger("limit", Option.getOrUndefined(args.limit))
-      const db = yield* databaseFile(args.db)
+      const db = yield* databaseFile(args.db, args.dryRun)
       const bar = progressBar(process.stderr.isTTY === true && !args.json)
       const report: EventSweepReport = yield* sweepEvents({
         db,
@@ -119,7 +119,7 @@ export const sweepEventsCommand = Command.make(
         vacuum: args.vacuum,
         force: args.force,
         onProgress: (done, total, chunks) => (chunks > 1 ? bar.update(done, total, "events") : Effect.void)
-      }).pipe(Effect.ensuring(bar.end), openFailures(db), Effect.provide(liveLayer(db)))
+      }).pipe(Effect.ensuring(bar.end), openFailures(db), Effect.provide(liveLayer(db, args.dryRun)))
       for (const w of report.warnings) if (args.json) yield* diagnostic(w)
       yield* print(args.json, report, renderEvents)
       yield* finish(report, `${report.remaining.toLocaleString("en-US")} events`)
@@ -146,7 +146,7 @@ export const sweepSessionsCommand = Command.make(
       const limit = yield* positiveInteger("limit", Option.getOrUndefined(args.limit))
       const directory = Option.getOrUndefined(args.directory)
       if (directory !== undefined && directory.trim() === "") return yield* new BadInput({ message: "--directory must name a directory" })
-      const db = yield* databaseFile(args.db)
+      const db = yield* databaseFile(args.db, args.dryRun)
       const bar = progressBar(process.stderr.isTTY === true && !args.json)
       const report: SessionSweepReport = yield* sweepSessions({
         db,
@@ -159,7 +159,7 @@ export const sweepSessionsCommand = Command.make(
         vacuum: args.vacuum,
         force: args.force,
         onProgress: (done, total) => (total > 1 ? bar.update(done, total, "trees") : Effect.void)
-      }).pipe(Effect.ensuring(bar.end), openFailures(db), Effect.provide(liveLayer(db)))
+      }).pipe(Effect.ensuring(bar.end), openFailures(db), Effect.provide(liveLayer(db, args.dryRun)))
       for (const w of report.warnings) if (args.json) yield* diagnostic(w)
       yield* print(args.json, report, renderSessions)
       yield* finish(report, `${report.remainingRoots.toLocaleString("en-US")} root sessions`)
