@@ -172,11 +172,11 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
 
         scanEvents: (pageSize, onPage) =>
           Effect.gen(function* () {
-            let after = -Infinity
+            let after = Number.MIN_SAFE_INTEGER
             let total = 0
             for (;;) {
               const page = yield* sql<readonly [number, string, string]>`SELECT rowid, id, aggregate_id FROM event
-                WHERE rowid > ${after === -Infinity ? Number.MIN_SAFE_INTEGER : after} ORDER BY rowid LIMIT ${pageSize}`.values
+                WHERE rowid > ${after} ORDER BY rowid LIMIT ${pageSize}`.values
               if (page.length === 0) return total
               total += page.length
               after = Number(page[page.length - 1]![0])
