@@ -4,7 +4,7 @@
  * fsynced before it returns.
  */
 import { Effect, Layer } from "effect"
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs"
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { RetentionLog, RetentionLogError, type RunLog } from "../services/RetentionLog.js"
 import { xdgDir } from "./xdg.js"
@@ -15,9 +15,13 @@ const appendSynced = (path: string, lines: ReadonlyArray<string>) =>
   Effect.try({
     try: () => {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-      const fd = openSync(path, "a", 0o600)
+      const fd = openSync(path, "a+", 0o600)
       try {
-        writeSync(fd, lines.map((l) => `${l}\n`).join(""))
+        // A crash mid-append can leave a line without its newline; start on a fresh line after it.
+        const size = fstatSync(fd).size
+        const last = Buffer.alloc(1)
+        const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a
+        writeSync(fd, `${torn ? "\n" : ""}${lines.map((l) => `${l}\n`).join("")}`)
         fsyncSync(fd)
       } finally {
         closeSync(fd)

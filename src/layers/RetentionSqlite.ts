@@ -6,7 +6,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Exit, Layer } from "effect"
 import { DB_BUSY_TIMEOUT_MS } from "../core/constants.js"
-import { DbBusy, DbFailed, NotOpencodeDb, RetentionStore, type SessionRow, type SessionTable, type TreeDelete } from "../services/RetentionStore.js"
+import { DbBusy, DbFailed, NotOpencodeDb, RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../services/RetentionStore.js"
 
 /** The columns the sweeps read or match on; anything less is not an opencode database this tool understands. */
 export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -32,6 +32,11 @@ const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(c
 
 const failed = (e: SqlError.SqlError) => new DbFailed({ reason: messageOf(e) })
 const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : failed(e))
+
+/** Carries the archive's own error out of the transaction, which it rolls back. */
+class ArchiveFailed<E> {
+  constructor(readonly error: E) {}
+}
 
 const batches = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []
@@ -186,11 +191,14 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
 
         countTree: (tree) => treeCounts(tree).pipe(Effect.mapError(failed)),
 
-        deleteTree: (tree) =>
+        deleteTree: <E>(tree: TreeDelete, beforeDelete: Effect.Effect<void, E>) =>
           immediate(
             Effect.gen(function* () {
               const reason = yield* changedSince(tree)
-              if (reason !== undefined) return { changed: reason } as const
+              if (reason !== undefined) return { _tag: "Changed", reason } as const
+              // The archive is written while this transaction holds the write lock, so no kept tree is archived.
+              const archived = yield* Effect.either(beforeDelete)
+              if (archived._tag === "Left") return yield* Effect.fail(new ArchiveFailed(archived.left))
               const rows = yield* treeCounts(tree)
               for (const table of tree.tables) yield* deleteIn(table, "session_id", tree.ids)
               if (tree.withEvents) {
@@ -198,13 +206,15 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
                 yield* deleteIn("event_sequence", "aggregate_id", tree.ids)
               }
               yield* deleteIn("session", "id", tree.ids)
-              return { rows } as const
+              return { _tag: "Deleted", rows } as const
             })
           ).pipe(
-            Effect.map(({ value, ms }) =>
-              "changed" in value ? ({ _tag: "Changed", reason: value.changed } as const) : ({ _tag: "Deleted", rows: value.rows, ms } as const)
+            Effect.map(({ value, ms }): TreeOutcome<E> => (value._tag === "Deleted" ? { _tag: "Deleted", rows: value.rows, ms } : value)),
+            Effect.catchIf(
+              (e): e is ArchiveFailed<E> => e instanceof ArchiveFailed,
+              (e) => Effect.succeed<TreeOutcome<E>>({ _tag: "NotArchived", error: e.error })
             ),
-            Effect.mapError(busyOrFailed)
+            Effect.mapError((e) => busyOrFailed(e as SqlError.SqlError))
           ),
 
         measureEvents: (ids) =>
@@ -214,12 +224,23 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
             )
           ).pipe(Effect.mapError(failed)),
 
-        deleteEvents: (ids) =>
+        deleteEvents: (events, graceCutoff) =>
           immediate(
             Effect.gen(function* () {
+              const aggregates = [...new Set(events.map((e) => e.aggregate))]
+              // Protection is re-checked under the write lock: a session may have gone into sync, into a
+              // workspace, or back to work since the scan.
+              const kept = new Set<string>()
+              for (const batch of batches(aggregates, IN_BATCH)) {
+                const synced = yield* sql<{ id: string }>`SELECT aggregate_id AS id FROM event_sequence WHERE ${sql.in("aggregate_id", batch)} AND owner_id IS NOT NULL`
+                const active = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${sql.in("id", batch)} AND (workspace_id IS NOT NULL OR time_updated >= ${graceCutoff})`
+                for (const r of [...synced, ...active]) kept.add(r.id)
+              }
+              const ids = events.filter((e) => !kept.has(e.aggregate)).map((e) => e.id)
+              if (ids.length === 0) return { rows: 0, bytes: 0, kept: [...kept] }
               const measured = yield* sql<{ n: number; b: number }>`SELECT count(*) AS n, coalesce(sum(octet_length(data)), 0) AS b FROM event WHERE ${sql.in("id", ids)}`
               yield* sql`DELETE FROM event WHERE ${sql.in("id", ids)}`
-              return { rows: Number(measured[0]?.n ?? 0), bytes: Number(measured[0]?.b ?? 0) }
+              return { rows: Number(measured[0]?.n ?? 0), bytes: Number(measured[0]?.b ?? 0), kept: [...kept] }
             })
           ).pipe(
             Effect.map(({ value, ms }) => ({ ...value, ms })),

@@ -32,13 +32,17 @@ export interface TreeDelete {
   readonly cutoffUpdated: number
 }
 
-export type TreeOutcome =
+export type TreeOutcome<E = never> =
   | { readonly _tag: "Deleted"; readonly rows: Readonly<Record<string, number>>; readonly ms: number }
   | { readonly _tag: "Changed"; readonly reason: string }
+  /** The step run before the deletes (the archive) failed; the transaction was rolled back. */
+  | { readonly _tag: "NotArchived"; readonly error: E }
 
 export interface EventChunk {
   readonly rows: number
   readonly bytes: number
+  /** Aggregates found protected inside the transaction (in sync, in a workspace, or active since the scan); their events stayed. */
+  readonly kept: ReadonlyArray<string>
   /** Time the write transaction was held, BEGIN IMMEDIATE to COMMIT. */
   readonly ms: number
 }
@@ -55,12 +59,21 @@ export interface RetentionStoreService {
   readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<readonly [string, string]>) => void) => Effect.Effect<number, DbFailed>
   /** Rows a tree would lose, per table, without changing anything. */
   readonly countTree: (tree: TreeDelete) => Effect.Effect<Readonly<Record<string, number>>, DbFailed>
-  /** One write transaction: the tree's rows, children before parents. */
-  readonly deleteTree: (tree: TreeDelete) => Effect.Effect<TreeOutcome, DbBusy | DbFailed>
+  /**
+   * One write transaction: re-check the tree, run `beforeDelete` (the archive, fsynced) while holding
+   * the write lock, then delete the tree's rows, children before parents.
+   */
+  readonly deleteTree: <E>(tree: TreeDelete, beforeDelete: Effect.Effect<void, E>) => Effect.Effect<TreeOutcome<E>, DbBusy | DbFailed>
   /** Rows and data bytes of these events, without changing anything. */
   readonly measureEvents: (ids: ReadonlyArray<string>) => Effect.Effect<{ readonly rows: number; readonly bytes: number }, DbFailed>
-  /** One write transaction: `DELETE FROM event WHERE id IN (...)`. */
-  readonly deleteEvents: (ids: ReadonlyArray<string>) => Effect.Effect<EventChunk, DbBusy | DbFailed>
+  /**
+   * One write transaction: re-check the chunk's aggregates against sync, workspaces and `graceCutoff`,
+   * then `DELETE FROM event WHERE id IN (...)` for the events of those still unprotected.
+   */
+  readonly deleteEvents: (
+    events: ReadonlyArray<{ readonly id: string; readonly aggregate: string }>,
+    graceCutoff: number
+  ) => Effect.Effect<EventChunk, DbBusy | DbFailed>
   /** `PRAGMA wal_checkpoint(TRUNCATE)`, `VACUUM`, and a last checkpoint so the file shrinks in WAL mode. */
   readonly vacuum: Effect.Effect<void, DbBusy | DbFailed>
 }

@@ -191,6 +191,8 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     expect(report).toMatchObject({ roots: eligible.length - revivedTrees.length, remainingRoots: 0, stoppedBy: null })
     for (const t of revivedTrees) expect(report.warnings.filter((w) => w.startsWith(`kept ${t.root}: `) && w.endsWith(" since the sweep started"))).toHaveLength(1)
     expect(report.warnings).toHaveLength(revivedTrees.length)
+    // The archive is written inside each tree's transaction, after the re-check: kept trees are not in it.
+    expect(report.archived).toBe(report.sessions)
 
     const db = new Database(path, { readonly: true })
     try {

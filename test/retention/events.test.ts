@@ -63,6 +63,22 @@ describe("sweep events (SPEC §11.4)", () => {
     )
   )
 
+  it.effect("US-33.2 a session that goes into sync while the sweep runs keeps the events it still has", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        const first = quietSession(t, Array.from({ length: 1500 }, (_, i) => 30 * DAY - i * 1000))
+        const late = quietSession(t, Array.from({ length: 700 }, (_, i) => 20 * DAY - i * 1000))
+        // After the first chunk (the oldest 1000 events, all of `first`), `late` goes into sync.
+        const report = yield* runEvents(t.path, { onProgress: (done) => Effect.sync(() => void (done === 1000 && t.db.owner(late.id))) })
+        expect(t.db.count("event", `aggregate_id = '${first.id}'`)).toBe(0)
+        expect(t.db.count("event", `aggregate_id = '${late.id}'`)).toBe(700)
+        expect(report.rows).toBe(1500)
+        expect(report.aggregates).toBe(1)
+        expect(report.warnings.join()).toMatch(/kept the events of 1 session\(s\) that went into sync/)
+      })
+    )
+  )
+
   it.effect("US-33.3 a session updated 30 min ago keeps its 30 d old events", () =>
     withDb((t) =>
       Effect.gen(function* () {

@@ -231,25 +231,32 @@ describe("sweep sessions (SPEC §11.3)", () => {
         const a = t.db.session({ created: NOW - 40 * DAY })
         const b = t.db.session({ created: NOW - 39 * DAY })
         const lines = memoryLines()
-        // The archive write of the first tree is where opencode "touches" the second one.
-        const touching = Layer.succeed(RetentionLog, {
-          archivePath: "<x>",
-          runPath: () => "<x>",
-          archive: (l) =>
-            Effect.sync(() => {
-              lines.archive.push(...l)
-              t.db.db.prepare("UPDATE session SET time_updated = ? WHERE id = ?").run(NOW, b)
-            }),
-          run: () => Effect.void
-        })
-        yield* TestClock.setTime(NOW)
-        const report = yield* sweepSessions({ db: t.path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false }).pipe(
-          Effect.provide(Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(t.path))), touching, DbHostMemory({})))
+        // Right after the first tree is done, opencode "touches" the second one.
+        const report = yield* runSessions(
+          t.path,
+          { onProgress: (done) => Effect.sync(() => void (done === 1 && t.db.db.prepare("UPDATE session SET time_updated = ? WHERE id = ?").run(NOW, b))) },
+          { lines }
         )
         expect(sessionIds(t)).toEqual(new Set([b]))
         expect(report.roots).toBe(1)
         expect(report.warnings.join()).toMatch(new RegExp(`kept ${b}: a session of the tree was updated`))
-        void a
+        // Only the tree that went is in the archive.
+        expect(lines.archive.map((l) => JSON.parse(l).id)).toEqual([a])
+        expect(report.archived).toBe(1)
+      })
+    )
+  )
+
+  it.effect("US-32.9 when the archive cannot be written, the tree is not deleted and the sweep stops with an error", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        t.db.session({ created: NOW - 40 * DAY })
+        const lines = memoryLines()
+        lines.failWith = "ENOSPC"
+        const report = yield* runSessions(t.path, {}, { lines })
+        expect(t.db.count("session")).toBe(1)
+        expect(report).toMatchObject({ roots: 0, archived: 0, stoppedBy: "error", remainingRoots: 1 })
+        expect(report.stopReason).toMatch(/archive not written \(archive: ENOSPC\); nothing of this tree was deleted/)
       })
     )
   )

@@ -86,9 +86,10 @@ export const sweepEvents = (o: EventSweepOptions) =>
       done = selected.length
     } else {
       let chunk = initialChunk
+      const kept = new Set<string>()
       while (done < selected.length) {
         const slice = selected.slice(done, done + chunk.size)
-        const result = yield* withBusyRetry(store.deleteEvents(slice.map((c) => c.id))).pipe(Effect.either)
+        const result = yield* withBusyRetry(store.deleteEvents(slice, bounds.graceCutoff)).pipe(Effect.either)
         if (result._tag === "Left") {
           stoppedBy = result.left._tag === "DbBusy" ? "busy" : "error"
           stopReason = result.left.reason
@@ -96,13 +97,15 @@ export const sweepEvents = (o: EventSweepOptions) =>
         }
         rows += result.right.rows
         bytes += result.right.bytes
-        for (const c of slice) aggregates.add(c.aggregate)
+        for (const a of result.right.kept) kept.add(a)
+        for (const c of slice) if (!kept.has(c.aggregate)) aggregates.add(c.aggregate)
         chunks++
         done += slice.length
         longest = Math.max(longest, result.right.ms)
         chunk = nextChunk(chunk, result.right.ms)
         if (o.onProgress !== undefined) yield* o.onProgress(done, selected.length, chunks)
       }
+      if (kept.size > 0) warnings.push(`kept the events of ${kept.size} session(s) that went into sync, into a workspace or back to work since the sweep started`)
     }
 
     const vacuum = yield* vacuumStep(o.db, { requested: o.vacuum && stoppedBy === null, dryRun: o.dryRun, force: o.force })

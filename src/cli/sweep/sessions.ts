@@ -70,24 +70,24 @@ export const sweepSessions = (o: SessionSweepOptions) =>
         roots++
         retired += tree.ids.length
       } else {
-        const retiredAt = yield* Clock.currentTimeMillis
-        const written = yield* log.archive(tree.ids.map((id) => archiveLine(byId.get(id)!, retiredAt))).pipe(Effect.either)
-        if (written._tag === "Left") {
-          stoppedBy = "error"
-          stopReason = `archive not written (${written.left.path}: ${written.left.reason}); nothing of this tree was deleted`
-          break
-        }
-        archived += tree.ids.length
-        const outcome = yield* withBusyRetry(store.deleteTree(job)).pipe(Effect.either)
+        const archive = Effect.flatMap(Clock.currentTimeMillis, (retiredAt) => log.archive(tree.ids.map((id) => archiveLine(byId.get(id)!, retiredAt))))
+        const outcome = yield* withBusyRetry(store.deleteTree(job, archive)).pipe(Effect.either)
         if (outcome._tag === "Left") {
           stoppedBy = outcome.left._tag === "DbBusy" ? "busy" : "error"
           stopReason = outcome.left.reason
           break
         }
-        if (outcome.right._tag === "Changed") {
-          warnings.push(`kept ${tree.root}: ${outcome.right.reason} since the sweep started`)
+        const done = outcome.right
+        if (done._tag === "NotArchived") {
+          stoppedBy = "error"
+          stopReason = `archive not written (${done.error.path}: ${done.error.reason}); nothing of this tree was deleted`
+          break
+        }
+        if (done._tag === "Changed") {
+          warnings.push(`kept ${tree.root}: ${done.reason} since the sweep started`)
         } else {
-          rows = addRows(rows, outcome.right.rows)
+          archived += tree.ids.length
+          rows = addRows(rows, done.rows)
           roots++
           retired += tree.ids.length
         }
