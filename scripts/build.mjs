@@ -1,4 +1,4 @@
-// Bundles the CLI and the replay benchmark with esbuild: a bundled CLI starts ~4x faster than one
+// Bundles the CLI, the plugin and the benchmarks with esbuild: a bundled CLI starts ~4x faster than one
 // that loads hundreds of ESM files from node_modules (docs/PERFORMANCE.md).
 import * as esbuild from "esbuild"
 import { readFileSync, rmSync } from "node:fs"
@@ -30,5 +30,6 @@ await Promise.all([
   // The plugin runs inside opencode's Bun: one self-contained file, `default` its only export, no chunks.
   esbuild.build({ ...common, entryPoints: ["src/plugin/index.ts"], outfile: "dist/opencode-plugin.js", external: [] }),
   esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" }),
-  esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" })
+  esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/sweep.ts"], outfile: "dist/bench-sweep.js" })
 ])
