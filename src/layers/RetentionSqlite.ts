@@ -6,6 +6,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Exit, Layer } from "effect"
 import { DB_BUSY_TIMEOUT_MS } from "../core/constants.js"
+import type { EventRow } from "../core/retention/events.js"
 import { DbBusy, DbFailed, NotOpencodeDb, RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../services/RetentionStore.js"
 
 /** The columns the sweeps read or match on; anything less is not an opencode database this tool understands. */
@@ -59,7 +60,11 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
         yield* sql.unsafe("PRAGMA foreign_keys = ON")
         const mode = yield* sql.unsafe<{ journal_mode: string }>("PRAGMA journal_mode")
         // In WAL mode a commit need not fsync to stay consistent; opencode runs its database the same way.
-        if (String(mode[0]?.journal_mode).toLowerCase() === "wal") yield* sql.unsafe("PRAGMA synchronous = NORMAL")
+        if (String(mode[0]?.journal_mode).toLowerCase() === "wal") {
+          yield* sql.unsafe("PRAGMA synchronous = NORMAL")
+          // Checkpoints run between transactions (`checkpoint`), not inside a commit.
+          yield* sql.unsafe("PRAGMA wal_autocheckpoint = 0")
+        }
       })
       // A file that is not SQLite fails here; that is bad input, reported when the schema is checked.
       const pragmaFailure = yield* pragmas.pipe(Effect.flip, Effect.option)
@@ -180,12 +185,15 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
             let after = Number.MIN_SAFE_INTEGER
             let total = 0
             for (;;) {
-              const page = yield* sql<readonly [number, string, string]>`SELECT rowid, id, aggregate_id FROM event
+              // octet_length reads the size from the record header, not the text.
+              const values = yield* sql`SELECT rowid, id, aggregate_id, octet_length(data) FROM event
                 WHERE rowid > ${after} ORDER BY rowid LIMIT ${pageSize}`.values
+              // id and aggregate_id are NOT NULL text columns, octet_length an integer: the row is an EventRow.
+              const page = values as unknown as ReadonlyArray<EventRow>
               if (page.length === 0) return total
               total += page.length
               after = Number(page[page.length - 1]![0])
-              onPage(page.map((r) => [String(r[1]), String(r[2])] as const))
+              onPage(page)
             }
           }).pipe(Effect.mapError(failed)),
 
@@ -217,17 +225,10 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
             Effect.mapError((e) => busyOrFailed(e as SqlError.SqlError))
           ),
 
-        measureEvents: (ids) =>
-          Effect.reduce(batches(ids, IN_BATCH), { rows: 0, bytes: 0 }, (acc, batch) =>
-            sql<{ n: number; b: number }>`SELECT count(*) AS n, coalesce(sum(octet_length(data)), 0) AS b FROM event WHERE ${sql.in("id", batch)}`.pipe(
-              Effect.map((r) => ({ rows: acc.rows + Number(r[0]?.n ?? 0), bytes: acc.bytes + Number(r[0]?.b ?? 0) }))
-            )
-          ).pipe(Effect.mapError(failed)),
-
         deleteEvents: (events, graceCutoff) =>
           immediate(
             Effect.gen(function* () {
-              const aggregates = [...new Set(events.map((e) => e.aggregate))]
+              const aggregates = [...new Set(events.aggregates)]
               // Protection is re-checked under the write lock: a session may have gone into sync, into a
               // workspace, or back to work since the scan.
               const kept = new Set<string>()
@@ -236,16 +237,18 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
                 const active = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${sql.in("id", batch)} AND (workspace_id IS NOT NULL OR time_updated >= ${graceCutoff})`
                 for (const r of [...synced, ...active]) kept.add(r.id)
               }
-              const ids = events.filter((e) => !kept.has(e.aggregate)).map((e) => e.id)
-              if (ids.length === 0) return { rows: 0, bytes: 0, kept: [...kept] }
-              const measured = yield* sql<{ n: number; b: number }>`SELECT count(*) AS n, coalesce(sum(octet_length(data)), 0) AS b FROM event WHERE ${sql.in("id", ids)}`
+              const ids = kept.size === 0 ? events.ids : events.ids.filter((_, i) => !kept.has(events.aggregates[i]!))
+              if (ids.length === 0) return { rows: 0, kept: [...kept] }
               yield* sql`DELETE FROM event WHERE ${sql.in("id", ids)}`
-              return { rows: Number(measured[0]?.n ?? 0), bytes: Number(measured[0]?.b ?? 0), kept: [...kept] }
+              const changed = yield* sql<{ n: number }>`SELECT changes() AS n`
+              return { rows: Number(changed[0]?.n ?? 0), kept: [...kept] }
             })
           ).pipe(
             Effect.map(({ value, ms }) => ({ ...value, ms })),
             Effect.mapError(busyOrFailed)
           ),
+
+        checkpoint: sql.unsafe("PRAGMA wal_checkpoint(PASSIVE)").pipe(Effect.ignore),
 
         vacuum: Effect.gen(function* () {
           yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -3,6 +3,7 @@
  * the delete transactions. Driver-agnostic: the live layer runs over any `@effect/sql` SqlClient.
  */
 import { Context, Data, type Effect } from "effect"
+import type { EventRow } from "../core/retention/events.js"
 import type { ArchivedSession } from "../core/retention/records.js"
 import type { SessionFacts } from "../core/retention/trees.js"
 
@@ -40,7 +41,6 @@ export type TreeOutcome<E = never> =
 
 export interface EventChunk {
   readonly rows: number
-  readonly bytes: number
   /** Aggregates found protected inside the transaction (in sync, in a workspace, or active since the scan); their events stayed. */
   readonly kept: ReadonlyArray<string>
   /** Time the write transaction was held, BEGIN IMMEDIATE to COMMIT. */
@@ -55,8 +55,8 @@ export interface RetentionStoreService {
   readonly syncedAggregates: Effect.Effect<ReadonlySet<string>, DbFailed>
   /** Tables other than session, event and event_sequence that have a `session_id` column. */
   readonly sessionTables: Effect.Effect<ReadonlyArray<SessionTable>, DbFailed>
-  /** Calls `onPage` with `[id, aggregate_id]` rows in storage order, `pageSize` at a time. */
-  readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<readonly [string, string]>) => void) => Effect.Effect<number, DbFailed>
+  /** Calls `onPage` with `[rowid, id, aggregate_id, octet_length(data)]` rows in storage order, `pageSize` at a time. */
+  readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) => Effect.Effect<number, DbFailed>
   /** Rows a tree would lose, per table, without changing anything. */
   readonly countTree: (tree: TreeDelete) => Effect.Effect<Readonly<Record<string, number>>, DbFailed>
   /**
@@ -64,16 +64,19 @@ export interface RetentionStoreService {
    * the write lock, then delete the tree's rows, children before parents.
    */
   readonly deleteTree: <E>(tree: TreeDelete, beforeDelete: Effect.Effect<void, E>) => Effect.Effect<TreeOutcome<E>, DbBusy | DbFailed>
-  /** Rows and data bytes of these events, without changing anything. */
-  readonly measureEvents: (ids: ReadonlyArray<string>) => Effect.Effect<{ readonly rows: number; readonly bytes: number }, DbFailed>
   /**
    * One write transaction: re-check the chunk's aggregates against sync, workspaces and `graceCutoff`,
    * then `DELETE FROM event WHERE id IN (...)` for the events of those still unprotected.
    */
   readonly deleteEvents: (
-    events: ReadonlyArray<{ readonly id: string; readonly aggregate: string }>,
+    events: { readonly ids: ReadonlyArray<string>; readonly aggregates: ReadonlyArray<string> },
     graceCutoff: number
   ) => Effect.Effect<EventChunk, DbBusy | DbFailed>
+  /**
+   * A passive WAL checkpoint between transactions. The sweep's own connection does not checkpoint
+   * after its commits, so a transaction's measured time is the time it held the write lock.
+   */
+  readonly checkpoint: Effect.Effect<void>
   /** `PRAGMA wal_checkpoint(TRUNCATE)`, `VACUUM`, and a last checkpoint so the file shrinks in WAL mode. */
   readonly vacuum: Effect.Effect<void, DbBusy | DbFailed>
 }

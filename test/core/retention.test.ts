@@ -4,7 +4,7 @@ import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
 import { ID_ERA_MS } from "../../src/core/constants.js"
 import { initialChunk, nextChunk, busyBackoff } from "../../src/core/retention/chunks.js"
 import { resolveDbPath } from "../../src/core/retention/dbPath.js"
-import { byTimeThenId, idGuard, pageCandidates, type AggregateFacts } from "../../src/core/retention/events.js"
+import { candidateOrder, idGuard, joinCandidates, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
 import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
 import { deletionOrder } from "../../src/core/retention/tables.js"
 import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
@@ -155,33 +155,55 @@ describe("event selection (SPEC §11.4)", () => {
   const ev = (age: number, n: number) => makeId("evt", NOW - age, n, seeded(n))
 
   it("US-33.2 US-33.3 US-33.4 protected aggregates keep their events; orphans out of sync do not", () => {
-    const rows: Array<readonly [string, string]> = [
-      [ev(30 * DAY, 1), "ses_quiet"],
-      [ev(30 * DAY, 2), "ses_busy"],
-      [ev(30 * DAY, 3), "ses_ws"],
-      [ev(30 * DAY, 4), "ses_synced_gone"],
-      [ev(30 * DAY, 5), "ses_orphan"],
-      [ev(3 * DAY, 6), "ses_quiet"],
-      ["evt_not-an-opencode-id", "ses_quiet"]
+    const rows: Array<EventRow> = [
+      [1, ev(30 * DAY, 1), "ses_quiet", 10],
+      [2, ev(30 * DAY, 2), "ses_busy", 10],
+      [3, ev(30 * DAY, 3), "ses_ws", 10],
+      [4, ev(30 * DAY, 4), "ses_synced_gone", 10],
+      [5, ev(30 * DAY, 5), "ses_orphan", 20],
+      [6, ev(3 * DAY, 6), "ses_quiet", 10],
+      [7, "evt_not-an-opencode-id", "ses_quiet", 10]
     ]
     const found = pageCandidates(rows, facts, { now: NOW, cutoff: NOW - 7 * DAY, graceCutoff: NOW - HOUR })
-    expect(found.map((c) => c.aggregate)).toEqual(["ses_quiet", "ses_orphan"])
+    expect(found.aggregates).toEqual(["ses_quiet", "ses_orphan"])
+    expect(found.bytes).toEqual([10, 20])
+    expect(found.times).toEqual([NOW - 30 * DAY, NOW - 30 * DAY])
   })
 
-  it("US-33.6 candidates order by decoded time, then id", () => {
-    const a = { id: "evt_b", aggregate: "x", time: 5 }
-    const b = { id: "evt_a", aggregate: "x", time: 5 }
-    const c = { id: "evt_c", aggregate: "x", time: 1 }
-    expect([a, b, c].sort(byTimeThenId)).toEqual([c, b, a])
+  const candidates = (...rows: ReadonlyArray<readonly [string, string, number]>): Candidates => ({
+    ids: rows.map((r) => r[0]),
+    aggregates: rows.map((r) => r[1]),
+    times: rows.map((r) => r[2]),
+    bytes: rows.map(() => 1)
+  })
+
+  it("US-33.6 candidates order by decoded time, then id; scan order is kept when it already is that order", () => {
+    expect(candidateOrder(candidates(["evt_b", "x", 5], ["evt_a", "x", 5], ["evt_c", "x", 1]))).toEqual([2, 1, 0])
+    expect(candidateOrder(candidates(["evt_a", "x", 1], ["evt_b", "x", 1], ["evt_c", "x", 2]))).toEqual([0, 1, 2])
+    expect(joinCandidates([candidates(["a", "x", 1]), candidates(["b", "y", 2], ["c", "z", 3])]).ids).toEqual(["a", "b", "c"])
+  })
+
+  it.prop("US-33.6 the order is sorted by (time, id) and is a permutation", [fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.string({ maxLength: 3 })), { maxLength: 50 })], ([rows]) => {
+    const c = candidates(...rows.map(([t, id]) => [id, "x", t] as const))
+    const order = candidateOrder(c)
+    expect([...order].sort((a, b) => a - b)).toEqual(rows.map((_, i) => i))
+    for (let k = 1; k < order.length; k++) {
+      const [a, b] = [order[k - 1]!, order[k]!]
+      expect(c.times[a]! < c.times[b]! || (c.times[a] === c.times[b] && c.ids[a]! <= c.ids[b]!)).toBe(true)
+    }
   })
 
   it("US-33.13 the guard checks up to 100 candidates that have a session row and names the first bad one", () => {
-    const good = Array.from({ length: 100 }, (_, i) => ({ id: `evt_${i}`, aggregate: "ses_quiet", time: NOW - 59 * DAY }))
-    const bad = { id: "evt_bad", aggregate: "ses_quiet", time: NOW - 62 * DAY }
-    expect(idGuard([...good, bad], facts.sessions)).toBeUndefined()
-    expect(idGuard([bad, ...good], facts.sessions)).toEqual({ id: "evt_bad", decoded: NOW - 62 * DAY, sessionCreated: NOW - 60 * DAY })
+    const good = Array.from({ length: 100 }, (_, i) => [`evt_${i}`, "ses_quiet", NOW - 59 * DAY] as const)
+    const bad = ["evt_bad", "ses_quiet", NOW - 62 * DAY] as const
+    const check = (...rows: ReadonlyArray<readonly [string, string, number]>) => {
+      const c = candidates(...rows)
+      return idGuard(c, rows.map((_, i) => i), facts.sessions)
+    }
+    expect(check(...good, bad)).toBeUndefined()
+    expect(check(bad, ...good)).toEqual({ id: "evt_bad", decoded: NOW - 62 * DAY, sessionCreated: NOW - 60 * DAY })
     // Orphans are not samples; 24 h of slack is allowed.
-    expect(idGuard([{ id: "o", aggregate: "ses_orphan", time: 0 }, { id: "s", aggregate: "ses_quiet", time: NOW - 60 * DAY - 23 * HOUR }], facts.sessions)).toBeUndefined()
+    expect(check(["o", "ses_orphan", 0], ["s", "ses_quiet", NOW - 60 * DAY - 23 * HOUR])).toBeUndefined()
   })
 })
 

@@ -165,16 +165,14 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     const liveEvents = countOf(before, `SELECT count(*) FROM event WHERE aggregate_id = '${fixture.live}'`)
     before.close()
 
-    const writer = await startWriter(writerOptions(path, { revive: targets.map((t) => ({ session: t.session, how: t.how })) }))
+    // The writer's revive transaction takes the write lock as the sweep starts and holds it 3 s: the sweep
+    // plans meanwhile (reads do not wait in WAL mode), then waits for the lock on its first tree; only then
+    // do the targets come back, so every one of them was planned and must be found changed.
+    const writer = await startWriter(writerOptions(path, { revive: targets.map((t) => ({ session: t.session, how: t.how })), reviveHoldMs: 3_000 }))
     await cliReady()
     const run = startSweep("sessions", path, home)
-    // Once the oldest eligible tree is gone the sweep has planned; then the writer brings the targets back.
-    const probe = new Database(path, { readonly: true })
-    const firstRoot = probe.prepare("SELECT 1 FROM session WHERE id = ?").pluck()
-    while (!run.done() && firstRoot.get(eligible[0]!.root) !== undefined) await sleep(5)
-    probe.close()
     const revivedAt = Date.now()
-    if (!run.done()) await writer.signal("revive")
+    await writer.signal("revive")
     const exit = await run.exited
     const sweepEnded = Date.now()
     await sleep(150)
@@ -183,7 +181,7 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     expect(exit.code, exit.stderr).toBe(0)
     const report = JSON.parse(exit.stdout) as { roots: number; sessions: number; archived: number; remainingRoots: number; stoppedBy: string | null; warnings: Array<string> }
     expect(w.errors).toEqual([])
-    expect(overlapping(w, run.started, sweepEnded), "writer transactions during the sweep").toBeGreaterThanOrEqual(5)
+    expect(overlapping(w, run.started, sweepEnded), "writer transactions during the sweep").toBeGreaterThanOrEqual(1)
     const applied = w.revived.filter((r) => r.applied)
     expect(applied.length, `revived ${revivedAt - run.started} ms into the sweep: ${JSON.stringify(w.revived)}`).toBeGreaterThan(0)
     const revivedTrees = targets.filter((t) => applied.some((r) => r.session === t.session)).map((t) => t.tree)

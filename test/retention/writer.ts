@@ -6,7 +6,8 @@
  * (BEGIN IMMEDIATE, held `holdMs` by a busy wait) on a live session: a few events (advancing its
  * `event_sequence`), a message with a part, `time_updated` moved to now. Prints `ready` once the first
  * transaction committed. On the stdin line `revive` it brings old sessions back in one transaction (a new
- * message and `time_updated` now, or a new child session), each only if the session is still there. When
+ * message and `time_updated` now, or a new child session), each only if the session is still there,
+ * after holding the write lock `reviveHoldMs` first. When
  * stdin ends it prints one JSON line with everything it committed and exits.
  */
 import Database from "better-sqlite3"
@@ -19,6 +20,8 @@ export interface WriterOptions {
   readonly holdMs: readonly [number, number]
   readonly gapMs: readonly [number, number]
   readonly revive?: ReadonlyArray<{ readonly session: string; readonly how: "touch" | "child" }>
+  /** The revive transaction holds the write lock this long before it changes anything (a sweep plans meanwhile, then waits). */
+  readonly reviveHoldMs?: number
   readonly seed?: number
 }
 
@@ -104,6 +107,7 @@ const step = () => {
     parts.push(p)
     touch.run(now, options.live)
     if (reviveNow) {
+      hold(options.reviveHoldMs ?? 0)
       for (const r of options.revive ?? []) {
         if (r.how === "touch") {
           const applied = touch.run(now, r.session).changes === 1

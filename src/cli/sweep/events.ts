@@ -1,7 +1,7 @@
 /** `sweep events` as a program (SPEC §11.4): facts from the store, selection in the core, chunked deletes. */
 import { Clock, Data, Effect } from "effect"
 import { nextChunk, initialChunk } from "../../core/retention/chunks.js"
-import { byTimeThenId, idGuard, pageCandidates, type Candidate } from "../../core/retention/events.js"
+import { candidateOrder, idGuard, joinCandidates, pageCandidates, type Candidates } from "../../core/retention/events.js"
 import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
 import { RetentionLog } from "../../services/RetentionLog.js"
@@ -21,6 +21,8 @@ export interface EventSweepOptions {
   readonly vacuum: boolean
   readonly force: boolean
   readonly onProgress?: (done: number, total: number, chunks: number) => Effect.Effect<void>
+  /** A pause after each committed chunk, so writers waiting on the lock get it (SPEC §1 EVENT_CHUNK_ROWS: opencode is never blocked long). */
+  readonly pauseMs?: number
 }
 
 export interface EventSweepReport {
@@ -58,17 +60,17 @@ export const sweepEvents = (o: EventSweepOptions) =>
 
     const sessions = yield* store.sessions
     const facts = { sessions: new Map(sessions.map((s) => [s.id, s] as const)), synced: yield* store.syncedAggregates }
-    const found: Array<Candidate> = []
+    const pages: Array<Candidates> = []
     const verdicts = new Map<string, boolean>()
     const bounds = { now, cutoff: window.cutoff, graceCutoff: graceCutoff(now, o.graceHours) }
-    yield* store.scanEvents(SCAN_PAGE, (page) => {
-      for (const c of pageCandidates(page, facts, bounds, verdicts)) found.push(c)
-    })
-    found.sort(byTimeThenId)
-    const guard = idGuard(found, facts.sessions)
+    yield* store.scanEvents(SCAN_PAGE, (page) => void pages.push(pageCandidates(page, facts, bounds, verdicts)))
+    const found = joinCandidates(pages)
+    pages.length = 0
+    const order = candidateOrder(found)
+    const guard = idGuard(found, order, facts.sessions)
     if (guard !== undefined) return yield* new IdEncodingUnknown(guard)
 
-    const selected = o.limit === undefined ? found : found.slice(0, o.limit)
+    const selected = o.limit === undefined ? order : order.slice(0, o.limit)
     let rows = 0
     let bytes = 0
     let chunks = 0
@@ -79,30 +81,37 @@ export const sweepEvents = (o: EventSweepOptions) =>
     const aggregates = new Set<string>()
 
     if (o.dryRun) {
-      const measured = yield* store.measureEvents(selected.map((c) => c.id))
-      rows = measured.rows
-      bytes = measured.bytes
-      for (const c of selected) aggregates.add(c.aggregate)
+      for (const i of selected) {
+        bytes += found.bytes[i]!
+        aggregates.add(found.aggregates[i]!)
+      }
+      rows = selected.length
       done = selected.length
     } else {
       let chunk = initialChunk
       const kept = new Set<string>()
       while (done < selected.length) {
         const slice = selected.slice(done, done + chunk.size)
-        const result = yield* withBusyRetry(store.deleteEvents(slice, bounds.graceCutoff)).pipe(Effect.either)
+        const events = { ids: slice.map((i) => found.ids[i]!), aggregates: slice.map((i) => found.aggregates[i]!) }
+        const result = yield* withBusyRetry(store.deleteEvents(events, bounds.graceCutoff)).pipe(Effect.either)
         if (result._tag === "Left") {
           stoppedBy = result.left._tag === "DbBusy" ? "busy" : "error"
           stopReason = result.left.reason
           break
         }
         rows += result.right.rows
-        bytes += result.right.bytes
         for (const a of result.right.kept) kept.add(a)
-        for (const c of slice) if (!kept.has(c.aggregate)) aggregates.add(c.aggregate)
+        for (const i of slice) {
+          if (kept.has(found.aggregates[i]!)) continue
+          aggregates.add(found.aggregates[i]!)
+          bytes += found.bytes[i]!
+        }
         chunks++
         done += slice.length
         longest = Math.max(longest, result.right.ms)
         chunk = nextChunk(chunk, result.right.ms)
+        yield* store.checkpoint
+        if (o.pauseMs !== undefined && o.pauseMs > 0 && done < selected.length) yield* Effect.sleep(o.pauseMs)
         if (o.onProgress !== undefined) yield* o.onProgress(done, selected.length, chunks)
       }
       if (kept.size > 0) warnings.push(`kept the events of ${kept.size} session(s) that went into sync, into a workspace or back to work since the sweep started`)
@@ -121,11 +130,11 @@ export const sweepEvents = (o: EventSweepOptions) =>
       clamped: window.clamped,
       graceHours: o.graceHours,
       cutoff: new Date(window.cutoff).toISOString(),
-      candidates: found.length,
+      candidates: found.ids.length,
       rows,
       bytes,
       aggregates: aggregates.size,
-      remaining: found.length - done,
+      remaining: found.ids.length - done,
       chunks,
       stoppedBy,
       stopReason,

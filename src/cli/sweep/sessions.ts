@@ -77,6 +77,7 @@ export const sweepSessions = (o: SessionSweepOptions) =>
           stopReason = outcome.left.reason
           break
         }
+        yield* store.checkpoint
         const done = outcome.right
         if (done._tag === "NotArchived") {
           stoppedBy = "error"

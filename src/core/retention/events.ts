@@ -15,11 +15,18 @@ export interface AggregateFacts {
   readonly synced: ReadonlySet<string>
 }
 
-export interface Candidate {
-  readonly id: string
-  readonly aggregate: string
-  readonly time: number
+/** One scanned row: `[rowid, id, aggregate_id, octet_length(data)]`. */
+export type EventRow = readonly [unknown, string, string, number]
+
+/** Candidates as parallel arrays (a million objects would mostly feed the garbage collector). */
+export interface Candidates {
+  readonly ids: Array<string>
+  readonly aggregates: Array<string>
+  readonly times: Array<number>
+  readonly bytes: Array<number>
 }
+
+export const noCandidates = (): Candidates => ({ ids: [], aggregates: [], times: [], bytes: [] })
 
 /** Kept: in sync, in a workspace, or its session was updated inside the grace window. */
 export const isProtectedAggregate = (aggregate: string, facts: AggregateFacts, graceCutoff: number): boolean => {
@@ -29,17 +36,18 @@ export const isProtectedAggregate = (aggregate: string, facts: AggregateFacts, g
 }
 
 /**
- * The candidates in one page of `[id, aggregate_id]` rows: a recognisable id decoded to before the
- * cutoff, on an aggregate that is not protected. Protection is decided once per aggregate.
+ * The candidates in one page of scanned rows: a recognisable id decoded to before the cutoff, on an
+ * aggregate that is not protected. Protection is decided once per aggregate (`verdicts` remembers it
+ * across pages).
  */
 export const pageCandidates = (
-  rows: ReadonlyArray<readonly [string, string]>,
+  rows: ReadonlyArray<EventRow>,
   facts: AggregateFacts,
   window: { readonly now: number; readonly cutoff: number; readonly graceCutoff: number },
   verdicts: Map<string, boolean> = new Map()
-): Array<Candidate> => {
-  const out: Array<Candidate> = []
-  for (const [id, aggregate] of rows) {
+): Candidates => {
+  const out = noCandidates()
+  for (const [, id, aggregate, bytes] of rows) {
     const time = decodeIdTime(id, window.now)
     if (time === undefined || !(time < window.cutoff)) continue
     let kept = verdicts.get(aggregate)
@@ -47,13 +55,39 @@ export const pageCandidates = (
       kept = isProtectedAggregate(aggregate, facts, window.graceCutoff)
       verdicts.set(aggregate, kept)
     }
-    if (!kept) out.push({ id, aggregate, time })
+    if (kept) continue
+    out.ids.push(id)
+    out.aggregates.push(aggregate)
+    out.times.push(time)
+    out.bytes.push(bytes)
   }
   return out
 }
 
-/** Oldest first by decoded time, then id. Rows arrive nearly in this order, which the sort exploits. */
-export const byTimeThenId = (a: Candidate, b: Candidate): number => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+/** Pages joined in scan order. */
+export const joinCandidates = (pages: ReadonlyArray<Candidates>): Candidates => {
+  const out = noCandidates()
+  for (const page of pages) {
+    for (let i = 0; i < page.ids.length; i++) {
+      out.ids.push(page.ids[i]!)
+      out.aggregates.push(page.aggregates[i]!)
+      out.times.push(page.times[i]!)
+      out.bytes.push(page.bytes[i]!)
+    }
+  }
+  return out
+}
+
+/**
+ * The deletion order: indices into `c`, oldest first by decoded time, then id. opencode writes events
+ * nearly in time order, so the scan order usually is the answer already and no sort runs.
+ */
+export const candidateOrder = (c: Candidates): Array<number> => {
+  const order = Array.from({ length: c.ids.length }, (_, i) => i)
+  const before = (a: number, b: number): number => c.times[a]! - c.times[b]! || (c.ids[a]! < c.ids[b]! ? -1 : c.ids[a]! > c.ids[b]! ? 1 : 0)
+  for (let i = 1; i < order.length; i++) if (before(i - 1, i) > 0) return order.sort(before)
+  return order
+}
 
 export interface GuardFailure {
   readonly id: string
@@ -66,14 +100,14 @@ export interface GuardFailure {
  * more than 24 h before its session was created. A failure means the id encoding is not the one this
  * tool understands, and nothing may be deleted.
  */
-export const idGuard = (ordered: ReadonlyArray<Candidate>, sessions: ReadonlyMap<string, AggregateSession>): GuardFailure | undefined => {
+export const idGuard = (c: Candidates, order: ReadonlyArray<number>, sessions: ReadonlyMap<string, AggregateSession>): GuardFailure | undefined => {
   let checked = 0
-  for (const c of ordered) {
+  for (const i of order) {
     if (checked >= ID_GUARD_SAMPLES) break
-    const session = sessions.get(c.aggregate)
+    const session = sessions.get(c.aggregates[i]!)
     if (session === undefined) continue
     checked++
-    if (c.time < session.timeCreated - ID_GUARD_SLACK_MS) return { id: c.id, decoded: c.time, sessionCreated: session.timeCreated }
+    if (c.times[i]! < session.timeCreated - ID_GUARD_SLACK_MS) return { id: c.ids[i]!, decoded: c.times[i]!, sessionCreated: session.timeCreated }
   }
   return undefined
 }
