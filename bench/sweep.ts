@@ -14,7 +14,7 @@
  * It prints rows/s for both, the ratio (target >= 0.5) and the longest write transaction of the sweep
  * (target <= 100 ms); then, for information, `sweep sessions` (30 days, 24 h grace) against a plain
  * one-transaction delete of the same trees, and (unless `--no-probe`) one more `sweep events` with a
- * writer next to it that takes the write lock every 5 ms, as opencode would, to show how long such a
+ * writer next to it that writes one row every 5 ms, as a working opencode would, to show how long such a
  * writer waits. The last line is the whole result as JSON.
  */
 import Database from "better-sqlite3"
@@ -438,12 +438,14 @@ const referenceSessions = (path: string, doomed: string): Timed => {
 }
 
 /**
- * Child: a writer like opencode's (`busy_timeout = 5000`, SQLite's own busy handler): an empty
- * `BEGIN IMMEDIATE; COMMIT` every 5 ms until `stop` exists. Prints how long each waited for the write lock.
+ * Child: a writer like opencode's (`busy_timeout = 5000`, SQLite's own busy handler): every 5 ms a
+ * `BEGIN IMMEDIATE`, one small write (a project row's `time_updated`, as opencode touches rows), `COMMIT`,
+ * until `stop` exists. Prints how long each waited for the write lock.
  */
 const probeWriter = (path: string, ready: string, stop: string): WriterWaits => {
   const db = new Database(path)
   db.pragma("busy_timeout = 5000")
+  const touch = db.prepare("UPDATE project SET time_updated = ? WHERE rowid = (SELECT min(rowid) FROM project)")
   const pause = new Int32Array(new SharedArrayBuffer(4))
   const waits: Array<number> = []
   writeFileSync(ready, "")
@@ -451,6 +453,7 @@ const probeWriter = (path: string, ready: string, stop: string): WriterWaits => 
     const t0 = process.hrtime.bigint()
     db.exec("BEGIN IMMEDIATE")
     waits.push(Number(process.hrtime.bigint() - t0) / 1e6)
+    touch.run(Date.now())
     db.exec("COMMIT")
     Atomics.wait(pause, 0, 0, 5)
   }
@@ -513,6 +516,7 @@ interface EventReport {
   readonly bytes: number
   readonly chunks: number
   readonly longestTransactionMs: number
+  readonly politePauses: number
   readonly elapsedMs: number
   readonly remaining: number
   readonly stoppedBy: string | null
@@ -625,7 +629,7 @@ const main = async (): Promise<void> => {
       writer:
         probed === undefined
           ? null
-          : { sweepElapsedMs: probed.sweep.elapsedMs, sweepLongestTransactionMs: probed.sweep.longestTransactionMs, sweepChunks: probed.sweep.chunks, waits: probed.writer }
+          : { sweepElapsedMs: probed.sweep.elapsedMs, sweepLongestTransactionMs: probed.sweep.longestTransactionMs, sweepChunks: probed.sweep.chunks, sweepPolitePauses: probed.sweep.politePauses, waits: probed.writer }
     }
 
     const e = result.events
@@ -645,7 +649,7 @@ const main = async (): Promise<void> => {
     if (result.writer !== null) {
       const w = result.writer
       console.log(
-        `writer next to sweep events (BEGIN IMMEDIATE + COMMIT every 5 ms, busy_timeout 5000, for information): ${n(w.waits.writes)} writes, lock wait p50 ${w.waits.p50Ms} ms, p99 ${w.waits.p99Ms} ms, max ${w.waits.maxMs} ms, ${w.waits.over100Ms} waits > 100 ms; that sweep: ${w.sweepElapsedMs} ms, longest transaction ${w.sweepLongestTransactionMs} ms`
+        `writer next to sweep events (a one-row write transaction every 5 ms, busy_timeout 5000, for information): ${n(w.waits.writes)} writes, lock wait p50 ${w.waits.p50Ms} ms, p99 ${w.waits.p99Ms} ms, max ${w.waits.maxMs} ms, ${w.waits.over100Ms} waits > 100 ms; that sweep: ${w.sweepElapsedMs} ms, longest transaction ${w.sweepLongestTransactionMs} ms, ${w.sweepPolitePauses} of ${w.sweepChunks} chunks followed by a pause`
       )
     }
     console.log(JSON.stringify(result))

@@ -55,3 +55,8 @@ export const DB_BUSY_BACKOFF_MS = [250, 500, 1_000, 2_000, 4_000] as const
 /** The id guard checks this many candidates that have a session row (SPEC §11.2). */
 export const ID_GUARD_SAMPLES = 100
 export const ID_GUARD_SLACK_MS = 86_400_000
+/** After another connection wrote within this window, each chunk is followed by a short pause (SPEC §1: opencode is never blocked long). */
+export const POLITE_WINDOW_MS = 2_000
+export const POLITE_PAUSE_MS = 5
+/** A passive WAL checkpoint after every this many chunks (about SQLite's own 1000-page automatic checkpoint). */
+export const CHECKPOINT_EVERY_CHUNKS = 8

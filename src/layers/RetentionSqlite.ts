@@ -232,14 +232,16 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               // Protection is re-checked under the write lock: a session may have gone into sync, into a
               // workspace, or back to work since the scan.
               const kept = new Set<string>()
-              for (const batch of batches(aggregates, IN_BATCH)) {
-                const synced = yield* sql<{ id: string }>`SELECT aggregate_id AS id FROM event_sequence WHERE ${sql.in("aggregate_id", batch)} AND owner_id IS NOT NULL`
-                const active = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${sql.in("id", batch)} AND (workspace_id IS NOT NULL OR time_updated >= ${graceCutoff})`
-                for (const r of [...synced, ...active]) kept.add(r.id)
-              }
+              // One JSON array parameter per statement: the SQL text never changes, so it is prepared once.
+              const aggregatesJson = JSON.stringify(aggregates)
+              const synced = yield* sql<{ id: string }>`SELECT aggregate_id AS id FROM event_sequence
+                WHERE aggregate_id IN (SELECT value FROM json_each(${aggregatesJson})) AND owner_id IS NOT NULL`
+              const active = yield* sql<{ id: string }>`SELECT id FROM session
+                WHERE id IN (SELECT value FROM json_each(${aggregatesJson})) AND (workspace_id IS NOT NULL OR time_updated >= ${graceCutoff})`
+              for (const r of [...synced, ...active]) kept.add(r.id)
               const ids = kept.size === 0 ? events.ids : events.ids.filter((_, i) => !kept.has(events.aggregates[i]!))
               if (ids.length === 0) return { rows: 0, kept: [...kept] }
-              yield* sql`DELETE FROM event WHERE ${sql.in("id", ids)}`
+              yield* sql`DELETE FROM event WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`
               const changed = yield* sql<{ n: number }>`SELECT changes() AS n`
               return { rows: Number(changed[0]?.n ?? 0), kept: [...kept] }
             })
@@ -249,6 +251,11 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           ),
 
         checkpoint: sql.unsafe("PRAGMA wal_checkpoint(PASSIVE)").pipe(Effect.ignore),
+
+        dataVersion: sql<{ data_version: number }>`PRAGMA data_version`.pipe(
+          Effect.map((r) => Number(r[0]?.data_version ?? 0)),
+          Effect.orElseSucceed(() => 0)
+        ),
 
         vacuum: Effect.gen(function* () {
           yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -77,6 +77,8 @@ export interface RetentionStoreService {
    * after its commits, so a transaction's measured time is the time it held the write lock.
    */
   readonly checkpoint: Effect.Effect<void>
+  /** `PRAGMA data_version`: it changes whenever another connection has committed since the last read. */
+  readonly dataVersion: Effect.Effect<number>
   /** `PRAGMA wal_checkpoint(TRUNCATE)`, `VACUUM`, and a last checkpoint so the file shrinks in WAL mode. */
   readonly vacuum: Effect.Effect<void, DbBusy | DbFailed>
 }

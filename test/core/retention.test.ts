@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
 import { ID_ERA_MS } from "../../src/core/constants.js"
-import { initialChunk, nextChunk, busyBackoff } from "../../src/core/retention/chunks.js"
+import { initialChunk, nextChunk, busyBackoff, pauseAfterChunk } from "../../src/core/retention/chunks.js"
 import { resolveDbPath } from "../../src/core/retention/dbPath.js"
 import { candidateOrder, idGuard, joinCandidates, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
 import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
@@ -221,6 +221,13 @@ describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
     expect(s.size).toBe(100)
     for (let i = 0; i < 40; i++) s = nextChunk(s, 100)
     expect(s.size).toBe(1000)
+  })
+
+  it("US-33 a chunk is followed by a 5 ms pause only while another connection wrote in the last 2 s", () => {
+    expect(pauseAfterChunk(10_000, undefined)).toBe(0)
+    expect(pauseAfterChunk(10_000, 10_000)).toBe(5)
+    expect(pauseAfterChunk(10_000, 8_001)).toBe(5)
+    expect(pauseAfterChunk(10_000, 8_000)).toBe(0)
   })
 
   it("US-33.9 the back-off is 250, 500, 1000, 2000, 4000 ms and then gives up", () => {

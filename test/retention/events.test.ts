@@ -79,6 +79,22 @@ describe("sweep events (SPEC §11.4)", () => {
     )
   )
 
+  it.effect("US-33 while another connection writes, each chunk is followed by a short pause; on a quiet database none", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        quietSession(t, Array.from({ length: 3500 }, (_, i) => 10 * DAY + i * 1000))
+        const live = t.db.session({ created: NOW - DAY, updated: NOW })
+        // opencode at work: after the first chunk, another connection commits a row.
+        const busy = yield* runEvents(t.path, { onProgress: (done) => Effect.sync(() => void (done === 1000 && t.db.events(live, [NOW]))) })
+        // The write is seen after chunk 2; chunks 2 and 3 pause, the last one does not.
+        expect(busy).toMatchObject({ rows: 3500, chunks: 4, politePauses: 2 })
+        quietSession(t, Array.from({ length: 2500 }, (_, i) => 10 * DAY + i * 1000))
+        const quiet = yield* runEvents(t.path)
+        expect(quiet).toMatchObject({ rows: 2500, chunks: 3, politePauses: 0 })
+      })
+    )
+  )
+
   it.effect("US-33.3 a session updated 30 min ago keeps its 30 d old events", () =>
     withDb((t) =>
       Effect.gen(function* () {

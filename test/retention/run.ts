@@ -1,5 +1,6 @@
 /** Runs the sweep programs on a real SQLite file at a fixed time (TestClock), with memory logs and host facts. */
 import { Effect, Layer, TestClock } from "effect"
+import type { Exit } from "effect"
 import { DbHostMemory, type DbHostFacts } from "../../src/layers/DbHostMemory.js"
 import { memoryLines, RetentionLogMemory, type MemoryLines } from "../../src/layers/RetentionLogMemory.js"
 import { RetentionSqlite } from "../../src/layers/RetentionSqlite.js"
@@ -26,10 +27,25 @@ export const layers = (path: string, env: Env = {}, readonly = false) =>
     DbHostMemory(env.host ?? { freeBytes: 1e12, openBy: [] })
   )
 
+/**
+ * Runs a program that may sleep (busy back-off, the pause that lets a writing opencode in) to its end,
+ * moving the TestClock 5 ms at a time while it waits.
+ */
+export const settle = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(self)
+    for (;;) {
+      const exit: Exit.Exit<A, E> | null = fiber.unsafePoll()
+      if (exit !== null) return yield* exit
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust(5)
+    }
+  })
+
 export const runEvents = (path: string, options: Partial<EventSweepOptions> = {}, env: Env = {}) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(env.now ?? NOW)
-    return yield* sweepEvents({ db: path, days: 7, graceHours: 1, dryRun: false, vacuum: false, force: false, ...options }).pipe(Effect.provide(layers(path, env, options.dryRun === true)))
+    return yield* settle(sweepEvents({ db: path, days: 7, graceHours: 1, dryRun: false, vacuum: false, force: false, ...options }).pipe(Effect.provide(layers(path, env, options.dryRun === true))))
   })
 
 export const runSessions = (path: string, options: Partial<SessionSweepOptions> = {}, env: Env = {}) =>

@@ -1,6 +1,7 @@
 /** `sweep events` as a program (SPEC §11.4): facts from the store, selection in the core, chunked deletes. */
 import { Clock, Data, Effect } from "effect"
-import { nextChunk, initialChunk } from "../../core/retention/chunks.js"
+import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
+import { initialChunk, nextChunk, pauseAfterChunk } from "../../core/retention/chunks.js"
 import { candidateOrder, idGuard, joinCandidates, pageCandidates, type Candidates } from "../../core/retention/events.js"
 import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
@@ -21,8 +22,6 @@ export interface EventSweepOptions {
   readonly vacuum: boolean
   readonly force: boolean
   readonly onProgress?: (done: number, total: number, chunks: number) => Effect.Effect<void>
-  /** A pause after each committed chunk, so writers waiting on the lock get it (SPEC §1 EVENT_CHUNK_ROWS: opencode is never blocked long). */
-  readonly pauseMs?: number
 }
 
 export interface EventSweepReport {
@@ -40,6 +39,8 @@ export interface EventSweepReport {
   readonly stoppedBy: "busy" | "error" | null
   readonly stopReason: string | null
   readonly longestTransactionMs: number
+  /** Chunks followed by a pause because another connection (opencode) was writing. */
+  readonly politePauses: number
   readonly vacuum: VacuumReport
   readonly elapsedMs: number
   readonly warnings: ReadonlyArray<string>
@@ -76,6 +77,7 @@ export const sweepEvents = (o: EventSweepOptions) =>
     let chunks = 0
     let done = 0
     let longest = 0
+    let politePauses = 0
     let stoppedBy: "busy" | "error" | null = null
     let stopReason: string | null = null
     const aggregates = new Set<string>()
@@ -90,6 +92,8 @@ export const sweepEvents = (o: EventSweepOptions) =>
     } else {
       let chunk = initialChunk
       const kept = new Set<string>()
+      let version = yield* store.dataVersion
+      let lastOtherWriteAt: number | undefined
       while (done < selected.length) {
         const slice = selected.slice(done, done + chunk.size)
         const events = { ids: slice.map((i) => found.ids[i]!), aggregates: slice.map((i) => found.aggregates[i]!) }
@@ -110,8 +114,16 @@ export const sweepEvents = (o: EventSweepOptions) =>
         done += slice.length
         longest = Math.max(longest, result.right.ms)
         chunk = nextChunk(chunk, result.right.ms)
-        yield* store.checkpoint
-        if (o.pauseMs !== undefined && o.pauseMs > 0 && done < selected.length) yield* Effect.sleep(o.pauseMs)
+        if (chunks % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
+        const seen = yield* store.dataVersion
+        const at = yield* Clock.currentTimeMillis
+        if (seen !== version) lastOtherWriteAt = at
+        version = seen
+        const pause = pauseAfterChunk(at, lastOtherWriteAt)
+        if (pause > 0 && done < selected.length) {
+          politePauses++
+          yield* Effect.sleep(pause)
+        }
         if (o.onProgress !== undefined) yield* o.onProgress(done, selected.length, chunks)
       }
       if (kept.size > 0) warnings.push(`kept the events of ${kept.size} session(s) that went into sync, into a workspace or back to work since the sweep started`)
@@ -139,6 +151,7 @@ export const sweepEvents = (o: EventSweepOptions) =>
       stoppedBy,
       stopReason,
       longestTransactionMs: longest,
+      politePauses,
       vacuum,
       elapsedMs,
       warnings

@@ -1,5 +1,5 @@
 /** Chunk sizing and busy back-off for the delete transactions (SPEC §1 EVENT_CHUNK_ROWS, DB_BUSY_RETRIES). */
-import { DB_BUSY_BACKOFF_MS, EVENT_CHUNK_MIN_ROWS, EVENT_CHUNK_ROWS, FAST_TRANSACTIONS_TO_GROW, SLOW_TRANSACTION_MS } from "../constants.js"
+import { DB_BUSY_BACKOFF_MS, EVENT_CHUNK_MIN_ROWS, EVENT_CHUNK_ROWS, FAST_TRANSACTIONS_TO_GROW, POLITE_PAUSE_MS, POLITE_WINDOW_MS, SLOW_TRANSACTION_MS } from "../constants.js"
 
 export interface ChunkState {
   readonly size: number
@@ -19,3 +19,13 @@ export const nextChunk = (state: ChunkState, elapsedMs: number): ChunkState => {
 
 /** The wait before busy retry `attempt` (1-based), or undefined when the retries are used up. */
 export const busyBackoff = (attempt: number): number | undefined => DB_BUSY_BACKOFF_MS[attempt - 1]
+
+/**
+ * The pause after a committed chunk. A writer waiting on SQLite's busy handler sleeps in growing steps
+ * (up to 100 ms) and, against back-to-back transactions, keeps waking inside the next one: it could
+ * wait half a second although no transaction lasts 20 ms. So while another connection has written in
+ * the last POLITE_WINDOW_MS (opencode at work), each chunk is followed by a short pause that lets it
+ * in; on a quiet database the sweep runs at full speed.
+ */
+export const pauseAfterChunk = (now: number, lastOtherWriteAt: number | undefined): number =>
+  lastOtherWriteAt !== undefined && now - lastOtherWriteAt < POLITE_WINDOW_MS ? POLITE_PAUSE_MS : 0
