@@ -51,7 +51,9 @@ export const runEvents = (path: string, options: Partial<EventSweepOptions> = {}
 export const runSessions = (path: string, options: Partial<SessionSweepOptions> = {}, env: Env = {}) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(env.now ?? NOW)
-    return yield* sweepSessions({ db: path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false, ...options }).pipe(
-      Effect.provide(layers(path, env, options.dryRun === true))
+    return yield* settle(
+      sweepSessions({ db: path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false, ...options }).pipe(
+        Effect.provide(layers(path, env, options.dryRun === true))
+      )
     )
   })

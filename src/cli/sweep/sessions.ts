@@ -1,5 +1,6 @@
 /** `sweep sessions` as a program (SPEC §11.3): plan the trees in the core, archive, then one transaction per tree. */
 import { Clock, Effect } from "effect"
+import { pauseAfterChunk } from "../../core/retention/chunks.js"
 import { addRows, archiveLine, sessionRunLine } from "../../core/retention/records.js"
 import { deletionOrder } from "../../core/retention/tables.js"
 import { planTrees } from "../../core/retention/trees.js"
@@ -63,6 +64,8 @@ export const sweepSessions = (o: SessionSweepOptions) =>
     let stoppedBy: "busy" | "error" | null = null
     let stopReason: string | null = null
 
+    let version = yield* store.dataVersion
+    let lastOtherWriteAt: number | undefined
     for (const tree of plan.trees) {
       const job = { ids: tree.ids, tables, withEvents: o.withEvents, cutoffUpdated: plan.cutoffUpdated }
       if (o.dryRun) {
@@ -78,6 +81,13 @@ export const sweepSessions = (o: SessionSweepOptions) =>
           break
         }
         yield* store.checkpoint
+        // As in the event sweep: while opencode is writing, leave it room between trees.
+        const seen = yield* store.dataVersion
+        const at = yield* Clock.currentTimeMillis
+        if (seen !== version) lastOtherWriteAt = at
+        version = seen
+        const pause = pauseAfterChunk(at, lastOtherWriteAt)
+        if (pause > 0) yield* Effect.sleep(pause)
         const done = outcome.right
         if (done._tag === "NotArchived") {
           stoppedBy = "error"
