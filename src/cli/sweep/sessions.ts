@@ -1,5 +1,6 @@
 /** `sweep sessions` as a program (SPEC §11.3): plan the trees in the core, archive, then one transaction per tree. */
 import { Clock, Effect } from "effect"
+import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
 import { pauseAfterChunk } from "../../core/retention/chunks.js"
 import { addRows, archiveLine, sessionRunLine } from "../../core/retention/records.js"
 import { deletionOrder } from "../../core/retention/tables.js"
@@ -64,6 +65,7 @@ export const sweepSessions = (o: SessionSweepOptions) =>
     let stoppedBy: "busy" | "error" | null = null
     let stopReason: string | null = null
 
+    let transactions = 0
     let version = yield* store.dataVersion
     let lastOtherWriteAt: number | undefined
     for (const tree of plan.trees) {
@@ -80,7 +82,7 @@ export const sweepSessions = (o: SessionSweepOptions) =>
           stopReason = outcome.left.reason
           break
         }
-        yield* store.checkpoint
+        if (++transactions % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
         // As in the event sweep: while opencode is writing, leave it room between trees.
         const seen = yield* store.dataVersion
         const at = yield* Clock.currentTimeMillis
