@@ -2,7 +2,7 @@
 import { Clock, Data, Effect } from "effect"
 import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
 import { initialChunk, nextChunk, pauseAfterChunk } from "../../core/retention/chunks.js"
-import { candidateOrder, idGuard, joinCandidates, pageCandidates, type Candidates } from "../../core/retention/events.js"
+import { appendCandidates, candidateOrder, idGuard, noCandidates, pageCandidates } from "../../core/retention/events.js"
 import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
 import { RetentionLog } from "../../services/RetentionLog.js"
@@ -61,12 +61,10 @@ export const sweepEvents = (o: EventSweepOptions) =>
 
     const sessions = yield* store.sessions
     const facts = { sessions: new Map(sessions.map((s) => [s.id, s] as const)), synced: yield* store.syncedAggregates }
-    const pages: Array<Candidates> = []
-    const verdicts = new Map<string, boolean>()
+    const found = noCandidates()
+    const verdicts = new Map<string, { readonly kept: boolean; readonly aggregate: string }>()
     const bounds = { now, cutoff: window.cutoff, graceCutoff: graceCutoff(now, o.graceHours) }
-    yield* store.scanEvents(SCAN_PAGE, (page) => void pages.push(pageCandidates(page, facts, bounds, verdicts)))
-    const found = joinCandidates(pages)
-    pages.length = 0
+    yield* store.scanEvents(SCAN_PAGE, (page) => appendCandidates(found, pageCandidates(page, facts, bounds, verdicts)))
     const order = candidateOrder(found)
     const guard = idGuard(found, order, facts.sessions)
     if (guard !== undefined) return yield* new IdEncodingUnknown(guard)

@@ -38,26 +38,27 @@ export const isProtectedAggregate = (aggregate: string, facts: AggregateFacts, g
 /**
  * The candidates in one page of scanned rows: a recognisable id decoded to before the cutoff, on an
  * aggregate that is not protected. Protection is decided once per aggregate (`verdicts` remembers it
- * across pages).
+ * across pages, with the aggregate's string).
  */
 export const pageCandidates = (
   rows: ReadonlyArray<EventRow>,
   facts: AggregateFacts,
   window: { readonly now: number; readonly cutoff: number; readonly graceCutoff: number },
-  verdicts: Map<string, boolean> = new Map()
+  verdicts: Map<string, { readonly kept: boolean; readonly aggregate: string }> = new Map()
 ): Candidates => {
   const out = noCandidates()
   for (const [, id, aggregate, bytes] of rows) {
     const time = decodeIdTime(id, window.now)
     if (time === undefined || !(time < window.cutoff)) continue
-    let kept = verdicts.get(aggregate)
-    if (kept === undefined) {
-      kept = isProtectedAggregate(aggregate, facts, window.graceCutoff)
-      verdicts.set(aggregate, kept)
+    let verdict = verdicts.get(aggregate)
+    if (verdict === undefined) {
+      verdict = { kept: isProtectedAggregate(aggregate, facts, window.graceCutoff), aggregate }
+      verdicts.set(aggregate, verdict)
     }
-    if (kept) continue
+    if (verdict.kept) continue
     out.ids.push(id)
-    out.aggregates.push(aggregate)
+    // One string per session, not one per event: a million candidates share a few thousand.
+    out.aggregates.push(verdict.aggregate)
     out.times.push(time)
     out.bytes.push(bytes)
   }
@@ -67,15 +68,18 @@ export const pageCandidates = (
 /** Pages joined in scan order. */
 export const joinCandidates = (pages: ReadonlyArray<Candidates>): Candidates => {
   const out = noCandidates()
-  for (const page of pages) {
-    for (let i = 0; i < page.ids.length; i++) {
-      out.ids.push(page.ids[i]!)
-      out.aggregates.push(page.aggregates[i]!)
-      out.times.push(page.times[i]!)
-      out.bytes.push(page.bytes[i]!)
-    }
-  }
+  for (const page of pages) appendCandidates(out, page)
   return out
+}
+
+/** Appends `page` to `into` (the one mutating helper: the sweep grows its candidate list page by page). */
+export const appendCandidates = (into: Candidates, page: Candidates): void => {
+  for (let i = 0; i < page.ids.length; i++) {
+    into.ids.push(page.ids[i]!)
+    into.aggregates.push(page.aggregates[i]!)
+    into.times.push(page.times[i]!)
+    into.bytes.push(page.bytes[i]!)
+  }
 }
 
 /**
