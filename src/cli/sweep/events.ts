@@ -1,13 +1,14 @@
 /** `sweep events` as a program (SPEC §11.4): facts from the store, selection in the core, chunked deletes. */
 import { Clock, Data, Effect } from "effect"
 import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
-import { initialChunk, nextChunk, pauseAfterChunk } from "../../core/retention/chunks.js"
+import { initialChunk, nextChunk } from "../../core/retention/chunks.js"
 import { appendCandidates, candidateOrder, idGuard, noCandidates, pageCandidates } from "../../core/retention/events.js"
 import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
 import { RetentionLog } from "../../services/RetentionLog.js"
 import { RetentionStore } from "../../services/RetentionStore.js"
 import { withBusyRetry } from "./busy.js"
+import { politeness } from "./polite.js"
 import { vacuumStep, type VacuumReport } from "./vacuum.js"
 
 /** Exit 1: the ids do not decode the way this tool expects; nothing was deleted (SPEC §11.2 guard). */
@@ -90,8 +91,7 @@ export const sweepEvents = (o: EventSweepOptions) =>
     } else {
       let chunk = initialChunk
       const kept = new Set<string>()
-      let version = yield* store.dataVersion
-      let lastOtherWriteAt: number | undefined
+      const afterTransaction = yield* politeness
       while (done < selected.length) {
         const slice = selected.slice(done, done + chunk.size)
         const events = { ids: slice.map((i) => found.ids[i]!), aggregates: slice.map((i) => found.aggregates[i]!) }
@@ -113,15 +113,7 @@ export const sweepEvents = (o: EventSweepOptions) =>
         longest = Math.max(longest, result.right.ms)
         chunk = nextChunk(chunk, result.right.ms)
         if (chunks % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
-        const seen = yield* store.dataVersion
-        const at = yield* Clock.currentTimeMillis
-        if (seen !== version) lastOtherWriteAt = at
-        version = seen
-        const pause = pauseAfterChunk(at, lastOtherWriteAt)
-        if (pause > 0 && done < selected.length) {
-          politePauses++
-          yield* Effect.sleep(pause)
-        }
+        if (yield* afterTransaction(done < selected.length)) politePauses++
         if (o.onProgress !== undefined) yield* o.onProgress(done, selected.length, chunks)
       }
       if (kept.size > 0) warnings.push(`kept the events of ${kept.size} session(s) that went into sync, into a workspace or back to work since the sweep started`)

@@ -1,13 +1,13 @@
 /** `sweep sessions` as a program (SPEC §11.3): plan the trees in the core, archive, then one transaction per tree. */
 import { Clock, Effect } from "effect"
 import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
-import { pauseAfterChunk } from "../../core/retention/chunks.js"
 import { addRows, archiveLine, sessionRunLine } from "../../core/retention/records.js"
 import { deletionOrder } from "../../core/retention/tables.js"
 import { planTrees } from "../../core/retention/trees.js"
 import { RetentionLog } from "../../services/RetentionLog.js"
 import { RetentionStore, type SessionRow } from "../../services/RetentionStore.js"
 import { withBusyRetry } from "./busy.js"
+import { politeness } from "./polite.js"
 import { vacuumStep, type VacuumReport } from "./vacuum.js"
 
 export interface SessionSweepOptions {
@@ -66,8 +66,7 @@ export const sweepSessions = (o: SessionSweepOptions) =>
     let stopReason: string | null = null
 
     let transactions = 0
-    let version = yield* store.dataVersion
-    let lastOtherWriteAt: number | undefined
+    const afterTransaction = yield* politeness
     for (const tree of plan.trees) {
       const job = { ids: tree.ids, tables, withEvents: o.withEvents, cutoffUpdated: plan.cutoffUpdated }
       if (o.dryRun) {
@@ -84,12 +83,7 @@ export const sweepSessions = (o: SessionSweepOptions) =>
         }
         if (++transactions % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
         // As in the event sweep: while opencode is writing, leave it room between trees.
-        const seen = yield* store.dataVersion
-        const at = yield* Clock.currentTimeMillis
-        if (seen !== version) lastOtherWriteAt = at
-        version = seen
-        const pause = pauseAfterChunk(at, lastOtherWriteAt)
-        if (pause > 0) yield* Effect.sleep(pause)
+        yield* afterTransaction(true)
         const done = outcome.right
         if (done._tag === "NotArchived") {
           stoppedBy = "error"
