@@ -67,7 +67,7 @@ const USAGE = [
   "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
   "  init [--format txt|json] [--force] [--json]                          write the user pool file",
   "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
-  "  sweep sessions [--db PATH] [--days 30] [--grace-hours 24] [--directory D] [--limit N]",
+  "  sweep sessions [--db PATH] [--days 30] [--grace-hours 24] [--directory DIR] [--limit N]",
   "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",
   "  sweep events [--db PATH] [--days 7] [--grace-hours 1] [--limit N]",
   "               [--dry-run] [--vacuum] [--force] [--json]                 prune the event log",

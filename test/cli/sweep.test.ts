@@ -209,6 +209,27 @@ describe("ocpool sweep: output (SPEC §12.3)", () => {
     expect(bytes(`${s.db}-wal`).equals(before[1]!)).toBe(true)
   })
 
+  it("US-32.5 --directory is resolved against the working directory, with or without a trailing slash", () => {
+    const s = setup()
+    const db = new Database(s.db)
+    const now = Date.now()
+    const insert = db.prepare(
+      "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'global', 's', ?, 't', '1', ?, ?)"
+    )
+    insert.run("ses_fffffffffff0InProjAAAAAAAA", join(s.dir, "proj"), now - 50 * DAY, now - 50 * DAY)
+    db.close()
+    const r = spawnSync(process.execPath, [cli, "sweep", "sessions", "--db", s.db, "--directory", "proj/", "--json"], {
+      cwd: s.dir,
+      encoding: "utf8",
+      env: { ...process.env, XDG_DATA_HOME: s.dataHome }
+    })
+    expect(r.status).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ directory: join(s.dir, "proj"), roots: 1 })
+    const after = new Database(s.db, { readonly: true })
+    expect(after.prepare("SELECT id FROM session ORDER BY id").pluck().all()).toEqual([s.old, s.fresh].sort())
+    after.close()
+  })
+
   it("US-33 a copy of a database with nothing old enough deletes nothing and exits 0", () => {
     const s = setup()
     const copy = join(s.dir, "copy.db")

@@ -100,8 +100,8 @@ export const sweepEventsCommand = Command.make(
   "events",
   {
     ...common,
-    days: text("days", "D", `Prune events whose id time is older than D days (default ${EVENT_SWEEP_DAYS}; fractions allowed; clamped to the id era, 795.36 days)`),
-    graceHours: text("grace-hours", "H", `Keep every event of a session updated in the last H hours (default ${EVENT_SWEEP_GRACE_HOURS})`)
+    days: text("days", "DAYS", `Prune events whose id time is older than D days (default ${EVENT_SWEEP_DAYS}; fractions allowed; clamped to the id era, 795.36 days)`),
+    graceHours: text("grace-hours", "HOURS", `Keep every event of a session updated in the last H hours (default ${EVENT_SWEEP_GRACE_HOURS})`)
   },
   (args) =>
     Effect.gen(function* () {
@@ -134,9 +134,9 @@ export const sweepSessionsCommand = Command.make(
   "sessions",
   {
     ...common,
-    days: text("days", "D", `Retire session trees whose root was created more than D days ago (default ${SESSION_SWEEP_DAYS}; fractions allowed)`),
-    graceHours: text("grace-hours", "H", `Keep a tree if any of its sessions was updated in the last H hours (default ${SESSION_SWEEP_GRACE_HOURS})`),
-    directory: text("directory", "D", "Only roots whose directory is D (resolved to an absolute path); their children go with them"),
+    days: text("days", "DAYS", `Retire session trees whose root was created more than D days ago (default ${SESSION_SWEEP_DAYS}; fractions allowed)`),
+    graceHours: text("grace-hours", "HOURS", `Keep a tree if any of its sessions was updated in the last H hours (default ${SESSION_SWEEP_GRACE_HOURS})`),
+    directory: text("directory", "DIR", "Only roots whose directory is DIR (resolved to an absolute path, no trailing slash); their children go with them"),
     noEvents: Options.boolean("no-events").pipe(Options.withDescription("Keep the retired sessions' event and event_sequence rows"))
   },
   (args) =>
