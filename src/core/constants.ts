@@ -60,3 +60,5 @@ export const POLITE_WINDOW_MS = 2_000
 export const POLITE_PAUSE_MS = 5
 /** A passive WAL checkpoint after every this many chunks (about SQLite's own 1000-page automatic checkpoint). */
 export const CHECKPOINT_EVERY_CHUNKS = 8
+/** `sweep events` holds at most this many candidates in memory (about 400 B each); more take further rounds, each with a fresh scan. */
+export const EVENT_ROUND_CANDIDATES = 1_000_000

@@ -4,7 +4,7 @@ import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
 import { ID_ERA_MS } from "../../src/core/constants.js"
 import { initialChunk, nextChunk, busyBackoff, pauseAfterChunk } from "../../src/core/retention/chunks.js"
 import { resolveDbPath } from "../../src/core/retention/dbPath.js"
-import { candidateOrder, idGuard, joinCandidates, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
+import { candidateOrder, ceilingOf, idGuard, joinCandidates, oldest, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
 import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
 import { deletionOrder } from "../../src/core/retention/tables.js"
 import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
@@ -164,10 +164,16 @@ describe("event selection (SPEC §11.4)", () => {
       [6, ev(3 * DAY, 6), "ses_quiet", 10],
       [7, "evt_not-an-opencode-id", "ses_quiet", 10]
     ]
-    const found = pageCandidates(rows, facts, { now: NOW, cutoff: NOW - 7 * DAY, graceCutoff: NOW - HOUR })
-    expect(found.aggregates).toEqual(["ses_quiet", "ses_orphan"])
-    expect(found.bytes).toEqual([10, 20])
-    expect(found.times).toEqual([NOW - 30 * DAY, NOW - 30 * DAY])
+    const window = { now: NOW, cutoff: NOW - 7 * DAY, graceCutoff: NOW - HOUR }
+    const scan = pageCandidates(rows, facts, window)
+    expect(scan.candidates.aggregates).toEqual(["ses_quiet", "ses_orphan"])
+    expect(scan.candidates.bytes).toEqual([10, 20])
+    expect(scan.candidates.times).toEqual([NOW - 30 * DAY, NOW - 30 * DAY])
+    expect(scan).toMatchObject({ qualified: 2, qualifiedBytes: 30, qualifiedAggregates: ["ses_quiet", "ses_orphan"] })
+    // Above a ceiling, rows are counted but not held.
+    const capped = pageCandidates(rows, facts, window, new Map(), { time: NOW - 31 * DAY, id: "evt_" })
+    expect(capped.candidates.ids).toEqual([])
+    expect(capped.qualified).toBe(2)
   })
 
   const candidates = (...rows: ReadonlyArray<readonly [string, string, number]>): Candidates => ({
@@ -181,6 +187,10 @@ describe("event selection (SPEC §11.4)", () => {
     expect(candidateOrder(candidates(["evt_b", "x", 5], ["evt_a", "x", 5], ["evt_c", "x", 1]))).toEqual([2, 1, 0])
     expect(candidateOrder(candidates(["evt_a", "x", 1], ["evt_b", "x", 1], ["evt_c", "x", 2]))).toEqual([0, 1, 2])
     expect(joinCandidates([candidates(["a", "x", 1]), candidates(["b", "y", 2], ["c", "z", 3])]).ids).toEqual(["a", "b", "c"])
+    const kept = oldest(candidates(["c", "x", 3], ["a", "x", 1], ["d", "x", 4], ["b", "x", 2]), 2)
+    expect(kept.ids).toEqual(["a", "b"])
+    expect(ceilingOf(kept)).toEqual({ time: 2, id: "b" })
+    expect(ceilingOf(oldest(kept, 0))).toBeUndefined()
   })
 
   it.prop("US-33.6 the order is sorted by (time, id) and is a permutation", [fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.string({ maxLength: 3 })), { maxLength: 50 })], ([rows]) => {
@@ -196,10 +206,7 @@ describe("event selection (SPEC §11.4)", () => {
   it("US-33.13 the guard checks up to 100 candidates that have a session row and names the first bad one", () => {
     const good = Array.from({ length: 100 }, (_, i) => [`evt_${i}`, "ses_quiet", NOW - 59 * DAY] as const)
     const bad = ["evt_bad", "ses_quiet", NOW - 62 * DAY] as const
-    const check = (...rows: ReadonlyArray<readonly [string, string, number]>) => {
-      const c = candidates(...rows)
-      return idGuard(c, rows.map((_, i) => i), facts.sessions)
-    }
+    const check = (...rows: ReadonlyArray<readonly [string, string, number]>) => idGuard(candidates(...rows), facts.sessions)
     expect(check(...good, bad)).toBeUndefined()
     expect(check(bad, ...good)).toEqual({ id: "evt_bad", decoded: NOW - 62 * DAY, sessionCreated: NOW - 60 * DAY })
     // Orphans are not samples; 24 h of slack is allowed.

@@ -95,6 +95,22 @@ describe("sweep events (SPEC §11.4)", () => {
     )
   )
 
+  it.effect("US-33.6 US-33.10 with a small memory cap the sweep works in rounds: still oldest first, every candidate counted, the limit kept", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        // Written newest first (ages growing), so the scan order is the reverse of the deletion order.
+        const { events } = quietSession(t, Array.from({ length: 2600 }, (_, i) => 10 * DAY + i * 1000))
+        const limited = yield* runEvents(t.path, { roundCandidates: 700, limit: 2000 })
+        expect(limited).toMatchObject({ candidates: 2600, rows: 2000, remaining: 600, stoppedBy: null })
+        // The 2000 oldest went: the last 2000 written.
+        expect(remaining(t)).toEqual(new Set(events.slice(0, 600)))
+        const rest = yield* runEvents(t.path, { roundCandidates: 250 })
+        expect(rest).toMatchObject({ candidates: 600, rows: 600, remaining: 0 })
+        expect(t.db.count("event")).toBe(0)
+      })
+    )
+  )
+
   it.effect("US-33.3 a session updated 30 min ago keeps its 30 d old events", () =>
     withDb((t) =>
       Effect.gen(function* () {

@@ -1,8 +1,8 @@
 /** `sweep events` as a program (SPEC §11.4): facts from the store, selection in the core, chunked deletes. */
 import { Clock, Data, Effect } from "effect"
-import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
+import { CHECKPOINT_EVERY_CHUNKS, EVENT_ROUND_CANDIDATES, ID_GUARD_SAMPLES } from "../../core/constants.js"
 import { initialChunk, nextChunk } from "../../core/retention/chunks.js"
-import { appendCandidates, candidateOrder, idGuard, noCandidates, pageCandidates } from "../../core/retention/events.js"
+import { appendCandidates, ceilingOf, idGuard, noCandidates, oldest, pageCandidates, type Ceiling, type Verdicts } from "../../core/retention/events.js"
 import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
 import { RetentionLog } from "../../services/RetentionLog.js"
@@ -23,6 +23,8 @@ export interface EventSweepOptions {
   readonly vacuum: boolean
   readonly force: boolean
   readonly onProgress?: (done: number, total: number, chunks: number) => Effect.Effect<void>
+  /** Candidates held in memory per round (default EVENT_ROUND_CANDIDATES); tests make it small. */
+  readonly roundCandidates?: number
 }
 
 export interface EventSweepReport {
@@ -62,15 +64,34 @@ export const sweepEvents = (o: EventSweepOptions) =>
 
     const sessions = yield* store.sessions
     const facts = { sessions: new Map(sessions.map((s) => [s.id, s] as const)), synced: yield* store.syncedAggregates }
-    const found = noCandidates()
-    const verdicts = new Map<string, { readonly kept: boolean; readonly aggregate: string }>()
+    const verdicts: Verdicts = new Map()
     const bounds = { now, cutoff: window.cutoff, graceCutoff: graceCutoff(now, o.graceHours) }
-    yield* store.scanEvents(SCAN_PAGE, (page) => appendCandidates(found, pageCandidates(page, facts, bounds, verdicts)))
-    const order = candidateOrder(found)
-    const guard = idGuard(found, order, facts.sessions)
-    if (guard !== undefined) return yield* new IdEncodingUnknown(guard)
+    const roundCap = o.roundCandidates ?? EVENT_ROUND_CANDIDATES
 
-    const selected = o.limit === undefined ? order : order.slice(0, o.limit)
+    /** One scan: the oldest `cap` candidates in deletion order, and what every candidate adds up to. */
+    const collect = (cap: number) =>
+      Effect.gen(function* () {
+        let found = noCandidates()
+        let ceiling: Ceiling | undefined
+        let qualified = 0
+        let qualifiedBytes = 0
+        const qualifiedAggregates = new Set<string>()
+        yield* store.scanEvents(SCAN_PAGE, (rows) => {
+          const page = pageCandidates(rows, facts, bounds, verdicts, ceiling)
+          qualified += page.qualified
+          qualifiedBytes += page.qualifiedBytes
+          for (const a of page.qualifiedAggregates) qualifiedAggregates.add(a)
+          appendCandidates(found, page.candidates)
+          // Hold at most 2 × cap: keep the oldest cap, and skip anything newer from now on.
+          if (found.ids.length >= 2 * cap) {
+            found = oldest(found, cap)
+            ceiling = ceilingOf(found)
+          }
+        })
+        return { found: oldest(found, cap), qualified, qualifiedBytes, qualifiedAggregates }
+      })
+
+    let candidates = 0
     let rows = 0
     let bytes = 0
     let chunks = 0
@@ -82,39 +103,68 @@ export const sweepEvents = (o: EventSweepOptions) =>
     const aggregates = new Set<string>()
 
     if (o.dryRun) {
-      for (const i of selected) {
-        bytes += found.bytes[i]!
-        aggregates.add(found.aggregates[i]!)
+      const scan = yield* collect(o.limit ?? Math.min(roundCap, ID_GUARD_SAMPLES * 10))
+      const guard = idGuard(scan.found, facts.sessions)
+      if (guard !== undefined) return yield* new IdEncodingUnknown(guard)
+      candidates = scan.qualified
+      if (o.limit === undefined) {
+        rows = scan.qualified
+        bytes = scan.qualifiedBytes
+        for (const a of scan.qualifiedAggregates) aggregates.add(a)
+      } else {
+        rows = scan.found.ids.length
+        for (let i = 0; i < rows; i++) {
+          bytes += scan.found.bytes[i]!
+          aggregates.add(scan.found.aggregates[i]!)
+        }
       }
-      rows = selected.length
-      done = selected.length
+      done = rows
     } else {
       let chunk = initialChunk
       const kept = new Set<string>()
       const afterTransaction = yield* politeness
-      while (done < selected.length) {
-        const slice = selected.slice(done, done + chunk.size)
-        const events = { ids: slice.map((i) => found.ids[i]!), aggregates: slice.map((i) => found.aggregates[i]!) }
-        const result = yield* withBusyRetry(store.deleteEvents(events, bounds.graceCutoff)).pipe(Effect.either)
-        if (result._tag === "Left") {
-          stoppedBy = result.left._tag === "DbBusy" ? "busy" : "error"
-          stopReason = result.left.reason
-          break
+      for (let round = 0; stoppedBy === null; round++) {
+        const want = o.limit === undefined ? roundCap : Math.min(roundCap, o.limit - done)
+        if (want <= 0) break
+        const scan = yield* collect(want)
+        if (round === 0) {
+          const guard = idGuard(scan.found, facts.sessions)
+          if (guard !== undefined) return yield* new IdEncodingUnknown(guard)
+          candidates = scan.qualified
         }
-        rows += result.right.rows
-        for (const a of result.right.kept) kept.add(a)
-        for (const i of slice) {
-          if (kept.has(found.aggregates[i]!)) continue
-          aggregates.add(found.aggregates[i]!)
-          bytes += found.bytes[i]!
+        const found = scan.found
+        for (let at = 0; at < found.ids.length; ) {
+          const end = Math.min(found.ids.length, at + chunk.size)
+          const events = { ids: found.ids.slice(at, end), aggregates: found.aggregates.slice(at, end) }
+          const result = yield* withBusyRetry(store.deleteEvents(events, bounds.graceCutoff)).pipe(Effect.either)
+          if (result._tag === "Left") {
+            stoppedBy = result.left._tag === "DbBusy" ? "busy" : "error"
+            stopReason = result.left.reason
+            break
+          }
+          rows += result.right.rows
+          for (const a of result.right.kept) {
+            kept.add(a)
+            // Found protected under the lock: later rounds must not select it again.
+            verdicts.set(a, { kept: true, aggregate: a })
+          }
+          for (let i = at; i < end; i++) {
+            if (kept.has(found.aggregates[i]!)) continue
+            aggregates.add(found.aggregates[i]!)
+            bytes += found.bytes[i]!
+          }
+          chunks++
+          done += end - at
+          at = end
+          longest = Math.max(longest, result.right.ms)
+          chunk = nextChunk(chunk, result.right.ms)
+          if (chunks % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
+          const more = at < found.ids.length || scan.qualified > found.ids.length
+          if (yield* afterTransaction(more)) politePauses++
+          if (o.onProgress !== undefined) yield* o.onProgress(done, o.limit === undefined ? candidates : Math.min(candidates, o.limit), chunks)
         }
-        chunks++
-        done += slice.length
-        longest = Math.max(longest, result.right.ms)
-        chunk = nextChunk(chunk, result.right.ms)
-        if (chunks % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
-        if (yield* afterTransaction(done < selected.length)) politePauses++
-        if (o.onProgress !== undefined) yield* o.onProgress(done, selected.length, chunks)
+        // Every candidate fitted in this round: nothing is left for another scan.
+        if (scan.qualified <= found.ids.length) break
       }
       if (kept.size > 0) warnings.push(`kept the events of ${kept.size} session(s) that went into sync, into a workspace or back to work since the sweep started`)
     }
@@ -132,11 +182,11 @@ export const sweepEvents = (o: EventSweepOptions) =>
       clamped: window.clamped,
       graceHours: o.graceHours,
       cutoff: new Date(window.cutoff).toISOString(),
-      candidates: found.ids.length,
+      candidates,
       rows,
       bytes,
       aggregates: aggregates.size,
-      remaining: found.ids.length - done,
+      remaining: Math.max(0, candidates - done),
       chunks,
       stoppedBy,
       stopReason,

@@ -35,18 +35,40 @@ export const isProtectedAggregate = (aggregate: string, facts: AggregateFacts, g
   return session !== undefined && (session.workspaceId !== null || session.timeUpdated >= graceCutoff)
 }
 
+/** The newest candidate still held when only the oldest ones are kept in memory. */
+export interface Ceiling {
+  readonly time: number
+  readonly id: string
+}
+
+export interface PageScan {
+  /** Candidates of the page that are not newer than the ceiling. */
+  readonly candidates: Candidates
+  /** Every candidate of the page, ceiling or not, with their data bytes and sessions. */
+  readonly qualified: number
+  readonly qualifiedBytes: number
+  readonly qualifiedAggregates: ReadonlyArray<string>
+}
+
+export type Verdicts = Map<string, { readonly kept: boolean; readonly aggregate: string }>
+
 /**
  * The candidates in one page of scanned rows: a recognisable id decoded to before the cutoff, on an
  * aggregate that is not protected. Protection is decided once per aggregate (`verdicts` remembers it
- * across pages, with the aggregate's string).
+ * across pages and rounds, with the aggregate's string). Rows newer than `ceiling` are counted but
+ * not returned.
  */
 export const pageCandidates = (
   rows: ReadonlyArray<EventRow>,
   facts: AggregateFacts,
   window: { readonly now: number; readonly cutoff: number; readonly graceCutoff: number },
-  verdicts: Map<string, { readonly kept: boolean; readonly aggregate: string }> = new Map()
-): Candidates => {
+  verdicts: Verdicts = new Map(),
+  ceiling?: Ceiling
+): PageScan => {
   const out = noCandidates()
+  let qualified = 0
+  let qualifiedBytes = 0
+  const aggregates = new Set<string>()
   for (const [, id, aggregate, bytes] of rows) {
     const time = decodeIdTime(id, window.now)
     if (time === undefined || !(time < window.cutoff)) continue
@@ -56,13 +78,34 @@ export const pageCandidates = (
       verdicts.set(aggregate, verdict)
     }
     if (verdict.kept) continue
+    qualified++
+    qualifiedBytes += bytes
+    aggregates.add(verdict.aggregate)
+    if (ceiling !== undefined && (time > ceiling.time || (time === ceiling.time && id > ceiling.id))) continue
     out.ids.push(id)
     // One string per session, not one per event: a million candidates share a few thousand.
     out.aggregates.push(verdict.aggregate)
     out.times.push(time)
     out.bytes.push(bytes)
   }
-  return out
+  return { candidates: out, qualified, qualifiedBytes, qualifiedAggregates: [...aggregates] }
+}
+
+/** The oldest `cap` candidates, in deletion order (time, then id). */
+export const oldest = (c: Candidates, cap: number): Candidates => {
+  const order = candidateOrder(c).slice(0, cap)
+  return {
+    ids: order.map((i) => c.ids[i]!),
+    aggregates: order.map((i) => c.aggregates[i]!),
+    times: order.map((i) => c.times[i]!),
+    bytes: order.map((i) => c.bytes[i]!)
+  }
+}
+
+/** The last of candidates already in deletion order: nothing newer needs to be held. */
+export const ceilingOf = (ordered: Candidates): Ceiling | undefined => {
+  const last = ordered.ids.length - 1
+  return last < 0 ? undefined : { time: ordered.times[last]!, id: ordered.ids[last]! }
 }
 
 /** Pages joined in scan order. */
@@ -104,14 +147,13 @@ export interface GuardFailure {
  * more than 24 h before its session was created. A failure means the id encoding is not the one this
  * tool understands, and nothing may be deleted.
  */
-export const idGuard = (c: Candidates, order: ReadonlyArray<number>, sessions: ReadonlyMap<string, AggregateSession>): GuardFailure | undefined => {
+export const idGuard = (ordered: Candidates, sessions: ReadonlyMap<string, AggregateSession>): GuardFailure | undefined => {
   let checked = 0
-  for (const i of order) {
-    if (checked >= ID_GUARD_SAMPLES) break
-    const session = sessions.get(c.aggregates[i]!)
+  for (let i = 0; i < ordered.ids.length && checked < ID_GUARD_SAMPLES; i++) {
+    const session = sessions.get(ordered.aggregates[i]!)
     if (session === undefined) continue
     checked++
-    if (c.times[i]! < session.timeCreated - ID_GUARD_SLACK_MS) return { id: c.ids[i]!, decoded: c.times[i]!, sessionCreated: session.timeCreated }
+    if (ordered.times[i]! < session.timeCreated - ID_GUARD_SLACK_MS) return { id: ordered.ids[i]!, decoded: ordered.times[i]!, sessionCreated: session.timeCreated }
   }
   return undefined
 }
