@@ -291,14 +291,17 @@ describe("ocpool sweep on a database written by the real opencode 1.18.33", () =
     expect(jsonLines(runLog("event-prune")).map((l) => l["dryRun"])).toEqual([true])
   })
 
-  it("US-33 sweep events --days 0 --grace-hours 0 prunes every event of the remaining sessions; the id guard passes on real ids", () => {
+  it("US-33 sweep events --days 0 --grace-hours 0 --vacuum prunes every event of the remaining sessions and compacts the file; the id guard passes on real ids", () => {
     const before = tableCounts()
     const keep = withDb((db) => ({
       sequence: db.prepare("SELECT * FROM event_sequence ORDER BY aggregate_id").all(),
       session: db.prepare("SELECT * FROM session ORDER BY id").all()
     }))
-    const r = ocpool("sweep", "events", "--days", "0", "--grace-hours", "0", "--json")
+    // opencode is stopped, so nothing else holds the database: the vacuum may run.
+    const r = ocpool("sweep", "events", "--days", "0", "--grace-hours", "0", "--vacuum", "--json")
     expect(r.status, shown(r)).toBe(0)
+    expect(r.json["vacuum"]).toMatchObject({ requested: true, ran: true, refused: false })
+    expect(withDb((db) => db.pragma("freelist_count", { simple: true }))).toBe(0)
     expect(r.stderr).not.toContain("encoding not recognised")
     expect(r.json).toMatchObject({ dryRun: false, candidates: before["event"], rows: before["event"], aggregates: 2, remaining: 0, chunks: 1, stoppedBy: null, warnings: [] })
     expect(r.json["rows"]).toBeGreaterThan(0)
