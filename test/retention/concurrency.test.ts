@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import {
@@ -18,13 +17,13 @@ import {
   cliReady,
   column,
   countOf,
-  dataHome,
   parentsOf,
   root,
   rowsPerSession,
   runSweep,
   sleep,
   startSweep,
+  copyFixture,
   type Fixture
 } from "./sweepCli.js"
 import type { WriterOptions, WriterReport } from "./writer.js"
@@ -43,14 +42,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-const copy = () => {
-  const dir = mkdtempSync(join(tmpdir(), "ocpool-concurrency-"))
-  const home = dataHome()
-  dirs.push(dir, home)
-  const path = join(dir, "opencode.db")
-  copyFileSync(fixture.t.path, path)
-  return { path, home }
-}
+const copy = () => copyFixture(fixture, dirs, "ocpool-concurrency-")
 
 /** Starts the writer and waits for its first commit. `signal` sends a stdin line; `stop` ends it and returns what it committed. */
 const startWriter = async (options: WriterOptions) => {

@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
 import { join } from "node:path"
 import {
   archivePath,
@@ -17,12 +16,12 @@ import {
   cliReady,
   column,
   countOf,
-  dataHome,
   parentsOf,
   rowsPerSession,
   runSweep,
   sleep,
   startSweep,
+  copyFixture,
   type Fixture,
   type SweepKind
 } from "./sweepCli.js"
@@ -44,15 +43,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-/** A fresh copy of the fixture (its connection was closed, so the file is complete) and a data directory. */
-const copy = () => {
-  const dir = mkdtempSync(join(tmpdir(), "ocpool-crash-"))
-  const home = dataHome()
-  dirs.push(dir, home)
-  const path = join(dir, "opencode.db")
-  copyFileSync(fixture.t.path, path)
-  return { path, home }
-}
+const copy = () => copyFixture(fixture, dirs, "ocpool-crash-")
 
 /** When to kill: a fixed delay after the spawn, or the moment a probe of the database (or the archive) says so. */
 type KillPoint = { readonly label: string; readonly delayMs: number } | { readonly label: string; readonly when: (db: Database.Database) => boolean }

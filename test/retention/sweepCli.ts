@@ -59,6 +59,16 @@ export const cliDispose = (): void => {
 }
 
 export const dataHome = (): string => mkdtempSync(join(tmpdir(), "ocpool-data-"))
+/** A fresh copy of the fixture's database (its connection closed, so the file is complete) and a data directory; both are listed in `dirs` for removal. */
+export const copyFixture = (fixture: Fixture, dirs: Array<string>, prefix: string): { readonly path: string; readonly home: string } => {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const home = dataHome()
+  dirs.push(dir, home)
+  const path = join(dir, "opencode.db")
+  copyFileSync(fixture.t.path, path)
+  return { path, home }
+}
+
 export const archivePath = (home: string): string => join(home, "opencode-pool", "archive", "retired-sessions.jsonl")
 
 export type SweepKind = "events" | "sessions"
