@@ -34,11 +34,6 @@ const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(c
 const failed = (e: SqlError.SqlError) => new DbFailed({ reason: messageOf(e) })
 const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : failed(e))
 
-/** Carries the archive's own error out of the transaction, which it rolls back. */
-class ArchiveFailed<E> {
-  constructor(readonly error: E) {}
-}
-
 const batches = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
@@ -199,14 +194,13 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
 
         countTree: (tree) => treeCounts(tree).pipe(Effect.mapError(failed)),
 
-        deleteTree: <E>(tree: TreeDelete, beforeDelete: Effect.Effect<void, E>) =>
+        treeChanged: (tree) => changedSince(tree).pipe(Effect.mapError(failed)),
+
+        deleteTree: (tree) =>
           immediate(
             Effect.gen(function* () {
               const reason = yield* changedSince(tree)
               if (reason !== undefined) return { _tag: "Changed", reason } as const
-              // The archive is written while this transaction holds the write lock, so no kept tree is archived.
-              const archived = yield* Effect.either(beforeDelete)
-              if (archived._tag === "Left") return yield* Effect.fail(new ArchiveFailed(archived.left))
               const rows = yield* treeCounts(tree)
               for (const table of tree.tables) yield* deleteIn(table, "session_id", tree.ids)
               if (tree.withEvents) {
@@ -217,12 +211,8 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               return { _tag: "Deleted", rows } as const
             })
           ).pipe(
-            Effect.map(({ value, ms }): TreeOutcome<E> => (value._tag === "Deleted" ? { _tag: "Deleted", rows: value.rows, ms } : value)),
-            Effect.catchIf(
-              (e): e is ArchiveFailed<E> => e instanceof ArchiveFailed,
-              (e) => Effect.succeed<TreeOutcome<E>>({ _tag: "NotArchived", error: e.error })
-            ),
-            Effect.mapError((e) => busyOrFailed(e as SqlError.SqlError))
+            Effect.map(({ value, ms }): TreeOutcome => (value._tag === "Deleted" ? { _tag: "Deleted", rows: value.rows, ms } : value)),
+            Effect.mapError(busyOrFailed)
           ),
 
         deleteEvents: (events, graceCutoff) =>

@@ -33,11 +33,9 @@ export interface TreeDelete {
   readonly cutoffUpdated: number
 }
 
-export type TreeOutcome<E = never> =
+export type TreeOutcome =
   | { readonly _tag: "Deleted"; readonly rows: Readonly<Record<string, number>>; readonly ms: number }
   | { readonly _tag: "Changed"; readonly reason: string }
-  /** The step run before the deletes (the archive) failed; the transaction was rolled back. */
-  | { readonly _tag: "NotArchived"; readonly error: E }
 
 export interface EventChunk {
   readonly rows: number
@@ -59,11 +57,10 @@ export interface RetentionStoreService {
   readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) => Effect.Effect<number, DbFailed>
   /** Rows a tree would lose, per table, without changing anything. */
   readonly countTree: (tree: TreeDelete) => Effect.Effect<Readonly<Record<string, number>>, DbFailed>
-  /**
-   * One write transaction: re-check the tree, run `beforeDelete` (the archive, fsynced) while holding
-   * the write lock, then delete the tree's rows, children before parents.
-   */
-  readonly deleteTree: <E>(tree: TreeDelete, beforeDelete: Effect.Effect<void, E>) => Effect.Effect<TreeOutcome<E>, DbBusy | DbFailed>
+  /** Why the tree must stay after all (touched, in a workspace, in sync, or given a new child since the plan), read without a lock. */
+  readonly treeChanged: (tree: TreeDelete) => Effect.Effect<string | undefined, DbFailed>
+  /** One write transaction: the same re-check under the write lock, then the tree's rows, children before parents. */
+  readonly deleteTree: (tree: TreeDelete) => Effect.Effect<TreeOutcome, DbBusy | DbFailed>
   /**
    * One write transaction: re-check the chunk's aggregates against sync, workspaces and `graceCutoff`,
    * then `DELETE FROM event WHERE id IN (...)` for the events of those still unprotected.

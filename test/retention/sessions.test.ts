@@ -11,7 +11,7 @@ import { DAY, HOUR, NOW, layers, runSessions } from "./run.js"
 import { DbHostMemory } from "../../src/layers/DbHostMemory.js"
 import { RetentionSqlite } from "../../src/layers/RetentionSqlite.js"
 import { SqliteNode } from "../../src/layers/SqliteNode.js"
-import { TestClock } from "effect"
+import { Fiber, TestClock } from "effect"
 
 /** A session with a message (2 parts), a todo, a share and 3 events, all at its creation time. */
 const fullSession = (t: TempDb, seed: Parameters<TempDb["db"]["session"]>[0]) => {
@@ -243,6 +243,36 @@ describe("sweep sessions (SPEC §11.3)", () => {
         // Only the tree that went is in the archive.
         expect(lines.archive.map((l) => JSON.parse(l).id)).toEqual([a])
         expect(report.archived).toBe(1)
+      })
+    )
+  )
+
+  it.effect("US-32.10 a tree touched between its archive line and its transaction is kept; the warning says its lines stay", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        const id = t.db.session({ created: NOW - 40 * DAY })
+        const archived: Array<string> = []
+        // opencode touches the session in the instant the archive is being written.
+        const touching = Layer.succeed(RetentionLog, {
+          archivePath: "<x>",
+          runPath: () => "<x>",
+          archive: (l) =>
+            Effect.sync(() => {
+              archived.push(...l)
+              t.db.db.prepare("UPDATE session SET time_updated = ? WHERE id = ?").run(NOW, id)
+            }),
+          run: () => Effect.void
+        })
+        yield* TestClock.setTime(NOW)
+        const report = yield* sweepSessions({ db: t.path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false }).pipe(
+          Effect.provide(Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(t.path))), touching, DbHostMemory({}))),
+          Effect.fork,
+          Effect.flatMap((fiber) => Effect.zipRight(TestClock.adjust(1_000), Fiber.join(fiber)))
+        )
+        expect(t.db.count("session")).toBe(1)
+        expect(report.roots).toBe(0)
+        expect(archived.map((l) => JSON.parse(l).id)).toEqual([id])
+        expect(report.warnings).toEqual([`kept ${id}: a session of the tree was updated or moved into a workspace since the sweep started (its archive lines stay)`])
       })
     )
   )

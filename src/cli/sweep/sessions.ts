@@ -74,29 +74,43 @@ export const sweepSessions = (o: SessionSweepOptions) =>
         roots++
         retired += tree.ids.length
       } else {
-        const archive = Effect.flatMap(Clock.currentTimeMillis, (retiredAt) => log.archive(tree.ids.map((id) => archiveLine(byId.get(id)!, retiredAt))))
-        const outcome = yield* withBusyRetry(store.deleteTree(job, archive)).pipe(Effect.either)
-        if (outcome._tag === "Left") {
-          stoppedBy = outcome.left._tag === "DbBusy" ? "busy" : "error"
-          stopReason = outcome.left.reason
-          break
-        }
-        if (++transactions % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
-        // As in the event sweep: while opencode is writing, leave it room between trees.
-        yield* afterTransaction(true)
-        const done = outcome.right
-        if (done._tag === "NotArchived") {
+        // A tree opencode touched since the plan stays, and is not archived.
+        const changed = yield* store.treeChanged(job).pipe(Effect.either)
+        if (changed._tag === "Left") {
           stoppedBy = "error"
-          stopReason = `archive not written (${done.error.path}: ${done.error.reason}); nothing of this tree was deleted`
+          stopReason = changed.left.reason
           break
         }
-        if (done._tag === "Changed") {
-          warnings.push(`kept ${tree.root}: ${done.reason} since the sweep started`)
+        if (changed.right !== undefined) {
+          warnings.push(`kept ${tree.root}: ${changed.right} since the sweep started`)
         } else {
+          // The archive is on disk before the tree's transaction begins (and so before any row goes).
+          const retiredAt = yield* Clock.currentTimeMillis
+          const written = yield* log.archive(tree.ids.map((id) => archiveLine(byId.get(id)!, retiredAt))).pipe(Effect.either)
+          if (written._tag === "Left") {
+            stoppedBy = "error"
+            stopReason = `archive not written (${written.left.path}: ${written.left.reason}); nothing of this tree was deleted`
+            break
+          }
           archived += tree.ids.length
-          rows = addRows(rows, done.rows)
-          roots++
-          retired += tree.ids.length
+          const outcome = yield* withBusyRetry(store.deleteTree(job)).pipe(Effect.either)
+          if (outcome._tag === "Left") {
+            stoppedBy = outcome.left._tag === "DbBusy" ? "busy" : "error"
+            stopReason = outcome.left.reason
+            break
+          }
+          if (++transactions % CHECKPOINT_EVERY_CHUNKS === 0) yield* store.checkpoint
+          // As in the event sweep: while opencode is writing, leave it room between trees.
+          yield* afterTransaction(true)
+          const done = outcome.right
+          if (done._tag === "Changed") {
+            // Touched in the instant between the check above and the write lock: kept, though archived.
+            warnings.push(`kept ${tree.root}: ${done.reason} since the sweep started (its archive lines stay)`)
+          } else {
+            rows = addRows(rows, done.rows)
+            roots++
+            retired += tree.ids.length
+          }
         }
       }
       processed++
