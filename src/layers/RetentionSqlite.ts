@@ -16,9 +16,6 @@ export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> =
   event_sequence: ["aggregate_id", "owner_id"]
 }
 
-/** Ids per `IN (...)` list inside one statement, well under SQLite's variable limit. */
-const IN_BATCH = 500
-
 const codeOf = (e: SqlError.SqlError): string => {
   const cause = e.cause as { readonly code?: unknown } | undefined
   return typeof cause?.code === "string" ? cause.code : ""
@@ -33,12 +30,6 @@ const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(c
 
 const failed = (e: SqlError.SqlError) => new DbFailed({ reason: messageOf(e) })
 const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : failed(e))
-
-const batches = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
-  return out
-}
 
 export interface RetentionSqliteOptions {
   /** `PRAGMA busy_timeout` (SPEC §1 DB_BUSY_TIMEOUT_MS); tests shorten it. */
@@ -77,13 +68,16 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           })
         )
 
-      const countIn = (table: string, column: string, ids: ReadonlyArray<string>) =>
-        Effect.reduce(batches(ids, IN_BATCH), 0, (n, batch) =>
-          sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)} WHERE ${sql.in(column, batch)}`.pipe(Effect.map((r) => n + Number(r[0]?.n ?? 0)))
-        )
+      /**
+       * `column IN (...)` with the values as one JSON array parameter: any number of ids, no variable
+       * limit, and SQL text that never changes, so each statement is prepared once.
+       */
+      const inList = (column: string, values: ReadonlyArray<string>) => sql`${sql(column)} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`
 
-      const deleteIn = (table: string, column: string, ids: ReadonlyArray<string>) =>
-        Effect.forEach(batches(ids, IN_BATCH), (batch) => sql`DELETE FROM ${sql(table)} WHERE ${sql.in(column, batch)}`, { discard: true })
+      const countIn = (table: string, column: string, ids: ReadonlyArray<string>) =>
+        sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)} WHERE ${inList(column, ids)}`.pipe(Effect.map((r) => Number(r[0]?.n ?? 0)))
+
+      const deleteIn = (table: string, column: string, ids: ReadonlyArray<string>) => sql`DELETE FROM ${sql(table)} WHERE ${inList(column, ids)}`
 
       /** Per-table counts of a tree, in deletion order (the same queries for a dry run and for the real one). */
       const treeCounts = (tree: TreeDelete) =>
@@ -101,19 +95,14 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
       /** Why a planned tree must stay after all: it changed between planning and its transaction. */
       const changedSince = (tree: TreeDelete) =>
         Effect.gen(function* () {
-          for (const batch of batches(tree.ids, IN_BATCH)) {
-            const active = yield* sql<{ n: number }>`SELECT count(*) AS n FROM session WHERE ${sql.in("id", batch)}
-              AND (time_updated >= ${tree.cutoffUpdated} OR workspace_id IS NOT NULL)`
-            if (Number(active[0]?.n ?? 0) > 0) return "a session of the tree was updated or moved into a workspace"
-            const synced = yield* sql<{ n: number }>`SELECT count(*) AS n FROM event_sequence WHERE ${sql.in("aggregate_id", batch)} AND owner_id IS NOT NULL`
-            if (Number(synced[0]?.n ?? 0) > 0) return "a session of the tree is now in sync"
-          }
+          const active = yield* sql<{ n: number }>`SELECT count(*) AS n FROM session WHERE ${inList("id", tree.ids)}
+            AND (time_updated >= ${tree.cutoffUpdated} OR workspace_id IS NOT NULL)`
+          if (Number(active[0]?.n ?? 0) > 0) return "a session of the tree was updated or moved into a workspace"
+          const synced = yield* sql<{ n: number }>`SELECT count(*) AS n FROM event_sequence WHERE ${inList("aggregate_id", tree.ids)} AND owner_id IS NOT NULL`
+          if (Number(synced[0]?.n ?? 0) > 0) return "a session of the tree is now in sync"
           const members = new Set(tree.ids)
-          for (const batch of batches(tree.ids, IN_BATCH)) {
-            const kids = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${sql.in("parent_id", batch)}`
-            if (kids.some((k) => !members.has(k.id))) return "a session was added to the tree"
-          }
-          return undefined
+          const kids = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${inList("parent_id", tree.ids)}`
+          return kids.some((k) => !members.has(k.id)) ? "a session was added to the tree" : undefined
         })
 
       return RetentionStore.of({
@@ -222,16 +211,12 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               // Protection is re-checked under the write lock: a session may have gone into sync, into a
               // workspace, or back to work since the scan.
               const kept = new Set<string>()
-              // One JSON array parameter per statement: the SQL text never changes, so it is prepared once.
-              const aggregatesJson = JSON.stringify(aggregates)
-              const synced = yield* sql<{ id: string }>`SELECT aggregate_id AS id FROM event_sequence
-                WHERE aggregate_id IN (SELECT value FROM json_each(${aggregatesJson})) AND owner_id IS NOT NULL`
-              const active = yield* sql<{ id: string }>`SELECT id FROM session
-                WHERE id IN (SELECT value FROM json_each(${aggregatesJson})) AND (workspace_id IS NOT NULL OR time_updated >= ${graceCutoff})`
+              const synced = yield* sql<{ id: string }>`SELECT aggregate_id AS id FROM event_sequence WHERE ${inList("aggregate_id", aggregates)} AND owner_id IS NOT NULL`
+              const active = yield* sql<{ id: string }>`SELECT id FROM session WHERE ${inList("id", aggregates)} AND (workspace_id IS NOT NULL OR time_updated >= ${graceCutoff})`
               for (const r of [...synced, ...active]) kept.add(r.id)
               const ids = kept.size === 0 ? events.ids : events.ids.filter((_, i) => !kept.has(events.aggregates[i]!))
               if (ids.length === 0) return { rows: 0, kept: [...kept] }
-              yield* sql`DELETE FROM event WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`
+              yield* deleteIn("event", "id", ids)
               const changed = yield* sql<{ n: number }>`SELECT changes() AS n`
               return { rows: Number(changed[0]?.n ?? 0), kept: [...kept] }
             })
