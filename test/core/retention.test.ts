@@ -4,7 +4,7 @@ import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
 import { ID_ERA_MS } from "../../src/core/constants.js"
 import { initialChunk, nextChunk, busyBackoff, pauseAfterChunk } from "../../src/core/retention/chunks.js"
 import { resolveDbPath } from "../../src/core/retention/dbPath.js"
-import { candidateOrder, ceilingOf, idGuard, joinCandidates, oldest, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
+import { appendCandidates, candidateOrder, ceilingOf, idGuard, oldest, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
 import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
 import { deletionOrder } from "../../src/core/retention/tables.js"
 import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
@@ -186,7 +186,9 @@ describe("event selection (SPEC §11.4)", () => {
   it("US-33.6 candidates order by decoded time, then id; scan order is kept when it already is that order", () => {
     expect(candidateOrder(candidates(["evt_b", "x", 5], ["evt_a", "x", 5], ["evt_c", "x", 1]))).toEqual([2, 1, 0])
     expect(candidateOrder(candidates(["evt_a", "x", 1], ["evt_b", "x", 1], ["evt_c", "x", 2]))).toEqual([0, 1, 2])
-    expect(joinCandidates([candidates(["a", "x", 1]), candidates(["b", "y", 2], ["c", "z", 3])]).ids).toEqual(["a", "b", "c"])
+    const joined = candidates(["a", "x", 1])
+    appendCandidates(joined, candidates(["b", "y", 2], ["c", "z", 3]))
+    expect(joined.ids).toEqual(["a", "b", "c"])
     const kept = oldest(candidates(["c", "x", 3], ["a", "x", 1], ["d", "x", 4], ["b", "x", 2]), 2)
     expect(kept.ids).toEqual(["a", "b"])
     expect(ceilingOf(kept)).toEqual({ time: 2, id: "b" })

@@ -108,13 +108,6 @@ export const ceilingOf = (ordered: Candidates): Ceiling | undefined => {
   return last < 0 ? undefined : { time: ordered.times[last]!, id: ordered.ids[last]! }
 }
 
-/** Pages joined in scan order. */
-export const joinCandidates = (pages: ReadonlyArray<Candidates>): Candidates => {
-  const out = noCandidates()
-  for (const page of pages) appendCandidates(out, page)
-  return out
-}
-
 /** Appends `page` to `into` (the one mutating helper: the sweep grows its candidate list page by page). */
 export const appendCandidates = (into: Candidates, page: Candidates): void => {
   for (let i = 0; i < page.ids.length; i++) {

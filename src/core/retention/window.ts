@@ -1,4 +1,4 @@
-/** The time windows of the retention sweeps (SPEC §11.1–§11.4): cutoffs, the era clamp, and flag values. */
+/** The time windows of the retention sweeps (SPEC §11.2–§11.4): cutoffs and the era clamp. */
 import { DAY_MS, HOUR_MS, ID_ERA_MS } from "../constants.js"
 
 export interface EventWindow {
@@ -27,16 +27,10 @@ export interface SessionWindow {
   readonly cutoffUpdated: number
 }
 
-export const sessionWindow = (now: number, days: number, graceHours: number): SessionWindow => ({
-  cutoffCreated: now - days * DAY_MS,
-  cutoffUpdated: now - graceHours * HOUR_MS
-})
-
+/** Sessions updated at or after this are inside the grace window. */
 export const graceCutoff = (now: number, graceHours: number): number => now - graceHours * HOUR_MS
 
-/** A flag value check, `undefined` when it is fine, else the one-line problem (SPEC §11.1: exit 2). */
-export const checkDays = (flag: string, value: number): string | undefined =>
-  Number.isFinite(value) && value >= 0 ? undefined : `--${flag} must be a number ≥ 0, got ${value}`
-
-export const checkLimit = (value: number): string | undefined =>
-  Number.isInteger(value) && value >= 1 ? undefined : `--limit must be an integer ≥ 1, got ${value}`
+export const sessionWindow = (now: number, days: number, graceHours: number): SessionWindow => ({
+  cutoffCreated: now - days * DAY_MS,
+  cutoffUpdated: graceCutoff(now, graceHours)
+})
