@@ -16,6 +16,9 @@ const sizeOf = (path: string): number => {
   }
 }
 
+/** Bytes of the database file plus its `-wal`, 0 for a file that is gone. */
+export const dbBytes = (db: string): number => sizeOf(db) + sizeOf(`${db}-wal`)
+
 const targets = (db: string): ReadonlyArray<string> => {
   const real = realpathSync(db)
   return [real, `${real}-wal`]
@@ -62,7 +65,7 @@ const openByLsof = (db: string, self: number = process.pid): ReadonlyArray<numbe
 export const DbHostLive = Layer.succeed(
   DbHost,
   DbHost.of({
-    bytes: (db) => Effect.sync(() => sizeOf(db) + sizeOf(`${db}-wal`)),
+    bytes: (db) => Effect.sync(() => dbBytes(db)),
     freeBytes: (db) =>
       Effect.sync(() => {
         try {

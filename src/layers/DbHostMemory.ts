@@ -1,6 +1,6 @@
 /** DbHost with fixed answers, for tests: a full disk, another process holding the file, or no way to tell. */
 import { Effect, Layer } from "effect"
-import { statSync } from "node:fs"
+import { dbBytes } from "./DbHostLive.js"
 import { DbHost } from "../services/DbHost.js"
 
 export interface DbHostFacts {
@@ -13,18 +13,7 @@ export const DbHostMemory = (facts: DbHostFacts) =>
   Layer.succeed(
     DbHost,
     DbHost.of({
-      bytes: (db) =>
-        Effect.sync(() => {
-          let n = 0
-          for (const p of [db, `${db}-wal`]) {
-            try {
-              n += statSync(p).size
-            } catch {
-              // absent
-            }
-          }
-          return n
-        }),
+      bytes: (db) => Effect.sync(() => dbBytes(db)),
       freeBytes: () => Effect.succeed(facts.freeBytes),
       openBy: () => Effect.succeed(facts.openBy)
     })
