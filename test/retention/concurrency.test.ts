@@ -4,16 +4,13 @@
  * each holding the write lock 20–80 ms, while the built CLI sweeps a database of 50 000+ eligible events.
  * The sweep must wait its turn and finish (exit 0), and neither side may lose or damage a row.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
-import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import {
-  buildFixture,
   checkSound,
-  cliDispose,
   cliReady,
   column,
   countOf,
@@ -21,28 +18,14 @@ import {
   root,
   rowsPerSession,
   runSweep,
+  sharedFixture,
   sleep,
   startSweep,
-  copyFixture,
-  type Fixture
 } from "./sweepCli.js"
 import type { WriterOptions, WriterReport } from "./writer.js"
 
-let fixture: Fixture
-const dirs: Array<string> = []
-
-beforeAll(async () => {
-  await cliReady()
-  fixture = buildFixture({ roots: 60, events: 52_000, eventBytes: 120, seed: 41 })
-}, 30_000)
-
-afterAll(() => {
-  cliDispose()
-  fixture?.t.dispose()
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
-
-const copy = () => copyFixture(fixture, dirs, "ocpool-concurrency-")
+const shared = sharedFixture({ roots: 60, events: 52_000, eventBytes: 120, seed: 41 }, "ocpool-concurrency-", 30_000)
+const copy = shared.copy
 
 /** Starts the writer and waits for its first commit. `signal` sends a stdin line; `stop` ends it and returns what it committed. */
 const startWriter = async (options: WriterOptions) => {
@@ -82,25 +65,25 @@ const startWriter = async (options: WriterOptions) => {
   }
 }
 
-const writerOptions = (db: string, extra: Partial<WriterOptions> = {}): WriterOptions => ({ db, live: fixture.live, holdMs: [20, 80], gapMs: [5, 25], ...extra })
+const writerOptions = (db: string, extra: Partial<WriterOptions> = {}): WriterOptions => ({ db, live: shared.fixture.live, holdMs: [20, 80], gapMs: [5, 25], ...extra })
 
 /** Writer transactions committed while the sweep ran. */
 const overlapping = (w: WriterReport, from: number, to: number) => w.commits.filter((t) => t >= from && t <= to).length
 
-const sessionsTable = (db: Database.Database) => db.prepare("SELECT * FROM session WHERE id != ? ORDER BY id").all(fixture.live)
+const sessionsTable = (db: Database.Database) => db.prepare("SELECT * FROM session WHERE id != ? ORDER BY id").all(shared.fixture.live)
 
 describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
   it("US-33 concurrency: sweep events waits out a writer holding the lock 20–80 ms per transaction, exits 0, and both sides' rows are right", async () => {
     const { path, home } = copy()
-    const eligibleIds = new Set(fixture.eligibleEvents.map((e) => e.id))
+    const eligibleIds = new Set(shared.fixture.eligibleEvents.map((e) => e.id))
     expect(eligibleIds.size).toBeGreaterThanOrEqual(50_000)
     const before = new Database(path, { readonly: true })
     const keep = column(before, "SELECT id FROM event").filter((id) => !eligibleIds.has(id))
-    const liveEvents = column(before, `SELECT id FROM event WHERE aggregate_id = '${fixture.live}'`)
-    const liveSeq = countOf(before, `SELECT seq FROM event_sequence WHERE aggregate_id = '${fixture.live}'`)
-    const liveMessages = countOf(before, `SELECT count(*) FROM message WHERE session_id = '${fixture.live}'`)
+    const liveEvents = column(before, `SELECT id FROM event WHERE aggregate_id = '${shared.fixture.live}'`)
+    const liveSeq = countOf(before, `SELECT seq FROM event_sequence WHERE aggregate_id = '${shared.fixture.live}'`)
+    const liveMessages = countOf(before, `SELECT count(*) FROM message WHERE session_id = '${shared.fixture.live}'`)
     const others = sessionsTable(before)
-    const sequences = before.prepare("SELECT * FROM event_sequence WHERE aggregate_id != ? ORDER BY aggregate_id").all(fixture.live)
+    const sequences = before.prepare("SELECT * FROM event_sequence WHERE aggregate_id != ? ORDER BY aggregate_id").all(shared.fixture.live)
     const shape = { sessions: new Set(column(before, "SELECT id FROM session")), parents: parentsOf(before) }
     before.close()
     expect(liveEvents.length).toBeGreaterThan(0)
@@ -122,15 +105,15 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
       // The eligible events are gone; every other event, and every one the writer committed, is there.
       expect(new Set(column(db, "SELECT id FROM event"))).toEqual(new Set([...keep, ...w.events]))
       // The live session: its old events, the writer's events, messages and parts, and its sequence.
-      expect(countOf(db, `SELECT count(*) FROM event WHERE aggregate_id = '${fixture.live}'`)).toBe(liveEvents.length + w.events.length)
-      expect(countOf(db, `SELECT seq FROM event_sequence WHERE aggregate_id = '${fixture.live}'`)).toBe(liveSeq + 3 * w.transactions)
-      expect(countOf(db, `SELECT count(*) FROM message WHERE session_id = '${fixture.live}'`)).toBe(liveMessages + w.transactions)
+      expect(countOf(db, `SELECT count(*) FROM event WHERE aggregate_id = '${shared.fixture.live}'`)).toBe(liveEvents.length + w.events.length)
+      expect(countOf(db, `SELECT seq FROM event_sequence WHERE aggregate_id = '${shared.fixture.live}'`)).toBe(liveSeq + 3 * w.transactions)
+      expect(countOf(db, `SELECT count(*) FROM message WHERE session_id = '${shared.fixture.live}'`)).toBe(liveMessages + w.transactions)
       const parts = db.prepare("SELECT 1 FROM part WHERE id = ?").pluck()
       expect(w.parts.filter((p) => parts.get(p) === undefined)).toEqual([])
       expect(w.events.length).toBe(3 * w.transactions)
       // Nothing else changed: the other sessions and every other sequence row (US-33.11).
       expect(sessionsTable(db)).toEqual(others)
-      expect(db.prepare("SELECT * FROM event_sequence WHERE aggregate_id != ? ORDER BY aggregate_id").all(fixture.live)).toEqual(sequences)
+      expect(db.prepare("SELECT * FROM event_sequence WHERE aggregate_id != ? ORDER BY aggregate_id").all(shared.fixture.live)).toEqual(sequences)
     } finally {
       db.close()
     }
@@ -140,7 +123,7 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
 
   it("US-32 concurrency: sweep sessions beside the writer exits 0, keeps the live session and every tree the writer brought back mid-sweep, retires the rest", async () => {
     const { path, home } = copy()
-    const eligible = fixture.trees.filter((t) => t.eligible)
+    const eligible = shared.fixture.trees.filter((t) => t.eligible)
     // The newest eligible trees go last: the writer brings them back once the sweep has planned and begun.
     const withChild = eligible.slice(-12).filter((t) => t.ids.length > 1)
     const alone = eligible.slice(-12).filter((t) => t.ids.length === 1)
@@ -154,7 +137,7 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     const before = new Database(path, { readonly: true })
     const rowsBefore = rowsPerSession(before)
     const shape = { sessions: new Set(column(before, "SELECT id FROM session")), parents: parentsOf(before) }
-    const liveEvents = countOf(before, `SELECT count(*) FROM event WHERE aggregate_id = '${fixture.live}'`)
+    const liveEvents = countOf(before, `SELECT count(*) FROM event WHERE aggregate_id = '${shared.fixture.live}'`)
     before.close()
 
     // The writer's revive transaction takes the write lock as the sweep starts and holds it 3 s: the sweep
@@ -188,19 +171,19 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     try {
       const { sessions } = checkSound(db, shape, home)
       const children = applied.filter((r) => r.how === "child").map((r) => r.row!)
-      const expected = new Set([...fixture.trees.filter((t) => !t.eligible).flatMap((t) => t.ids), ...revivedTrees.flatMap((t) => t.ids), ...children])
+      const expected = new Set([...shared.fixture.trees.filter((t) => !t.eligible).flatMap((t) => t.ids), ...revivedTrees.flatMap((t) => t.ids), ...children])
       expect(sessions).toEqual(expected)
       // Rows of every kept session are intact; the writer's rows are all there; the retired left nothing behind.
       const rowsAfter = rowsPerSession(db)
-      const touched = new Set([fixture.live, ...applied.filter((r) => r.how === "touch").map((r) => r.session)])
+      const touched = new Set([shared.fixture.live, ...applied.filter((r) => r.how === "touch").map((r) => r.session)])
       for (const [id, rows] of rowsBefore) {
         if (!expected.has(id) && shape.sessions.has(id)) expect(rowsAfter.has(id), `rows of retired ${id} left`).toBe(false)
         else if (!touched.has(id)) expect(rowsAfter.get(id), id).toBe(rows)
       }
       const message = db.prepare("SELECT 1 FROM message WHERE id = ?").pluck()
       expect([...w.messages, ...applied.filter((r) => r.how === "touch").map((r) => r.row!)].filter((m) => message.get(m) === undefined)).toEqual([])
-      expect(countOf(db, `SELECT count(*) FROM event WHERE aggregate_id = '${fixture.live}'`)).toBe(liveEvents + w.events.length)
-      expect(countOf(db, `SELECT time_updated FROM session WHERE id = '${fixture.live}'`)).toBeGreaterThan(fixture.now)
+      expect(countOf(db, `SELECT count(*) FROM event WHERE aggregate_id = '${shared.fixture.live}'`)).toBe(liveEvents + w.events.length)
+      expect(countOf(db, `SELECT time_updated FROM session WHERE id = '${shared.fixture.live}'`)).toBeGreaterThan(shared.fixture.now)
     } finally {
       db.close()
     }

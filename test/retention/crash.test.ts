@@ -4,46 +4,30 @@
  * After every kill the file must be sound, every retired session archived, the deletions a clean prefix
  * of the sweep's order (whole chunks, whole trees); a later run then finishes the job.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import {
   archivePath,
-  buildFixture,
   checkSound,
-  cliDispose,
   cliReady,
   column,
   countOf,
   parentsOf,
   rowsPerSession,
   runSweep,
+  sharedFixture,
   sleep,
   startSweep,
-  copyFixture,
-  type Fixture,
   type SweepKind
 } from "./sweepCli.js"
 
 /** Opens the database the way a reader does after the crash, without checkpointing the WAL the killed run left behind. */
 const reader = (path: string): Database.Database => new Database(path, { readonly: true })
 
-let fixture: Fixture
-const dirs: Array<string> = []
-
-beforeAll(async () => {
-  await cliReady()
-  fixture = buildFixture({ roots: 200, events: 200_000, eventBytes: 80, seed: 23 })
-}, 60_000)
-
-afterAll(() => {
-  cliDispose()
-  fixture?.t.dispose()
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
-
-const copy = () => copyFixture(fixture, dirs, "ocpool-crash-")
+const shared = sharedFixture({ roots: 200, events: 200_000, eventBytes: 80, seed: 23 }, "ocpool-crash-", 60_000)
+const copy = shared.copy
 
 /** When to kill: a fixed delay after the spawn, or the moment a probe of the database (or the archive) says so. */
 type KillPoint = { readonly label: string; readonly delayMs: number } | { readonly label: string; readonly when: (db: Database.Database) => boolean }
@@ -107,7 +91,7 @@ describe("sweeps killed mid-run (SPEC §11.3, §11.4)", () => {
   it("US-33 crash safety: sweep events SIGKILLed at 7 points leaves a sound database with whole chunks deleted, oldest first; a later run finishes", async () => {
     const started = Date.now()
     const { path, home } = copy()
-    const eligible = fixture.eligibleEvents
+    const eligible = shared.fixture.eligibleEvents
     const eligibleIds = new Set(eligible.map((e) => e.id))
     const before = reader(path)
     const allEvents = column(before, "SELECT id FROM event")
@@ -177,7 +161,7 @@ describe("sweeps killed mid-run (SPEC §11.3, §11.4)", () => {
   it("US-32 crash safety: sweep sessions SIGKILLed at 7 points retires whole trees only, oldest first, each archived before it goes; a later run finishes", async () => {
     const started = Date.now()
     const { path, home } = copy()
-    const trees = fixture.trees
+    const trees = shared.fixture.trees
     const eligible = trees.filter((t) => t.eligible)
     const before = reader(path)
     const rowsBefore = rowsPerSession(before)

@@ -8,7 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { expect } from "vitest"
+import { afterAll, beforeAll, expect } from "vitest"
 import { seeded, tempDb, type TempDb } from "./opencodeDb.js"
 
 export const DAY = 86_400_000
@@ -67,6 +67,31 @@ export const copyFixture = (fixture: Fixture, dirs: Array<string>, prefix: strin
   const path = join(dir, "opencode.db")
   copyFileSync(fixture.t.path, path)
   return { path, home }
+}
+
+/**
+ * One fixture database per test file: built once before the tests (after the CLI bundle is ready),
+ * copied fresh for each run, and removed with every copy afterwards.
+ */
+export const sharedFixture = (options: FixtureOptions, prefix: string, buildTimeoutMs: number) => {
+  let built: Fixture | undefined
+  const dirs: Array<string> = []
+  beforeAll(async () => {
+    await cliReady()
+    built = buildFixture(options)
+  }, buildTimeoutMs)
+  afterAll(() => {
+    cliDispose()
+    built?.t.dispose()
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  })
+  return {
+    get fixture(): Fixture {
+      if (built === undefined) throw new Error("the fixture is built in beforeAll")
+      return built
+    },
+    copy: () => copyFixture(built!, dirs, prefix)
+  }
 }
 
 export const archivePath = (home: string): string => join(home, "opencode-pool", "archive", "retired-sessions.jsonl")
