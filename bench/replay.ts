@@ -10,22 +10,10 @@
  */
 import { formatDecision } from "../src/core/trace/format.js"
 import { feed, startReplay } from "../src/core/trace/replay.js"
+import { arg, rng } from "./common.js"
 
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback
-}
 const LINES = arg("lines", 1_000_000)
 const ROUNDS = arg("rounds", 5)
-
-/** mulberry32: a small deterministic PRNG, so every run replays the same trace. */
-const rng = (seed: number) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 const generate = (n: number): Array<string> => {
   const rand = rng(42)

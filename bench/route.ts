@@ -16,11 +16,8 @@ import { AppLogMemory } from "../src/layers/AppLogMemory.js"
 import { startTimeOf } from "../src/layers/proc.js"
 import { makeHooks } from "../src/plugin/hooks.js"
 import { liveLayer } from "../src/plugin/live.js"
+import { arg } from "./common.js"
 
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback
-}
 const N = arg("spawns", 2000)
 const PEERS = 32
 const PER_PEER = 14

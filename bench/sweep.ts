@@ -23,16 +23,8 @@ import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync,
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { arg, argValue, flag, rng } from "./common.js"
 
-const argValue = (name: string): string | undefined => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? process.argv[i + 1] : undefined
-}
-const arg = (name: string, fallback: number): number => {
-  const v = argValue(name)
-  return v === undefined ? fallback : Number(v)
-}
-const flag = (name: string): boolean => process.argv.includes(`--${name}`)
 
 const EVENTS = arg("events", 1_000_000)
 const SESSIONS = arg("sessions", Math.max(50, Math.round(EVENTS / 100)))
@@ -52,15 +44,6 @@ const CLI = join(ROOT, "bin/ocpool.js")
 
 // ---------------------------------------------------------------------------------------------------
 // Generator
-
-/** mulberry32: a small deterministic PRNG, so every generation builds the same layout. */
-const rng = (seed: number) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 const ERA = 2 ** 36
