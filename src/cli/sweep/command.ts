@@ -21,7 +21,7 @@ import { nonNegative, positiveInteger } from "./flags.js"
 import { progressBar } from "./progress.js"
 import { renderEvents, renderSessions } from "./render.js"
 import { sweepSessions, type SessionSweepReport } from "./sessions.js"
-import { sweepExitCode, type SweepEnd } from "./vacuum.js"
+import { sweepExitCode, type SweepEnd } from "./outcome.js"
 
 const text = (name: string, pseudo: string, description: string) =>
   Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
