@@ -51,7 +51,9 @@ try {
       targetSession: `ses_child${p.pid}_${k}`,
       abortAttempts: 0,
       abortPending: false,
-      abortOrigin: null
+      abortOrigin: null,
+      abortInFlight: false,
+      endedInFlight: false
     }))
     writeFileSync(join(stateDir, `claims.${p.pid}.json`), encodeClaimFile({ pid: p.pid!, startTime: startTimeOf(p.pid!), host: hostname(), writtenAt: now, reaped: 0, claims }), { mode: 0o600 })
   }

@@ -38,5 +38,7 @@ export const makeClaim = (key: string, model: string, base = "explore", at = Dat
   targetSession: null,
   abortAttempts: 0,
   abortPending: false,
-  abortOrigin: null
+  abortOrigin: null,
+  abortInFlight: false,
+  endedInFlight: false
 })

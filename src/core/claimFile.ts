@@ -1,6 +1,7 @@
-/** The claim file `claims.<pid>.json` (SPEC §5.1): encoding and tolerant decoding. Pure. */
+/** The claim file `claims.<pid>.json` (SPEC §5.1): encoding and tolerant decoding; the decoding uses effect/Schema. Pure. */
+import { Option, Schema } from "effect"
 import type { Claim } from "./claims.js"
-import { isRecord, parseJsonRecord } from "./json.js"
+import { JsonObject, orElse } from "./tolerant.js"
 
 export interface ClaimFile {
   readonly pid: number
@@ -39,34 +40,58 @@ export const encodeClaimFile = (f: ClaimFile): string => {
   return JSON.stringify({ version: 1, pid: f.pid, startTime: f.startTime, host: f.host, writtenAt: f.writtenAt, reaped: f.reaped, claims })
 }
 
+const ClaimEntry = Schema.Struct({
+  base: Schema.String,
+  slot: orElse(Schema.Number, 0),
+  model: Schema.String,
+  acquiredAt: Schema.Number,
+  heartbeatAt: Schema.Number,
+  ownerSession: orElse(Schema.NullOr(Schema.String), null),
+  targetSession: orElse(Schema.NullOr(Schema.String), null),
+  abortAttempts: orElse(Schema.Number, 0),
+  abortPending: orElse(Schema.Boolean, false)
+})
+
+/** The file itself: `pid` and a `claims` object are required, the rest has defaults; claims are decoded one by one. */
+const ClaimFileJson = Schema.parseJson(
+  Schema.Struct({
+    pid: Schema.Number,
+    startTime: orElse(Schema.NullOr(Schema.String), null),
+    host: orElse(Schema.String, ""),
+    writtenAt: orElse(Schema.Number, 0),
+    reaped: orElse(Schema.Number, 0),
+    claims: JsonObject
+  })
+)
+
+const decodeFile = Schema.decodeUnknownOption(ClaimFileJson)
+const decodeEntry = Schema.decodeUnknownOption(ClaimEntry)
+
 /** Parses a claim file; invalid claims inside are skipped. `undefined` when the file itself is unusable. */
 export const decodeClaimFile = (text: string): ClaimFile | undefined => {
-  const r = parseJsonRecord(text)
-  if (r === undefined || typeof r.pid !== "number" || !isRecord(r.claims)) return undefined
+  const file = decodeFile(text)
+  if (Option.isNone(file)) return undefined
+  const r = file.value
   const claims: Array<Claim> = []
-  for (const [key, c] of Object.entries(r.claims)) {
-    if (!isRecord(c)) continue
-    if (typeof c.base !== "string" || typeof c.model !== "string" || typeof c.acquiredAt !== "number" || typeof c.heartbeatAt !== "number") continue
+  for (const [key, raw] of Object.entries(r.claims)) {
+    const entry = decodeEntry(raw)
+    if (Option.isNone(entry)) continue
+    const c = entry.value
     claims.push({
       key,
       base: c.base,
-      slot: typeof c.slot === "number" ? c.slot : 0,
+      slot: c.slot,
       model: c.model,
       acquiredAt: c.acquiredAt,
       heartbeatAt: c.heartbeatAt,
-      ownerSession: typeof c.ownerSession === "string" ? c.ownerSession : null,
-      targetSession: typeof c.targetSession === "string" ? c.targetSession : null,
-      abortAttempts: typeof c.abortAttempts === "number" ? c.abortAttempts : 0,
-      abortPending: c.abortPending === true,
-      abortOrigin: c.abortPending === true ? "signal" : null
+      ownerSession: c.ownerSession,
+      targetSession: c.targetSession,
+      abortAttempts: c.abortAttempts,
+      abortPending: c.abortPending,
+      abortOrigin: c.abortPending ? "signal" : null,
+      abortInFlight: false,
+      endedInFlight: false
     })
   }
-  return {
-    pid: r.pid,
-    startTime: typeof r.startTime === "string" ? r.startTime : null,
-    host: typeof r.host === "string" ? r.host : "",
-    writtenAt: typeof r.writtenAt === "number" ? r.writtenAt : 0,
-    reaped: typeof r.reaped === "number" ? r.reaped : 0,
-    claims
-  }
+  return { pid: r.pid, startTime: r.startTime, host: r.host, writtenAt: r.writtenAt, reaped: r.reaped, claims }
 }

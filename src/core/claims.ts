@@ -16,8 +16,12 @@ export interface Claim {
   readonly targetSession: string | null
   readonly abortAttempts: number
   readonly abortPending: boolean
-  /** Why the pending abort is owed: it decides the outcome once the abort succeeds (TRACE.md §6). */
+  /** The cause of the most recent abort request: it decides the outcome once the abort succeeds (TRACE.md §6). */
   readonly abortOrigin: AbortOrigin | null
+  /** An abort was requested and its outcome has not arrived yet: the claim keeps its load and is not attempted again. */
+  readonly abortInFlight: boolean
+  /** The task ended (a release) while its abort was in flight: the outcome settles it. */
+  readonly endedInFlight: boolean
 }
 
 /** A copy of a claim with some fields changed. Written out field by field: it runs on hot paths, where
@@ -33,7 +37,9 @@ export const updateClaim = (c: Claim, change: Partial<Omit<Claim, "key">>): Clai
   targetSession: change.targetSession !== undefined ? change.targetSession : c.targetSession,
   abortAttempts: change.abortAttempts ?? c.abortAttempts,
   abortPending: change.abortPending ?? c.abortPending,
-  abortOrigin: change.abortOrigin !== undefined ? change.abortOrigin : c.abortOrigin
+  abortOrigin: change.abortOrigin !== undefined ? change.abortOrigin : c.abortOrigin,
+  abortInFlight: change.abortInFlight ?? c.abortInFlight,
+  endedInFlight: change.endedInFlight ?? c.endedInFlight
 })
 
 /** A claim counts as load while now − heartbeatAt ≤ CLAIM_TTL_MS. */

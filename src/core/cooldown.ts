@@ -117,11 +117,12 @@ export const applyCool = (table: CooldownTable, plan: CoolPlan, now: number): Co
 
 /**
  * A peer's cooldown (read from another process): it replaces a live local record that ends
- * earlier, carrying strikes 0; a peer record that already ended is ignored (TRACE.md §6).
+ * earlier, carrying the peer's strikes (0 when not given); a peer record that already ended is
+ * ignored (TRACE.md §6).
  */
 export const mergePeer = (
   table: CooldownTable,
-  peer: { readonly model: string; readonly until: number; readonly reason: CoolReason },
+  peer: { readonly model: string; readonly until: number; readonly reason: CoolReason; readonly strikes?: number | undefined },
   now: number
 ): CooldownTable => {
   if (peer.until <= now) return table
@@ -131,7 +132,7 @@ export const mergePeer = (
   next.set(peer.model, {
     model: peer.model,
     reason: peer.reason,
-    strikes: 0,
+    strikes: peer.strikes ?? 0,
     scope: "model",
     since: now,
     until: peer.until,

@@ -1,7 +1,8 @@
-/** Cooldown file names and contents (SPEC §5.4). Pure: encoding, decoding, validation, retention. */
+/** Cooldown file names and contents (SPEC §5.4). Pure: encoding, decoding, validation, retention; the decoding uses effect/Schema. */
+import { Option, Schema } from "effect"
 import { STRIKE_DECAY_MS } from "./constants.js"
-import type { Cooldown, CoolReason, CoolScope, CoolSource } from "./cooldown.js"
-import { parseJsonRecord } from "./json.js"
+import type { Cooldown, CoolSource } from "./cooldown.js"
+import { orElse } from "./tolerant.js"
 
 const SAFE = /[A-Za-z0-9.-]/
 
@@ -17,8 +18,6 @@ export const cooldownFileName = (model: string): string => {
 
 export const COOLDOWN_FILE = /^cooldown\..+\.json$/
 
-const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang"])
-
 /** The file body for a record (`peer` records are never written: they came from a file). */
 export const encodeCooldown = (c: Cooldown): string =>
   JSON.stringify({
@@ -32,18 +31,34 @@ export const encodeCooldown = (c: Cooldown): string =>
     source: c.source === "peer" ? "flat" : c.source
   })
 
+/** `model` and `until` are required; an unknown reason reads as `rate_limit`, any scope but `provider` as `model`. */
+const CooldownJson = Schema.parseJson(
+  Schema.Struct({
+    model: Schema.String,
+    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang"), "rate_limit"),
+    strikes: orElse(Schema.Number, 0),
+    scope: orElse(Schema.Literal("model", "provider"), "model"),
+    since: orElse(Schema.UndefinedOr(Schema.Number), undefined),
+    until: Schema.Number,
+    source: orElse(Schema.String, "flat")
+  })
+)
+
+const decodeFile = Schema.decodeUnknownOption(CooldownJson)
+
 /** A parsed file, or `undefined` when it is unusable (no `model`, no `until`, not JSON). */
 export const decodeCooldown = (text: string): Cooldown | undefined => {
-  const r = parseJsonRecord(text)
-  if (r === undefined || typeof r.model !== "string" || typeof r.until !== "number") return undefined
+  const file = decodeFile(text)
+  if (Option.isNone(file)) return undefined
+  const r = file.value
   return {
     model: r.model,
-    reason: (typeof r.reason === "string" && REASONS.has(r.reason) ? r.reason : "rate_limit") as CoolReason,
-    strikes: typeof r.strikes === "number" ? r.strikes : 0,
-    scope: (r.scope === "provider" ? "provider" : "model") as CoolScope,
-    since: typeof r.since === "number" ? r.since : r.until,
+    reason: r.reason,
+    strikes: r.strikes,
+    scope: r.scope,
+    since: r.since ?? r.until,
     until: r.until,
-    source: (typeof r.source === "string" ? r.source : "flat") as CoolSource
+    source: r.source as CoolSource
   }
 }
 

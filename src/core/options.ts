@@ -1,5 +1,7 @@
-/** Plugin options and environment (SPEC §2.2–2.3): parsed into one settings record, with warnings. Pure. */
+/** Plugin options and environment (SPEC §2.2–2.3): parsed into one settings record, with warnings; the decoding uses effect/Schema. Pure. */
+import { Option, Schema } from "effect"
 import { resolveMaxSlots } from "./pool.js"
+import { JsonObject } from "./tolerant.js"
 
 export type LogLevelName = "debug" | "info" | "warn" | "error"
 
@@ -31,7 +33,7 @@ export const DEFAULTS: Settings = {
   logLevel: "info"
 }
 
-const LEVELS: ReadonlySet<string> = new Set(["debug", "info", "warn", "error"])
+const LogLevel = Schema.Literal("debug", "info", "warn", "error")
 
 /** `OCPOOL_DISABLE` turns the plugin off for `1`, `true`, `yes`, `on` (any case); nothing else. */
 export const envDisables = (value: string | undefined): boolean =>
@@ -40,19 +42,25 @@ export const envDisables = (value: string | undefined): boolean =>
 export const isDisabled = (options: Readonly<Record<string, unknown>> | undefined, env: Readonly<Record<string, string | undefined>>): boolean =>
   options?.enabled === false || envDisables(env.OCPOOL_DISABLE)
 
-const intIn = (name: string, value: unknown, min: number, max: number, dflt: number, warnings: Array<string>): number => {
-  if (value === undefined) return dflt
-  if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return value
-  warnings.push(`option ${name} ${JSON.stringify(value)} invalid (an integer ${min}-${max === Number.MAX_SAFE_INTEGER ? "" : max}), using ${dflt}`.replace("-)", " or more)"))
-  return dflt
-}
-
-const str = (name: string, value: unknown, warnings: Array<string>): string | undefined => {
+/** One option: `undefined` when absent; its decoded value when `schema` accepts it; else `undefined` and the warning. */
+const decodeOption = <A, I>(schema: Schema.Schema<A, I>, value: unknown, warning: () => string, warnings: Array<string>): A | undefined => {
   if (value === undefined) return undefined
-  if (typeof value === "string") return value
-  warnings.push(`option ${name} must be a string; ignored`)
+  const decoded = Schema.decodeUnknownOption(schema)(value)
+  if (Option.isSome(decoded)) return decoded.value
+  warnings.push(warning())
   return undefined
 }
+
+const intIn = (name: string, value: unknown, min: number, max: number, dflt: number, warnings: Array<string>): number =>
+  decodeOption(
+    Schema.Int.pipe(Schema.between(min, max)),
+    value,
+    () => `option ${name} ${JSON.stringify(value)} invalid (an integer ${min}${max === Number.MAX_SAFE_INTEGER ? " or more" : `-${max}`}), using ${dflt}`,
+    warnings
+  ) ?? dflt
+
+const str = (name: string, value: unknown, warnings: Array<string>): string | undefined =>
+  decodeOption(Schema.String, value, () => `option ${name} must be a string; ignored`, warnings)
 
 /** Options first, then the environment wins (SPEC §2.2). */
 export const parseSettings = (
@@ -61,20 +69,17 @@ export const parseSettings = (
 ): { readonly settings: Settings; readonly warnings: ReadonlyArray<string> } => {
   const o = options ?? {}
   const warnings: Array<string> = []
-  if (o.enabled !== undefined && typeof o.enabled !== "boolean") warnings.push("option enabled must be a boolean; using true")
+  decodeOption(Schema.Boolean, o.enabled, () => "option enabled must be a boolean; using true", warnings)
   const max = resolveMaxSlots(o.maxSlots)
   if (max.warning !== undefined) warnings.push(max.warning)
-  let models = o.models
-  if (models !== undefined && (typeof models !== "object" || models === null || Array.isArray(models))) {
-    warnings.push("option models must be an object with slots; ignored")
-    models = undefined
-  }
+  const models = decodeOption(JsonObject, o.models, () => "option models must be an object with slots; ignored", warnings)
   let logLevel: LogLevelName = "info"
   const optLevel = str("logLevel", o.logLevel, warnings)
   const envLevel = env.OCPOOL_LOG_LEVEL
   const level = envLevel !== undefined && envLevel !== "" ? envLevel : optLevel
   if (level !== undefined) {
-    if (LEVELS.has(level.trim().toLowerCase())) logLevel = level.trim().toLowerCase() as LogLevelName
+    const decoded = Schema.decodeUnknownOption(LogLevel)(level.trim().toLowerCase())
+    if (Option.isSome(decoded)) logLevel = decoded.value
     else warnings.push(`log level ${JSON.stringify(level)} invalid (debug, info, warn or error), using info`)
   }
   const envTrace = env.OCPOOL_TRACE

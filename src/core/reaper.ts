@@ -10,6 +10,8 @@ export interface ReaperTiming {
 export const DEFAULT_TIMING: ReaperTiming = { hangMinAgeMs: HUNG_MIN_AGE_MS, hangSilenceMs: HUNG_SILENCE_MS }
 
 export type ClaimVerdict =
+  /** Its abort is in flight: it keeps its load and waits for the outcome. */
+  | { readonly _tag: "Aborting" }
   /** An abort is owed: retry it first, whatever the claim's age, silence or blocked state. */
   | { readonly _tag: "RetryAbort" }
   /** Bound and a person is being asked somewhere in its tree: refresh the heartbeat, leave it. */
@@ -28,6 +30,7 @@ export interface ClaimFacts {
   readonly lastActivity: (session: string) => number | undefined
 }
 
+const ABORTING: ClaimVerdict = { _tag: "Aborting" }
 const RETRY_ABORT: ClaimVerdict = { _tag: "RetryAbort" }
 const BLOCKED: ClaimVerdict = { _tag: "Blocked" }
 const YOUNG: ClaimVerdict = { _tag: "Young" }
@@ -35,6 +38,7 @@ const HEALTHY: ClaimVerdict = { _tag: "Healthy" }
 
 /** SPEC §8.2 steps 1–5 for one claim. Silence runs from the later of last activity and acquisition. */
 export const judgeClaim = (claim: Claim, facts: ClaimFacts, timing: ReaperTiming = DEFAULT_TIMING): ClaimVerdict => {
+  if (claim.abortInFlight) return ABORTING
   if (claim.abortPending) return RETRY_ABORT
   if (claim.targetSession !== null && facts.blocked) return BLOCKED
   const ageMs = facts.now - claim.acquiredAt
@@ -56,9 +60,12 @@ export type AbortFollowUp =
   /** The third failure in total: release as `gave_up`, no cooldown. */
   | { readonly _tag: "GiveUp"; readonly attempts: number }
 
-/** What follows one abort attempt on a claim (SPEC §7.8, §8.2 step 5, TRACE.md §6). */
+/**
+ * What follows one abort attempt on a claim (SPEC §7.8, §8.2 step 5, TRACE.md §6). `origin` is the cause
+ * of the most recent abort request: a sweep's retry passes the claim's own origin, a new request its cause.
+ */
 export const afterAbort = (claim: Claim, ok: boolean, origin: AbortOrigin): AbortFollowUp => {
-  const cause = claim.abortPending && claim.abortOrigin !== null ? claim.abortOrigin : origin
+  const cause = origin
   if (ok) return cause === "signal" ? { _tag: "ReleaseSignal" } : { _tag: "ReleaseHung" }
   const attempts = claim.abortAttempts + 1
   if (attempts >= MAX_ABORT_ATTEMPTS) return { _tag: "GiveUp", attempts }

@@ -7,6 +7,8 @@ export interface MemoryState {
   readonly processes: Map<number, ProcessSnapshot>
   readonly cooldowns: Map<string, Cooldown>
   readonly trace: Array<Record<string, unknown>>
+  /** The recorded decisions, formatted as in `<trace>.decisions.jsonl`. */
+  readonly decisions: Array<string>
 }
 
-export const memoryState = (): MemoryState => ({ processes: new Map(), cooldowns: new Map(), trace: [] })
+export const memoryState = (): MemoryState => ({ processes: new Map(), cooldowns: new Map(), trace: [], decisions: [] })

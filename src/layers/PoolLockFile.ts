@@ -7,6 +7,7 @@ import { Clock, Effect, Layer, Ref } from "effect"
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { isLockStale } from "../core/claims.js"
+import { decodeLockFile } from "../core/lockFile.js"
 import { AppLog } from "../services/AppLog.js"
 import { PoolLock } from "../services/PoolLock.js"
 import { StateDir } from "../services/StateDir.js"
@@ -42,13 +43,9 @@ export const PoolLockFile = (lockWaitMs: number) =>
             const st = statSync(lockPath)
             let content
             try {
-              const o = JSON.parse(readFileSync(lockPath, "utf8")) as { pid?: unknown; host?: unknown; startTime?: unknown; at?: unknown }
-              content =
-                typeof o.pid === "number" && typeof o.at === "number"
-                  ? { pid: o.pid, host: typeof o.host === "string" ? o.host : null, startTime: typeof o.startTime === "string" ? o.startTime : null, at: o.at }
-                  : undefined
+              content = decodeLockFile(readFileSync(lockPath, "utf8"))
             } catch {
-              content = undefined
+              content = undefined // unreadable: only its mtime counts
             }
             const local = content !== undefined && content.host === state.host ? content : undefined
             stale = isLockStale(

@@ -1,7 +1,14 @@
-/** Collects recorded trace lines in memory (tests). */
+/** Collects recorded trace lines and decisions in memory (tests). */
 import { Effect, Layer } from "effect"
+import { formatDecision } from "../core/trace/format.js"
 import { TraceRecorder } from "../services/TraceRecorder.js"
 import type { MemoryState } from "./MemoryState.js"
 
 export const TraceRecorderMemory = (shared: MemoryState) =>
-  Layer.succeed(TraceRecorder, { input: (line) => Effect.sync(() => void shared.trace.push(line)) })
+  Layer.succeed(TraceRecorder, {
+    record: (lines, decisions) =>
+      Effect.sync(() => {
+        for (const l of lines) shared.trace.push(JSON.parse(JSON.stringify(l)) as Record<string, unknown>)
+        for (const d of decisions) shared.decisions.push(formatDecision(d))
+      })
+  })

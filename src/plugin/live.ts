@@ -7,6 +7,7 @@ import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
 import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
 import { PoolConfigFile } from "../layers/PoolConfigFile.js"
 import { PoolLockFile } from "../layers/PoolLockFile.js"
+import { PoolStoreLive } from "../layers/PoolStoreLive.js"
 import { StateDirLive } from "../layers/StateDirLive.js"
 import { TraceRecorderFile } from "../layers/TraceRecorderFile.js"
 import type { AbortClient } from "../services/AbortClient.js"
@@ -32,8 +33,9 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
   const wrap = overrides.wrapClaims
   const claims = wrap === undefined ? ClaimStoreFile : Layer.effect(ClaimStore, Effect.map(ClaimStore, wrap)).pipe(Layer.provide(ClaimStoreFile))
   const files = Layer.mergeAll(claims, CooldownStoreFile, PoolLockFile(settings.lockWaitMs)).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
+  const store = PoolStoreLive.pipe(Layer.provideMerge(files), Layer.provide(log))
   return Layer.mergeAll(
-    files,
+    store,
     log,
     overrides.abort ?? AbortClientSdk(ctx.client as SessionClient | undefined, ctx.directory),
     TraceRecorderFile(settings.trace).pipe(Layer.provide(log)),

@@ -1,4 +1,5 @@
 /** Boots the plugin from sources over real files in a temp state dir, with a collecting log and a scripted abort client. */
+import { Effect } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -45,5 +46,8 @@ export const event = (b: Booted, type: string, properties: Record<string, unknow
 
 export const childCreated = (b: Booted, id: string, parentID: string, agent: string) =>
   event(b, "session.created", { sessionID: id, info: { id, parentID, agent, title: `x (@${agent} subagent)` } })
+
+/** Waits until every abort the engine started has come back with its outcome. */
+export const settle = (b: Booted) => Effect.runPromise(b.hooks.engine.settle)
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -6,7 +6,7 @@ import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import opencodePool from "../../src/plugin/index.js"
-import { boot, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
+import { boot, childCreated, event, POOL2, settle, sleep, spawn, tmp, type Booted } from "./boot.js"
 
 let booted: Array<Booted> = []
 const start = async (...args: Parameters<typeof boot>) => {
@@ -128,11 +128,14 @@ describe("plugin: signals (SPEC §7)", () => {
     await spawn(b, "p", "c1")
     await childCreated(b, "s1", "p", "explore-1")
     await event(b, "session.error", { sessionID: "s1", error: { name: "APIError", data: { statusCode: 429, message: "x" } } })
+    await settle(b)
     expect(Object.keys(ownClaims(b))).toEqual(["p:c1"])
     expect(b.logs.some((l) => l.message === "abort failed claim=p:c1 session=s1 attempt=1/3: HTTP 500")).toBe(true)
     await Effect.runPromise(b.hooks.engine.sweep)
+    await settle(b)
     expect(b.aborts).toHaveLength(2)
     await Effect.runPromise(b.hooks.engine.sweep)
+    await settle(b)
     expect(b.aborts).toHaveLength(3)
     expect(ownClaims(b)).toEqual({})
     expect(b.logs.some((l) => l.level === "error" && l.message === "abort gave up after 3 attempts: session s1 is still running; stop it by hand")).toBe(true)
@@ -226,9 +229,10 @@ describe("plugin: state, status, trace, off switch", () => {
     await spawn(b, "p", "c2")
     await childCreated(b, "s2", "p", "explore-1")
     await event(b, "session.error", { sessionID: "s2", error: { name: "UnknownError", data: { message: '{"message":"limit reached"}' } } })
+    await settle(b)
     const path = join(dir, `t-${process.pid}.jsonl`)
     const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string })
-    expect(lines.map((l) => l.type)).toEqual(["pool", "sweep", "spawn", "bind", "release", "spawn", "bind", "limit"])
+    expect(lines.map((l) => l.type)).toEqual(["pool", "sweep", "spawn", "bind", "release", "spawn", "bind", "limit", "aborted"])
     const replayed = replayText(readFileSync(path, "utf8"))
     expect(replayed.error).toBeUndefined()
     expect(replayed.decisions.map((d) => `${formatDecision(d)}\n`).join("")).toBe(readFileSync(`${path}.decisions.jsonl`, "utf8"))

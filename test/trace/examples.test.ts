@@ -67,7 +67,7 @@ describe("invalid traces (TRACE.md §1, §6)", () => {
     expect(bad(trace(P, { at: T0, type: "release", claim: 7 }))).toMatchObject({ line: 2, message: 'field "claim" must be a string' })
     expect(bad(trace(P, { at: T0, type: "limit", text: "x", status: "429" }))).toMatchObject({ line: 2, message: 'field "status" must be a number' })
     expect(bad(trace(P, { at: T0, type: "release", claim: "c", ok: "yes" }))).toMatchObject({ line: 2, message: 'field "ok" must be a boolean' })
-    expect(bad(trace(P, { at: T0, type: "sweep", abort: "maybe" }))).toMatchObject({ line: 2, message: 'field "abort" must be "ok" or "fail"' })
+    expect(bad(trace(P, { at: T0, type: "sweep", abort: "maybe" }))).toMatchObject({ line: 2, message: 'field "abort" must be "ok", "fail" or "pending"' })
     expect(bad(trace(P, { at: T0 + 0.5, type: "status" }))).toMatchObject({ line: 2, message: expect.stringContaining('"at"') })
     expect(bad(trace(P, { type: "status" }))).toMatchObject({ line: 2, message: 'missing required field "at"' })
     expect(bad(trace({ at: T0, type: "pool", slots: "zen/a" }))).toMatchObject({ line: 1, message: 'field "slots" must be an array' })

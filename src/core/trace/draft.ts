@@ -23,6 +23,13 @@ export interface Draft {
   activity: HashMap.HashMap<string, number>
   reaped: number
   readonly out: Array<Decision>
+  /** Aborts requested on this step whose outcome arrives later (an `aborted` line). */
+  readonly requests: Array<AbortRequest>
+}
+
+export interface AbortRequest {
+  readonly claim: string
+  readonly session: string
 }
 
 
@@ -36,8 +43,8 @@ export const withoutClaim = (claims: ReadonlyArray<Claim>, key: string): Readonl
 export const withClaim = (claims: ReadonlyArray<Claim>, claim: Claim): ReadonlyArray<Claim> =>
   claims.map((c) => (c.key === claim.key ? claim : c))
 
-export const outcomeFor = (input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined }, key: string): boolean =>
-  (input.aborts?.[key] ?? input.abort ?? "ok") === "ok"
+export const outcomeFor = (input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined }, key: string): AbortOutcome =>
+  input.aborts?.[key] ?? input.abort ?? "ok"
 
 export const cooling = (d: Draft, model: string): boolean => isCooling(d.cooldowns.get(model), d.at)
 
@@ -52,9 +59,28 @@ export const release = (d: Draft, claim: Claim, reason: ReleaseReason): void => 
   d.out.push({ type: "release", at: d.at, claim: claim.key, cooled: cooling(d, claim.model), reason })
 }
 
-/** One abort attempt and what follows it (SPEC §7.8, §8.2). */
-export const attemptAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal" | "hang"): void => {
+/**
+ * An abort request on a claim (SPEC §7.8, §8.2, TRACE.md §6). A claim whose abort is in flight is not
+ * attempted again: the request only re-originates it. A `pending` outcome puts the claim in flight; the
+ * outcome settles it later (`settleAbort`). `ok`/`fail` settle it at once.
+ */
+export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, origin: "signal" | "hang"): void => {
+  if (claim.abortInFlight) {
+    if (claim.abortOrigin !== origin) d.claims = withClaim(d.claims, updateClaim(claim, { abortOrigin: origin }))
+    return
+  }
+  if (outcome === "pending") {
+    d.claims = withClaim(d.claims, updateClaim(claim, { abortInFlight: true, abortOrigin: origin }))
+    d.requests.push({ claim: claim.key, session: claim.targetSession ?? "" })
+    return
+  }
+  settleAbort(d, claim, outcome === "ok", origin)
+}
+
+/** An abort's outcome and what follows it: `origin` is the cause of the most recent request. */
+export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal" | "hang"): void => {
   d.out.push({ type: "abort", at: d.at, claim: claim.key, session: claim.targetSession ?? "", ok })
+  if (!ok && claim.endedInFlight) return release(d, claim, "failed")
   const next = afterAbort(claim, ok, origin)
   switch (next._tag) {
     case "ReleaseSignal":
@@ -65,7 +91,7 @@ export const attemptAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signa
     case "GiveUp":
       return release(d, claim, "gave_up")
     case "Keep":
-      d.claims = withClaim(d.claims, next.claim)
+      d.claims = withClaim(d.claims, updateClaim(next.claim, { abortInFlight: false, endedInFlight: false }))
       return
   }
 }
@@ -111,6 +137,7 @@ export const sweep = (
       case "Hung":
         attemptAbort(d, c, outcomeFor(input, c.key), "hang")
         break
+      case "Aborting":
       case "Young":
       case "Healthy":
         break

@@ -9,21 +9,34 @@ import { Data } from "effect"
 import type { CoolReason } from "../cooldown.js"
 import { isRecord } from "../json.js"
 
-export type AbortOutcome = "ok" | "fail"
+/** `pending`: the abort was requested and its outcome arrives later, on its own `aborted` line. */
+export type AbortOutcome = "ok" | "fail" | "pending"
 
 export interface PeerCooling {
   readonly model: string
   readonly until: number
   readonly reason: CoolReason
+  /** The peer's strikes (default 0), so strikes escalate from what every process recorded. */
+  readonly strikes?: number | undefined
 }
 
 interface AbortFields {
   readonly abort?: AbortOutcome | undefined
   readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined
+  /** Cooldowns other processes recorded, merged before the line is applied. */
+  readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined
 }
 
 export type TraceInput =
-  | { readonly type: "pool"; readonly at: number; readonly slots: ReadonlyArray<unknown>; readonly maxSlots?: unknown }
+  | {
+      readonly type: "pool"
+      readonly at: number
+      readonly slots: ReadonlyArray<unknown>
+      readonly maxSlots?: unknown
+      /** The reaper timings the recording plugin ran with (default SPEC §1). */
+      readonly hangMinAgeMs?: number | undefined
+      readonly hangSilenceMs?: number | undefined
+    }
   | ({
       readonly type: "spawn"
       readonly at: number
@@ -32,11 +45,12 @@ export type TraceInput =
       readonly session?: string | undefined
       readonly blocked?: ReadonlyArray<string> | undefined
       readonly peers?: Readonly<Record<string, number>> | undefined
-      readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined
     } & AbortFields)
   | { readonly type: "bind"; readonly at: number; readonly claim: string; readonly session: string; readonly activity: boolean }
   | { readonly type: "activity"; readonly at: number; readonly session: string }
-  | { readonly type: "release"; readonly at: number; readonly claim: string; readonly ok: boolean }
+  | { readonly type: "release"; readonly at: number; readonly claim: string; readonly ok: boolean; readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined }
+  /** The outcome of a claim's abort that was requested as `pending`, when it arrives. */
+  | ({ readonly type: "aborted"; readonly at: number; readonly claim: string; readonly ok: boolean } & Pick<AbortFields, "peerCooling">)
   | ({
       readonly type: "limit"
       readonly at: number
@@ -117,9 +131,24 @@ const optBool = (o: Obj, key: string, dflt: boolean): boolean => {
   return v
 }
 
+const reqBool = (o: Obj, key: string): boolean => {
+  const v = o[key]
+  if (v === undefined) return fail(`missing required field "${key}"`)
+  if (typeof v !== "boolean") return fail(`field "${key}" must be a boolean`)
+  return v
+}
+
+/** A reaper timing on a `pool` line: an integer number of milliseconds ≥ 1. */
+const optTiming = (o: Obj, key: string): number | undefined => {
+  const v = o[key]
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) return fail(`field "${key}" must be an integer ≥ 1 (ms)`)
+  return v
+}
+
 const outcome = (v: unknown, key: string): AbortOutcome => {
-  if (v === "ok" || v === "fail") return v
-  return fail(`field "${key}" must be "ok" or "fail"`)
+  if (v === "ok" || v === "fail" || v === "pending") return v
+  return fail(`field "${key}" must be "ok", "fail" or "pending"`)
 }
 
 const strList = (o: Obj, key: string): ReadonlyArray<string> | undefined => {
@@ -158,7 +187,10 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
     if (!isRecord(p) || typeof p.model !== "string" || typeof p.until !== "number" || typeof p.reason !== "string" || !REASONS.has(p.reason)) {
       return fail(`peerCooling[${i}] must be {model, until, reason} with a known reason`)
     }
-    return { model: p.model, until: p.until, reason: p.reason as CoolReason }
+    if (p.strikes !== undefined && p.strikes !== null && (typeof p.strikes !== "number" || !Number.isSafeInteger(p.strikes) || p.strikes < 0)) {
+      return fail(`peerCooling[${i}].strikes must be an integer ≥ 0`)
+    }
+    return typeof p.strikes === "number" && p.strikes > 0 ? { model: p.model, until: p.until, reason: p.reason as CoolReason, strikes: p.strikes } : { model: p.model, until: p.until, reason: p.reason as CoolReason }
   })
 }
 
@@ -196,7 +228,7 @@ const decodeOrThrow = (line: string): TraceInput => {
     case "pool": {
       if (o.slots === undefined) return fail(`missing required field "slots"`)
       if (!Array.isArray(o.slots)) return fail(`field "slots" must be an array`)
-      return { type: "pool", at, slots: o.slots, maxSlots: o.maxSlots }
+      return { type: "pool", at, slots: o.slots, maxSlots: o.maxSlots, hangMinAgeMs: optTiming(o, "hangMinAgeMs"), hangSilenceMs: optTiming(o, "hangSilenceMs") }
     }
     case "spawn":
       return {
@@ -216,7 +248,9 @@ const decodeOrThrow = (line: string): TraceInput => {
     case "activity":
       return { type: "activity", at, session: str(o, "session") }
     case "release":
-      return { type: "release", at, claim: str(o, "claim"), ok: optBool(o, "ok", true) }
+      return { type: "release", at, claim: str(o, "claim"), ok: optBool(o, "ok", true), peerCooling: peerCooling(o) }
+    case "aborted":
+      return { type: "aborted", at, claim: str(o, "claim"), ok: reqBool(o, "ok"), peerCooling: peerCooling(o) }
     case "limit":
       return {
         type: "limit",
@@ -228,7 +262,8 @@ const decodeOrThrow = (line: string): TraceInput => {
         provider: optStr(o, "provider"),
         session: optStr(o, "session"),
         abort: abortOf(o),
-        aborts: abortsOf(o)
+        aborts: abortsOf(o),
+        peerCooling: peerCooling(o)
       }
     case "retry":
       return {
@@ -239,10 +274,11 @@ const decodeOrThrow = (line: string): TraceInput => {
         next: num(o, "next"),
         provider: optStr(o, "provider"),
         abort: abortOf(o),
-        aborts: abortsOf(o)
+        aborts: abortsOf(o),
+        peerCooling: peerCooling(o)
       }
     case "sweep":
-      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), abort: abortOf(o), aborts: abortsOf(o) }
+      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), abort: abortOf(o), aborts: abortsOf(o), peerCooling: peerCooling(o) }
     case "status":
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
     default:

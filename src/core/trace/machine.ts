@@ -14,10 +14,11 @@ import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "..
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry } from "../signals.js"
 import type { Decision } from "./decision.js"
-import { applySignal, findClaim, liveTargetClaim, mergePeers, release, routeView, sweep, withClaim, withoutClaim, type Draft } from "./draft.js"
+import { applySignal, findClaim, liveTargetClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
 
 export type { Decision, ReleaseReason, SlotView } from "./decision.js"
+export type { AbortRequest } from "./draft.js"
 
 export interface TraceState {
   /** `undefined` until the first `pool` line. */
@@ -31,6 +32,8 @@ export interface TraceState {
   readonly lastAt: number | undefined
   /** The activity table is pruned when it grows past this size (see `pruneActivity`). */
   readonly activityPruneAt: number
+  /** Reaper timings from the last `pool` line that carried them; otherwise the replay options'. */
+  readonly timing: ReaperTiming | undefined
 }
 
 const ACTIVITY_PRUNE_MIN = 1024
@@ -42,7 +45,8 @@ export const initialState: TraceState = {
   activity: HashMap.empty(),
   reaped: 0,
   lastAt: undefined,
-  activityPruneAt: ACTIVITY_PRUNE_MIN
+  activityPruneAt: ACTIVITY_PRUNE_MIN,
+  timing: undefined
 }
 
 /**
@@ -71,6 +75,8 @@ export type StepResult =
       readonly decisions: ReadonlyArray<Decision>
       /** Pool validation warnings (stderr in replay). */
       readonly warnings: ReadonlyArray<string>
+      /** Aborts this line requested as `pending`: the caller carries them out and feeds back `aborted`. */
+      readonly requests: ReadonlyArray<AbortRequest>
     }
   | { readonly _tag: "Invalid"; readonly message: string }
 
@@ -81,6 +87,7 @@ export interface MachineOptions {
 }
 
 const NO_WARNINGS: ReadonlyArray<string> = []
+const NO_REQUESTS: ReadonlyArray<AbortRequest> = []
 
 const invalid = (message: string): StepResult => ({ _tag: "Invalid", message })
 
@@ -95,10 +102,12 @@ const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
       activity: pruned.activity,
       reaped: d.reaped,
       lastAt: d.at,
-      activityPruneAt: pruned.pruneAt
+      activityPruneAt: pruned.pruneAt,
+      timing: state.timing
     },
     decisions: d.out,
-    warnings: NO_WARNINGS
+    warnings: NO_WARNINGS,
+    requests: d.requests.length === 0 ? NO_REQUESTS : d.requests
   }
 }
 
@@ -115,7 +124,12 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     const result = validateEntries(got.entries, max.maxSlots)
     const warnings = max.warning === undefined ? result.warnings : [max.warning, ...result.warnings]
     if (result._tag === "Unusable") return invalid(`pool line keeps no slot: ${[result.reason, ...warnings].join("; ")}`)
-    return { _tag: "Ok", state: { ...state, slots: result.slots, lastAt: at }, decisions: [], warnings }
+    const base = state.timing ?? options.timing ?? DEFAULT_TIMING
+    const timing =
+      input.hangMinAgeMs === undefined && input.hangSilenceMs === undefined
+        ? state.timing
+        : { hangMinAgeMs: input.hangMinAgeMs ?? base.hangMinAgeMs, hangSilenceMs: input.hangSilenceMs ?? base.hangSilenceMs }
+    return { _tag: "Ok", state: { ...state, slots: result.slots, lastAt: at, timing }, decisions: [], warnings, requests: NO_REQUESTS }
   }
   if (state.slots === undefined && (input.type === "spawn" || input.type === "status")) {
     return invalid(`${input.type} before the first pool line`)
@@ -123,12 +137,13 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
   const d: Draft = {
     at,
     slots: state.slots ?? [],
-    timing: options.timing ?? DEFAULT_TIMING,
+    timing: state.timing ?? options.timing ?? DEFAULT_TIMING,
     claims: state.claims,
-    cooldowns: state.cooldowns,
+    cooldowns: input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" ? state.cooldowns : mergePeers(state.cooldowns, input.peerCooling, at),
     activity: state.activity,
     reaped: state.reaped,
-    out: []
+    out: [],
+    requests: []
   }
   switch (input.type) {
     case "spawn": {
@@ -156,7 +171,9 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
           targetSession: null,
           abortAttempts: 0,
           abortPending: false,
-          abortOrigin: null
+          abortOrigin: null,
+          abortInFlight: false,
+          endedInFlight: false
         }
       ]
       d.out.push({
@@ -193,8 +210,19 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     case "release": {
       const c = findClaim(d.claims, input.claim)
       if (c === undefined) break
+      // the task ended while its abort was in flight: the abort's outcome settles the claim
+      if (c.abortInFlight) {
+        d.claims = withClaim(d.claims, updateClaim(c, { endedInFlight: true }))
+        break
+      }
       if (input.ok) d.cooldowns = clearOnSuccess(d.cooldowns, c.model, at)
       release(d, c, input.ok ? "done" : "failed")
+      break
+    }
+    case "aborted": {
+      const c = findClaim(d.claims, input.claim)
+      if (c === undefined || !c.abortInFlight) break
+      settleAbort(d, c, input.ok, c.abortOrigin ?? "hang")
       break
     }
     case "limit": {

@@ -1,0 +1,43 @@
+/**
+ * The shared pool state one decision reads (SPEC §5): the other processes' claims and the cooldown
+ * table every process writes, read under the pool lock by the shell. Turned here into what a trace
+ * line carries: `peers` (live load by model) and `peerCooling` (records this process does not hold yet).
+ */
+import { isLive } from "../claims.js"
+import { isCooling, type CooldownTable } from "../cooldown.js"
+import type { ProcessSnapshot } from "../status.js"
+import type { PeerCooling } from "../trace/input.js"
+
+export interface PoolSnapshot {
+  readonly peers: ReadonlyArray<ProcessSnapshot>
+  readonly cooldowns: CooldownTable
+}
+
+/** Live load by model over the other processes' claims; `undefined` when there is none. */
+export const peerLoad = (peers: ReadonlyArray<ProcessSnapshot>, now: number): Record<string, number> | undefined => {
+  let load: Record<string, number> | undefined
+  for (const p of peers) {
+    for (const c of p.claims) {
+      if (!isLive(c, now)) continue
+      load ??= {}
+      load[c.model] = (load[c.model] ?? 0) + 1
+    }
+  }
+  return load
+}
+
+/**
+ * The shared records that would change this process's table (TRACE.md §6 peer merge): live, and ending
+ * later than what it holds for that model. Records it wrote itself read back equal and are left out.
+ */
+export const peerCooling = (own: CooldownTable, shared: CooldownTable, now: number): ReadonlyArray<PeerCooling> | undefined => {
+  let out: Array<PeerCooling> | undefined
+  for (const r of shared.values()) {
+    if (!isCooling(r, now)) continue
+    const mine = own.get(r.model)
+    if (isCooling(mine, now) && mine!.until >= r.until) continue
+    out ??= []
+    out.push(r.strikes > 0 ? { model: r.model, until: r.until, reason: r.reason, strikes: r.strikes } : { model: r.model, until: r.until, reason: r.reason })
+  }
+  return out
+}

@@ -1,0 +1,125 @@
+/**
+ * What one plugin process knows between opencode events (SPEC §6.4, §7.1, §8.2, §8.5): the spawn-trace
+ * machine's state (slots, own claims, cooldowns, activity, reaped) plus the bookkeeping that turns
+ * opencode's events into machine inputs (children, asks, busy sessions, spin counts, signal dedupe,
+ * sampled activity, one-time warnings). Immutable: `engineStep` returns a new state.
+ */
+import type { Slot } from "../pool.js"
+import { DEFAULT_TIMING, type ReaperTiming } from "../reaper.js"
+import { initialState, type TraceState } from "../trace/machine.js"
+
+export const CHILD_RING = 8
+export const CHILD_MEMORY_MS = 1_800_000
+export const CHILD_SLACK_MS = 1_000
+export const ACTIVITY_SAMPLE_MS = 10_000
+export const SIGNAL_DEDUPE_MS = 30_000
+export const SPIN_REQUESTS = 20
+export const SPIN_WINDOW_MS = 10_000
+/** How long what the plugin saw of a session is kept once the session is quiet and holds no claim. */
+export const SESSION_MEMORY_MS = 2 * CHILD_MEMORY_MS
+
+export interface Child {
+  readonly id: string
+  readonly createdAt: number
+  readonly agent: string | undefined
+}
+
+export interface EngineState {
+  readonly machine: TraceState
+  readonly timing: ReaperTiming
+  readonly origin: string
+  readonly poolWarnings: ReadonlyArray<string>
+  /** Last sampled activity per session (SPEC §6.4). */
+  readonly sampled: ReadonlyMap<string, number>
+  /** Child → parent, from `session.created`. */
+  readonly parents: ReadonlyMap<string, string>
+  /** Owner session → its newest children (newest last, at most CHILD_RING). */
+  readonly children: ReadonlyMap<string, ReadonlyArray<Child>>
+  /** Session → ids of questions and permissions asked in it and not answered yet. */
+  readonly asks: ReadonlyMap<string, ReadonlySet<string>>
+  /** Claim → the class of the signal that hit its session: its release is not a success. */
+  readonly signalled: ReadonlyMap<string, string>
+  /** `session\0text` → when that signal was last handled (SIGNAL_DEDUPE_MS). */
+  readonly signals: ReadonlyMap<string, number>
+  /** Sessions seen busy since their last idle (a bound child going idle ends its task). */
+  readonly busy: ReadonlySet<string>
+  /** Session → start times of recent model requests with no new output since (spin detection). */
+  readonly requests: ReadonlyMap<string, ReadonlyArray<number>>
+  /** One-time warnings: model or provider → until when it is suppressed. */
+  readonly warnedUntil: ReadonlyMap<string, number>
+  readonly lastSweepAt: number | undefined
+}
+
+export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): EngineState => ({
+  machine: { ...initialState, timing },
+  timing,
+  origin: "built-in",
+  poolWarnings: [],
+  sampled: new Map(),
+  parents: new Map(),
+  children: new Map(),
+  asks: new Map(),
+  signalled: new Map(),
+  signals: new Map(),
+  busy: new Set(),
+  requests: new Map(),
+  warnedUntil: new Map(),
+  lastSweepAt: undefined
+})
+
+export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []
+
+/** Whether a question or permission is pending in `session` or any known descendant (SPEC §8.2 step 2). */
+export const blockedInTree = (state: Pick<EngineState, "asks" | "parents">, session: string): boolean => {
+  if ((state.asks.get(session)?.size ?? 0) > 0) return true
+  for (const [asked, set] of state.asks) {
+    if (set.size === 0) continue
+    let s: string | undefined = state.parents.get(asked)
+    for (let depth = 0; s !== undefined && depth < 64; depth++) {
+      if (s === session) return true
+      s = state.parents.get(s)
+    }
+  }
+  return false
+}
+
+const filterMap = <K, V>(m: ReadonlyMap<K, V>, keep: (v: V, k: K) => boolean): ReadonlyMap<K, V> => {
+  let out: Map<K, V> | undefined
+  for (const [k, v] of m) {
+    if (keep(v, k)) continue
+    out ??= new Map(m)
+    out.delete(k)
+  }
+  return out ?? m
+}
+
+/**
+ * Forgets sessions that can no longer matter, so a long-running opencode does not accumulate them:
+ * quiet for SESSION_MEMORY_MS, no own claim on them, nothing asked in them. Run with every timer sweep.
+ */
+export const forgetQuietSessions = (state: EngineState, now: number): EngineState => {
+  const targets = new Set<string>()
+  const owners = new Set<string>()
+  for (const c of state.machine.claims) {
+    if (c.targetSession !== null) targets.add(c.targetSession)
+    if (c.ownerSession !== null) owners.add(c.ownerSession)
+  }
+  const keep = (s: string) => targets.has(s) || owners.has(s) || (state.asks.get(s)?.size ?? 0) > 0
+  const sampled = filterMap(state.sampled, (at, s) => now - at <= SESSION_MEMORY_MS || keep(s))
+  const claimed = new Set(state.machine.claims.map((c) => c.key))
+  return {
+    ...state,
+    sampled,
+    parents: filterMap(state.parents, (_p, s) => sampled.has(s) || keep(s)),
+    children: filterMap(state.children, (ring, owner) => {
+      const newest = ring.at(-1)
+      return (newest !== undefined && now - newest.createdAt <= CHILD_MEMORY_MS) || owners.has(owner)
+    }),
+    asks: filterMap(state.asks, (set) => set.size > 0),
+    signalled: filterMap(state.signalled, (_c, key) => claimed.has(key)),
+    signals: filterMap(state.signals, (at) => now - at < SIGNAL_DEDUPE_MS),
+    requests: filterMap(state.requests, (times) => times.length > 0 && now - times[times.length - 1]! < SPIN_WINDOW_MS),
+    warnedUntil: filterMap(state.warnedUntil, (until) => until > now),
+    busy: new Set([...state.busy].filter((s) => sampled.has(s) || keep(s)))
+  }
+}

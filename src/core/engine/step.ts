@@ -1,0 +1,533 @@
+/**
+ * The plugin's one decision engine: an opencode event and the time it is applied at, plus (when a
+ * decision reads shared state) the pool snapshot, give the next state, the spawn-trace input lines that
+ * were applied to the trace machine (exactly what is recorded), the machine's decisions, and the
+ * effects the shell carries out: publish own claims, write or remove cooldown records, request aborts,
+ * log. Pure; `ocpool replay` runs the same trace machine over the recorded lines.
+ */
+import { isLive, type Claim } from "../claims.js"
+import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
+import type { Cooldown } from "../cooldown.js"
+import type { Slot } from "../pool.js"
+import { judgeClaim } from "../reaper.js"
+import { providerOf } from "../signals.js"
+import type { Decision } from "../trace/decision.js"
+import type { TraceInput } from "../trace/input.js"
+import { step, type AbortRequest, type TraceState } from "../trace/machine.js"
+import { peerCooling, peerLoad, type PoolSnapshot } from "./snapshot.js"
+import {
+  ACTIVITY_SAMPLE_MS,
+  blockedInTree,
+  CHILD_MEMORY_MS,
+  CHILD_RING,
+  CHILD_SLACK_MS,
+  forgetQuietSessions,
+  SIGNAL_DEDUPE_MS,
+  slotsOf,
+  SPIN_REQUESTS,
+  SPIN_WINDOW_MS,
+  type Child,
+  type EngineState
+} from "./state.js"
+
+export type LogLevel = "debug" | "info" | "warn" | "error"
+
+export interface LogLine {
+  readonly level: LogLevel
+  readonly message: string
+}
+
+/** One opencode happening, as the hooks see it. */
+export type EngineEvent =
+  | { readonly type: "pool"; readonly slots: ReadonlyArray<Slot>; readonly origin: string; readonly warnings: ReadonlyArray<string> }
+  | { readonly type: "spawn"; readonly owner: string; readonly call: string; readonly base: string; readonly taskId?: string | undefined }
+  | { readonly type: "taskEnd"; readonly claim: string; readonly ok: boolean }
+  | { readonly type: "child"; readonly id: string; readonly parent: string; readonly agent?: string | undefined; readonly title?: string | undefined }
+  | { readonly type: "activity"; readonly session: string }
+  | { readonly type: "ask"; readonly session: string; readonly id: string }
+  | { readonly type: "answered"; readonly session: string; readonly id: string }
+  | { readonly type: "busy"; readonly session: string }
+  | { readonly type: "idle"; readonly session: string }
+  | { readonly type: "output"; readonly session: string }
+  | { readonly type: "request"; readonly session: string }
+  | { readonly type: "error"; readonly session: string; readonly error: unknown; readonly model?: string | undefined }
+  | { readonly type: "retry"; readonly session: string; readonly message: string; readonly next: number; readonly provider?: string | undefined }
+  | { readonly type: "sweep" }
+  | { readonly type: "aborted"; readonly claim: string; readonly ok: boolean; readonly reason: string }
+  | { readonly type: "status" }
+
+export interface Applied {
+  readonly _tag: "Applied"
+  readonly state: EngineState
+  /** The input lines applied to the trace machine, in order: what the recorder writes. */
+  readonly lines: ReadonlyArray<TraceInput>
+  readonly decisions: ReadonlyArray<Decision>
+  /** Aborts to carry out; each outcome comes back as an `aborted` event. */
+  readonly aborts: ReadonlyArray<AbortRequest>
+  /** Whether this process's claims (or its reaped count) changed and must be published. */
+  readonly publish: boolean
+  /** Cooldown records to write (the machine's records after this event). */
+  readonly cool: ReadonlyArray<Cooldown>
+  /** Models whose record the machine dropped (a success after the window): their files go. */
+  readonly uncool: ReadonlyArray<string>
+  readonly logs: ReadonlyArray<LogLine>
+  /** For `spawn`: the agent to run (`<base>-<n>`), or the refusal of a hand-named variant. */
+  readonly agent?: string | undefined
+  readonly refused?: { readonly requested: string; readonly base: string } | undefined
+}
+
+/** The event reads shared state: the shell takes the pool lock, reads the snapshot, and calls again. */
+export interface NeedSnapshot {
+  readonly _tag: "NeedSnapshot"
+}
+
+export type StepOutcome = Applied | NeedSnapshot
+
+const NEED_SNAPSHOT: NeedSnapshot = { _tag: "NeedSnapshot" }
+
+/** Local control flow only: `engineStep` catches it. */
+class MissingSnapshot {}
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** Lines whose decisions read or write shared state (routing, cooling, a success clearing a record). */
+const readsShared = (line: TraceInput): boolean => {
+  switch (line.type) {
+    case "spawn":
+      return isPooledBase(line.base)
+    case "limit":
+    case "retry":
+    case "sweep":
+    case "aborted":
+      return true
+    case "release":
+      return line.ok
+    default:
+      return false
+  }
+}
+
+/** Mutable only inside one `engineStep` call. */
+class Draft {
+  state: EngineState
+  readonly lines: Array<TraceInput> = []
+  readonly decisions: Array<Decision> = []
+  readonly aborts: Array<AbortRequest> = []
+  readonly logs: Array<LogLine> = []
+  readonly cooled = new Set<string>()
+  agent: string | undefined
+  refused: { readonly requested: string; readonly base: string } | undefined
+
+  constructor(
+    readonly start: EngineState,
+    readonly at: number,
+    readonly snapshot: PoolSnapshot | undefined
+  ) {
+    this.state = start
+  }
+
+  get machine(): TraceState {
+    return this.state.machine
+  }
+
+  log(level: LogLevel, message: string): void {
+    this.logs.push({ level, message })
+  }
+
+  /** `peers` and `peerCooling` for a line that reads shared state. */
+  shared(): { peers?: Record<string, number>; peerCooling?: ReturnType<typeof peerCooling> } {
+    if (this.snapshot === undefined) throw new MissingSnapshot()
+    const peers = peerLoad(this.snapshot.peers, this.at)
+    const cooling = peerCooling(this.machine.cooldowns, this.snapshot.cooldowns, this.at)
+    return { ...(peers === undefined ? {} : { peers }), ...(cooling === undefined ? {} : { peerCooling: cooling }) }
+  }
+
+  /** Applies one line to the trace machine; the decisions' logs follow. */
+  apply(line: TraceInput): ReadonlyArray<Decision> {
+    if (readsShared(line) && this.snapshot === undefined) throw new MissingSnapshot()
+    const before = this.machine
+    const r = step(before, line)
+    if (r._tag === "Invalid") {
+      this.log("error", `internal: the trace machine refused ${line.type}: ${r.message}`)
+      return []
+    }
+    const requested = r.requests
+    // a line that requested an abort is recorded saying so; an unused `pending` would only be noise
+    const recorded = requested.length > 0 ? line : withoutPending(line)
+    this.lines.push(recorded)
+    this.state = { ...this.state, machine: r.state }
+    for (const w of r.warnings) this.log("warn", w)
+    for (const d of r.decisions) {
+      this.decisions.push(d)
+      this.logDecision(d, before)
+    }
+    for (const a of requested) {
+      this.aborts.push(a)
+      const c = r.state.claims.find((x) => x.key === a.claim)
+      this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`)
+    }
+    return r.decisions
+  }
+
+  reapLine(c: Claim, outcome: "aborted" | "unbound" | "gave_up"): string {
+    const last = c.targetSession === null ? undefined : this.state.sampled.get(c.targetSession)
+    const silence = c.targetSession === null ? "-" : `${Math.round((this.at - Math.max(last ?? c.acquiredAt, c.acquiredAt)) / 1000)}s`
+    return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${Math.round((this.at - c.acquiredAt) / 1000)}s silence=${silence} outcome=${outcome}`
+  }
+
+  logDecision(d: Decision, before: TraceState): void {
+    switch (d.type) {
+      case "route": {
+        const slot = slotsOf(this.state).find((s) => s.index === d.slot)
+        const pos = slotsOf(this.state).indexOf(slot!)
+        this.log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slot?.weight ?? 0)} pass=${d.pass}`)
+        return
+      }
+      case "refuse":
+        this.log("warn", `refused manual variant ${d.requested}; spawn ${d.base}`)
+        return
+      case "cool":
+        for (const m of d.models) this.cooled.add(m)
+        this.log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${Math.round((d.until - d.at) / 1000)}s until ${iso(d.until)}`)
+        return
+      case "abort": {
+        if (d.ok) return
+        const c = this.machine.claims.find((x) => x.key === d.claim)
+        if (c !== undefined) this.log("warn", `abort failed claim=${d.claim} session=${d.session} attempt=${c.abortAttempts}/3: ${this.abortReason ?? "failed"}`)
+        return
+      }
+      case "release": {
+        const c = before.claims.find((x) => x.key === d.claim)
+        if (c === undefined) return
+        if (d.reason === "hung") this.log("warn", this.reapLine(c, "aborted"))
+        else if (d.reason === "unbound") this.log("warn", this.reapLine(c, "unbound"))
+        else if (d.reason === "gave_up") {
+          this.log("error", this.reapLine(c, "gave_up"))
+          this.log("error", `abort gave up after 3 attempts: session ${c.targetSession ?? "-"} is still running; stop it by hand`)
+        } else if (d.reason === "signal") this.log("info", `released claim=${d.claim} after ${this.state.signalled.get(d.claim) ?? "signal"}`)
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  abortReason: string | undefined
+
+  set<K extends keyof EngineState>(key: K, value: EngineState[K]): void {
+    this.state = { ...this.state, [key]: value }
+  }
+
+  /** Back-fill (SPEC §8.2 step 4): the newest unbound-to-us child of the owner, created around the claim. */
+  backfill(c: Claim, bound: ReadonlySet<string>): string | undefined {
+    if (c.ownerSession === null) return undefined
+    const ring = this.state.children.get(c.ownerSession) ?? []
+    for (let i = ring.length - 1; i >= 0; i--) {
+      const child = ring[i]!
+      if (this.at - child.createdAt > CHILD_MEMORY_MS) break
+      if (child.createdAt < c.acquiredAt - CHILD_SLACK_MS) continue
+      if (bound.has(child.id)) continue
+      return child.id
+    }
+    return undefined
+  }
+
+  /** What a sweep needs first: back-fill binds for old unbound claims, then the claims found blocked. */
+  prepareSweep(): { readonly blocked?: ReadonlyArray<string> } {
+    const bound = new Set<string>()
+    for (const c of this.machine.claims) if (c.targetSession !== null) bound.add(c.targetSession)
+    const never = { now: this.at, blocked: false, lastActivity: () => undefined }
+    for (const c of this.machine.claims) {
+      if (judgeClaim(c, never, this.machine.timing ?? this.state.timing)._tag !== "Unbound") continue
+      const child = this.backfill(c, bound)
+      if (child === undefined) continue
+      bound.add(child)
+      this.apply({ at: this.at, type: "bind", claim: c.key, session: child, activity: false })
+    }
+    const blocked = this.machine.claims.flatMap((c) => (c.targetSession !== null && blockedInTree(this.state, c.targetSession) ? [c.key] : []))
+    return blocked.length > 0 ? { blocked } : {}
+  }
+
+  liveTarget(session: string): Claim | undefined {
+    for (const c of this.machine.claims) if (c.targetSession === session && isLive(c, this.at)) return c
+    return undefined
+  }
+
+  /** Sampled activity (SPEC §6.4): at most once per ACTIVITY_SAMPLE_MS per session. */
+  activity(session: string): void {
+    const last = this.state.sampled.get(session)
+    if (last !== undefined && this.at - last < ACTIVITY_SAMPLE_MS) return
+    this.set("sampled", new Map(this.state.sampled).set(session, this.at))
+    this.apply({ at: this.at, type: "activity", session })
+  }
+
+  /** Signal dedupe (SPEC §7.1): the same text on the same session within SIGNAL_DEDUPE_MS is dropped. */
+  firstSignal(session: string, text: string): boolean {
+    const key = `${session}\u0000${text}`
+    const last = this.state.signals.get(key)
+    if (last !== undefined && this.at - last < SIGNAL_DEDUPE_MS) return false
+    this.set("signals", new Map(this.state.signals).set(key, this.at))
+    return true
+  }
+
+  /** A classified signal's line: cool, abort the pooled target (pending), one-time warnings. */
+  signal(line: TraceInput, session: string, text: string): void {
+    const target = this.liveTarget(session)
+    const decisions = this.apply(line)
+    const cool = decisions.find((d): d is Extract<Decision, { type: "cool" }> => d.type === "cool")
+    if (cool === undefined) return
+    if (target !== undefined && this.machine.claims.some((c) => c.key === target.key)) {
+      this.set("signalled", new Map(this.state.signalled).set(target.key, cool.reason))
+    }
+    if (cool.reason !== "unavailable" && cool.reason !== "auth") return
+    const key = cool.reason === "auth" ? `auth:${providerOf(cool.models[0]!)}` : `unavailable:${cool.models[0]}`
+    if ((this.state.warnedUntil.get(key) ?? 0) > this.at) return
+    this.set("warnedUntil", new Map(this.state.warnedUntil).set(key, cool.until))
+    this.log(
+      "warn",
+      cool.reason === "auth"
+        ? `provider ${providerOf(cool.models[0]!)} rejected its credentials; ${cool.models.length} slot(s) cool for 15m`
+        : `model ${cool.models[0]} unavailable ("${text.slice(0, 80)}"); not routed until ${iso(cool.until).slice(11, 16)}Z`
+    )
+  }
+
+  /** A task's end: a signalled claim's end is not a success. */
+  taskEnd(key: string, ok: boolean): void {
+    const c = this.machine.claims.find((x) => x.key === key)
+    if (c === undefined) return
+    const success = ok && !this.state.signalled.has(key)
+    if (c.targetSession !== null && this.state.busy.has(c.targetSession)) {
+      const busy = new Set(this.state.busy)
+      busy.delete(c.targetSession)
+      this.set("busy", busy)
+    }
+    this.apply(success ? { at: this.at, type: "release", claim: key, ok: true, ...this.shared() } : { at: this.at, type: "release", claim: key, ok: false })
+  }
+
+  sweepLine(spinning?: ReadonlyArray<string>): void {
+    const prepared = this.prepareSweep()
+    this.apply({ at: this.at, type: "sweep", ...prepared, ...(spinning === undefined ? {} : { spinning }), abort: "pending", ...this.shared() })
+    this.set("lastSweepAt", this.at)
+  }
+}
+
+const withoutPending = (line: TraceInput): TraceInput => {
+  if (!("abort" in line) || line.abort !== "pending") return line
+  const { abort: _abort, ...rest } = line
+  return rest as TraceInput
+}
+
+const setIn = <K, V>(m: ReadonlyMap<K, V>, k: K, v: V): Map<K, V> => new Map(m).set(k, v)
+
+const run = (d: Draft, event: EngineEvent): void => {
+  const at = d.at
+  switch (event.type) {
+    case "pool": {
+      d.set("origin", event.origin)
+      d.set("poolWarnings", event.warnings)
+      const t = d.state.timing
+      d.apply({
+        at,
+        type: "pool",
+        slots: event.slots.map((s) => ({ model: s.model, weight: s.weight })),
+        ...(event.slots.length > 4 ? { maxSlots: event.slots.length } : {}),
+        hangMinAgeMs: t.hangMinAgeMs,
+        hangSilenceMs: t.hangSilenceMs
+      })
+      return
+    }
+    case "spawn": {
+      const variant = VARIANT_PATTERN.exec(event.base)
+      const claim = `${event.owner}:${event.call}`
+      if (variant === null && !isPooledBase(event.base)) return
+      if (variant !== null) {
+        d.apply({ at, type: "spawn", claim, base: event.base, session: event.owner })
+        d.refused = { requested: event.base, base: variant[1]! }
+        return
+      }
+      const prepared = d.prepareSweep()
+      const decisions = d.apply({ at, type: "spawn", claim, base: event.base, session: event.owner, ...prepared, ...d.shared(), abort: "pending" })
+      d.set("lastSweepAt", at)
+      const route = decisions.find((x) => x.type === "route")
+      if (route?.type === "route") d.agent = route.agent
+      if (event.taskId !== undefined && event.taskId !== "") d.apply({ at, type: "bind", claim, session: event.taskId, activity: true })
+      return
+    }
+    case "taskEnd":
+      d.taskEnd(event.claim, event.ok)
+      return
+    case "child": {
+      d.set("parents", setIn(d.state.parents, event.id, event.parent))
+      const ring: Array<Child> = [...(d.state.children.get(event.parent) ?? []), { id: event.id, createdAt: at, agent: event.agent }]
+      while (ring.length > CHILD_RING) ring.shift()
+      d.set("children", setIn(d.state.children, event.parent, ring))
+      const variant = event.agent ?? /\(@([a-z]+-[0-9]+) subagent\)\s*$/.exec(event.title ?? "")?.[1]
+      const unbound = d.machine.claims.filter((c) => c.ownerSession === event.parent && c.targetSession === null)
+      let match = unbound.find((c) => `${c.base}-${c.slot}` === variant)
+      if (match === undefined && (variant === undefined || VARIANT_PATTERN.test(variant))) match = unbound[0]
+      if (match !== undefined) {
+        d.set("sampled", setIn(d.state.sampled, event.id, at))
+        d.apply({ at, type: "bind", claim: match.key, session: event.id, activity: true })
+      }
+      return
+    }
+    case "activity":
+      d.activity(event.session)
+      return
+    case "ask":
+      d.set("asks", setIn(d.state.asks, event.session, new Set([...(d.state.asks.get(event.session) ?? []), event.id])))
+      return
+    case "answered": {
+      const open = new Set(d.state.asks.get(event.session) ?? [])
+      if (event.id === "*") open.clear()
+      else open.delete(event.id)
+      d.set("asks", setIn(d.state.asks, event.session, open))
+      // an answer is activity of every session whose tree holds it
+      let s: string | undefined = event.session
+      for (let depth = 0; s !== undefined && depth < 64; depth++) {
+        d.activity(s)
+        s = d.state.parents.get(s)
+      }
+      return
+    }
+    case "busy":
+      if (!d.state.busy.has(event.session)) d.set("busy", new Set([...d.state.busy, event.session]))
+      return
+    case "idle": {
+      if (!d.state.busy.has(event.session)) return
+      const busy = new Set(d.state.busy)
+      busy.delete(event.session)
+      d.set("busy", busy)
+      const c = d.liveTarget(event.session)
+      if (c !== undefined) d.taskEnd(c.key, true)
+      return
+    }
+    case "output":
+      if (d.state.requests.has(event.session)) {
+        const requests = new Map(d.state.requests)
+        requests.delete(event.session)
+        d.set("requests", requests)
+      }
+      return
+    case "request": {
+      const c = d.liveTarget(event.session)
+      if (c === undefined) return
+      const times = [...(d.state.requests.get(event.session) ?? []).filter((t) => at - t < SPIN_WINDOW_MS), at]
+      const requests = new Map(d.state.requests)
+      if (times.length < SPIN_REQUESTS) {
+        d.set("requests", requests.set(event.session, times))
+        return
+      }
+      requests.delete(event.session)
+      d.set("requests", requests)
+      d.log("warn", `spinning session=${event.session} model=${c.model} requests=${times.length}/${SPIN_WINDOW_MS / 1000}s`)
+      d.sweepLine([c.key])
+      return
+    }
+    case "error": {
+      const e = (typeof event.error === "object" && event.error !== null ? event.error : {}) as { name?: unknown; data?: Record<string, unknown> }
+      if (e.name === "MessageAbortedError") {
+        const c = d.liveTarget(event.session)
+        if (c !== undefined) d.taskEnd(c.key, false)
+        return
+      }
+      const text = JSON.stringify(event.error ?? null)
+      if (!d.firstSignal(event.session, text)) return
+      const status = typeof e.data?.statusCode === "number" ? e.data.statusCode : undefined
+      const headers = typeof e.data?.responseHeaders === "object" && e.data.responseHeaders !== null ? (e.data.responseHeaders as Record<string, unknown>) : undefined
+      const metadata = e.data?.metadata as { provider?: unknown } | undefined
+      const provider = typeof metadata?.provider === "string" ? metadata.provider : undefined
+      d.signal(
+        {
+          at,
+          type: "limit",
+          text,
+          ...(status === undefined ? {} : { status }),
+          ...(headers === undefined ? {} : { headers }),
+          ...(event.model === undefined ? {} : { model: event.model }),
+          ...(provider === undefined ? {} : { provider }),
+          session: event.session,
+          abort: "pending",
+          ...d.shared()
+        } as TraceInput,
+        event.session,
+        text
+      )
+      return
+    }
+    case "retry": {
+      if (!d.firstSignal(event.session, event.message)) return
+      d.signal(
+        {
+          at,
+          type: "retry",
+          session: event.session,
+          message: event.message,
+          next: event.next,
+          ...(event.provider === undefined ? {} : { provider: event.provider }),
+          abort: "pending",
+          ...d.shared()
+        } as TraceInput,
+        event.session,
+        event.message
+      )
+      return
+    }
+    case "sweep":
+      d.sweepLine()
+      d.state = forgetQuietSessions(d.state, at)
+      return
+    case "aborted": {
+      const c = d.machine.claims.find((x) => x.key === event.claim)
+      if (c === undefined || !c.abortInFlight) return
+      d.log("debug", `abort of ${c.targetSession ?? "-"}: ${event.ok ? "confirmed" : event.reason}`)
+      d.abortReason = event.reason
+      d.apply({ at, type: "aborted", claim: event.claim, ok: event.ok, ...d.shared() } as TraceInput)
+      return
+    }
+    case "status":
+      d.apply({ at, type: "status" })
+      return
+  }
+}
+
+/**
+ * Applies one event at `now` (clamped so time never goes backwards). Returns `NeedSnapshot` when the
+ * event's decision reads shared state and no snapshot was given; the state is then unchanged.
+ */
+export const engineStep = (state: EngineState, event: EngineEvent, now: number, snapshot?: PoolSnapshot): StepOutcome => {
+  const last = state.machine.lastAt
+  const at = last !== undefined && now < last ? last : now
+  const d = new Draft(state, at, snapshot)
+  try {
+    run(d, event)
+  } catch (e) {
+    if (e instanceof MissingSnapshot) return NEED_SNAPSHOT
+    throw e
+  }
+  const before = state.machine
+  const after = d.machine
+  const cool: Array<Cooldown> = []
+  for (const m of d.cooled) {
+    const r = after.cooldowns.get(m)
+    if (r !== undefined) cool.push(r)
+  }
+  const uncool: Array<string> = []
+  for (const m of before.cooldowns.keys()) if (!after.cooldowns.has(m)) uncool.push(m)
+  return {
+    _tag: "Applied",
+    state: d.state,
+    lines: d.lines,
+    decisions: d.decisions,
+    aborts: d.aborts,
+    publish: after.claims !== before.claims || after.reaped !== before.reaped,
+    cool,
+    uncool,
+    logs: d.logs,
+    agent: d.agent,
+    refused: d.refused
+  }
+}
+
+/** Own claims in acquisition order. */
+export const ownClaims = (state: EngineState): ReadonlyArray<Claim> => state.machine.claims
