@@ -148,7 +148,8 @@ export const makeEngine = (config: EngineConfig) =>
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
       }),
       state: Ref.get(stateRef),
-      settle: FiberMap.awaitEmpty(aborts)
+      settle: FiberMap.awaitEmpty(aborts),
+      aborting: FiberMap.size(aborts)
     }
 
     // dispose: the abort fibers are interrupted by the FiberMap's own finalizer (registered first, so run

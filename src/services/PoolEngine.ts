@@ -37,6 +37,8 @@ export interface PoolEngineService {
   readonly state: Effect.Effect<EngineState>
   /** Waits until no abort is in flight (tests). */
   readonly settle: Effect.Effect<void>
+  /** How many aborts are in flight. */
+  readonly aborting: Effect.Effect<number>
 }
 
 export class PoolEngine extends Context.Tag("opencode-pool/PoolEngine")<PoolEngine, PoolEngineService>() {}

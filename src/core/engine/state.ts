@@ -104,7 +104,16 @@ export const forgetQuietSessions = (state: EngineState, now: number): EngineStat
     if (c.targetSession !== null) targets.add(c.targetSession)
     if (c.ownerSession !== null) owners.add(c.ownerSession)
   }
-  const keep = (s: string) => targets.has(s) || owners.has(s) || (state.asks.get(s)?.size ?? 0) > 0
+  // a pending ask keeps the whole chain above it: it blocks every ancestor's claim
+  const asking = new Set<string>()
+  for (const [asked, set] of state.asks) {
+    let s: string | undefined = set.size > 0 ? asked : undefined
+    for (let depth = 0; s !== undefined && depth < 64 && !asking.has(s); depth++) {
+      asking.add(s)
+      s = state.parents.get(s)
+    }
+  }
+  const keep = (s: string) => targets.has(s) || owners.has(s) || asking.has(s)
   const sampled = filterMap(state.sampled, (at, s) => now - at <= SESSION_MEMORY_MS || keep(s))
   const claimed = new Set(state.machine.claims.map((c) => c.key))
   return {

@@ -1,0 +1,74 @@
+/**
+ * The engine over given layers, for tests: the `PoolStore` is built over the claim, cooldown and lock
+ * layers the test gives, the engine's scope stays open for the test, and every call waits until the
+ * aborts it started have come back (an `aborted` event each), so a test reads settled state.
+ */
+import { Effect, Layer, Scope } from "effect"
+import type { EngineEvent } from "../../src/core/engine/step.js"
+import type { ResolvedPool } from "../../src/core/source.js"
+import { makeEngine, type EngineConfig } from "../../src/layers/PoolEngineLive.js"
+import { PoolStoreLive } from "../../src/layers/PoolStoreLive.js"
+import type { AbortClient } from "../../src/services/AbortClient.js"
+import type { AppLog } from "../../src/services/AppLog.js"
+import type { ClaimStore } from "../../src/services/ClaimStore.js"
+import type { CooldownStore } from "../../src/services/CooldownStore.js"
+import type { PoolConfig } from "../../src/services/PoolConfig.js"
+import type { PoolLock } from "../../src/services/PoolLock.js"
+import type { StateDir } from "../../src/services/StateDir.js"
+import type { TraceRecorder } from "../../src/services/TraceRecorder.js"
+
+type Needs = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
+
+export const engineOver = (layer: Layer.Layer<Needs>, config: EngineConfig) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const full = Layer.provideMerge(PoolStoreLive, layer)
+    const engine = yield* makeEngine(config).pipe(Effect.provide(full), Scope.extend(scope))
+    const settled = <A, E>(eff: Effect.Effect<A, E>) => Effect.zipLeft(eff, engine.settle)
+    const apply = (event: EngineEvent) => settled(Effect.asVoid(engine.apply(event)))
+    const now = () => Effect.runSync(engine.state)
+    const view = {
+      get claims() {
+        return now().machine.claims
+      },
+      get reaped() {
+        return now().machine.reaped
+      },
+      get activity() {
+        return now().sampled
+      },
+      get parents() {
+        return now().parents
+      },
+      get children() {
+        return now().children
+      },
+      get signals() {
+        return now().signals
+      }
+    }
+    return {
+      raw: engine,
+      view,
+      scope,
+      applyPool: (pool: ResolvedPool) => engine.applyPool(pool),
+      beforeTask: (session: string, call: string, args: Record<string, unknown>) => settled(engine.beforeTask(session, call, args)),
+      childCreated: (id: string, parent: string, agent: string | undefined, title: string | undefined) => apply({ type: "child", id, parent, agent, title }),
+      activity: (session: string) => apply({ type: "activity", session }),
+      ask: (session: string, id: string, open: boolean) => apply(open ? { type: "ask", session, id } : { type: "answered", session, id }),
+      answered: (session: string, id: string) => apply({ type: "answered", session, id }),
+      idle: (session: string) => apply({ type: "idle", session }),
+      markBusy: (session: string) => apply({ type: "busy", session }),
+      modelRequest: (session: string) => apply({ type: "request", session }),
+      output: (session: string) => apply({ type: "output", session }),
+      onError: (session: string, error: unknown, model: string | undefined) => apply({ type: "error", session, error, model }),
+      onRetry: (session: string, message: string, next: number, provider: string | undefined) => apply({ type: "retry", session, message, next, provider }),
+      release: (claim: string, ok: boolean) => apply({ type: "taskEnd", claim, ok }),
+      sweep: settled(engine.sweep),
+      timerSweep: settled(engine.sweep),
+      statusText: engine.statusText,
+      settle: engine.settle
+    }
+  })
+
+export type TestEngine = Effect.Effect.Success<ReturnType<typeof engineOver>>
