@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { replayText } from "../../src/core/trace/replay.js"
 import { poolLogLines } from "./poolLog.js"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "./harness.js"
 
@@ -192,6 +193,54 @@ describe("opencode-pool in the real opencode 1.18.33", () => {
     const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8" })
     expect(r.status).toBe(0)
     expect(readFileSync(`${trace}.decisions.jsonl`, "utf8")).toContain('"type":"cool","models":["fakeB/pool-b"]')
+  })
+
+  it("US-45 US-8 a recording made while three children run at once, one hangs and one gets a 429, replays with --expect; its routes, aborts and cooldowns are what opencode, the fake provider and the state dir saw", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ocpool-e2e-trace-"))
+    const oc = await start({ reapMs: 1000, hangMinAgeMs: 4000, hangSilenceMs: 3000 }, { env: { OCPOOL_TRACE: join(dir, "pool-%p.jsonl") } })
+    const { session, children } = await spawnTasks(
+      oc,
+      [
+        { agent: "explore", prompt: "say hi" },
+        { agent: "explore", prompt: "hang here [[fake:hang]]" },
+        { agent: "explore", prompt: "limited [[fake:429:120]]" }
+      ],
+      "children"
+    )
+    const trace = join(dir, `pool-${oc.pid}.jsonl`)
+    const lines = () => (existsSync(trace) ? readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>) : [])
+    // both aborts have come back: one for the hang, one for the 429
+    await until(lines, (ls) => ls.filter((l) => l.type === "aborted" && l.ok === true).length >= 2, 60_000)
+    await until(() => claimsIn(oc), (c) => Object.keys(c).length === 0, 30_000)
+    await oc.abort(session)
+    const text = readFileSync(trace, "utf8")
+    const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8" })
+    expect(r.status, r.stderr).toBe(0)
+    const replay = replayText(text)
+    const decisions = replay.decisions
+    // routes: each bound child ran on the model its route named
+    const binds = lines().filter((l) => l.type === "bind")
+    for (const d of decisions) {
+      if (d.type !== "route") continue
+      const child = binds.find((b) => b.claim === d.claim)?.session as string | undefined
+      expect(child, `claim ${d.claim} was bound`).toBeDefined()
+      expect(await childModel(oc, child!)).toBe(d.model)
+    }
+    // aborts: the hung child and the limited child, each confirmed stopped
+    const aborted = decisions.flatMap((d) => (d.type === "abort" && d.ok ? [d.session] : []))
+    expect(aborted.length).toBe(2)
+    for (const s of aborted) expect(children).toContain(s)
+    const status = await oc.status()
+    for (const s of aborted) expect(status[s]?.type ?? "idle").toBe("idle")
+    expect(decisions.some((d) => d.type === "release" && d.reason === "hung")).toBe(true)
+    expect(decisions.some((d) => d.type === "cool" && d.reason === "rate_limit")).toBe(true)
+    expect((await fake.requests()).some((x) => x.behavior === "hang" && x.closedAt !== undefined)).toBe(true)
+    // cooldowns: the state dir holds what the machine holds
+    for (const model of ["fakeB/pool-b", "fakeB/pool-c"]) {
+      const mine = replay.state.cooldowns.get(model)
+      const file = cooldownOf(oc, model)
+      expect(file === undefined ? undefined : [file.reason, file.until, file.strikes]).toEqual(mine === undefined ? undefined : [mine.reason, mine.until, mine.strikes])
+    }
   })
 
   it("US-17 (h) OCPOOL_DISABLE=1 leaves opencode's agents and behaviour untouched", async () => {
