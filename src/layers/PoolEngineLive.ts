@@ -35,6 +35,10 @@ export const RELOAD_DEBOUNCE_MS = 250
 
 const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
+/** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
+const failureLabel = (event: EngineEvent): string =>
+  event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`
+
 const firstLine = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0] ?? "unknown"
 
 /** The engine over whatever store, clients and recorder the context provides. Scoped: closing the scope disposes it. */
@@ -98,7 +102,7 @@ export const makeEngine = (config: EngineConfig) =>
     const apply = (event: EngineEvent): Effect.Effect<Applied | undefined> =>
       mutex.withPermits(1)(Effect.uninterruptible(decide(event))).pipe(
         Effect.catchAllCause((cause) =>
-          Effect.as(log.log("error", `${event.type === "sweep" || event.type === "aborted" ? "reaper" : event.type} failed: ${firstLine(cause)}`), undefined)
+          Effect.as(log.log("error", `${failureLabel(event)}: ${firstLine(cause)}`), undefined)
         )
       )
 
