@@ -9,7 +9,7 @@
 import { Cause, Clock, Duration, Effect, Fiber, FiberMap, Layer, Queue, Ref, Stream } from "effect"
 import { statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
-import { engineStep, type Applied, type EngineEvent } from "../core/engine/step.js"
+import { engineStep, needsPeers, needsSnapshot, type Applied, type EngineEvent } from "../core/engine/step.js"
 import { initialEngineState, slotsOf, type EngineState } from "../core/engine/state.js"
 import { injectConfig } from "../core/inject.js"
 import type { JsonRecord } from "../core/json.js"
@@ -78,13 +78,13 @@ export const makeEngine = (config: EngineConfig) =>
         if (closed) return undefined
         const now = yield* Clock.currentTimeMillis
         const state = yield* Ref.get(stateRef)
-        const first = engineStep(state, event, now)
+        const first = needsSnapshot(event) ? undefined : engineStep(state, event, now)
         let out: Applied
-        if (first._tag === "Applied") {
+        if (first?._tag === "Applied") {
           out = first
           yield* store.commit(now, commitOf(out))
         } else {
-          out = yield* store.transact(now, (snapshot) => {
+          out = yield* store.transact(now, needsPeers(event), (snapshot) => {
             const o = engineStep(state, event, now, snapshot)
             // with a snapshot the core always applies; the guard keeps the types honest
             const applied: Applied = o._tag === "Applied" ? o : { ...emptyApplied, state }

@@ -18,9 +18,9 @@ export const PoolStoreLive = Layer.effect(
     const cooldowns = yield* CooldownStore
     const lock = yield* PoolLock
 
-    const read = (now: number) =>
+    const read = (now: number, withPeers = true) =>
       Effect.all({
-        peers: claims.readPeers(now).pipe(Effect.catchAll((e) => Effect.as(log.log("warn", `reading peer claims failed: ${e.reason}`), []))),
+        peers: !withPeers ? Effect.succeed([]) : claims.readPeers(now).pipe(Effect.catchAll((e) => Effect.as(log.log("warn", `reading peer claims failed: ${e.reason}`), []))),
         cooldowns: cooldowns
           .readAll(now)
           .pipe(Effect.catchAll((e) => Effect.as(log.log("warn", `reading cooldowns failed: ${e.reason}`), new Map() as CooldownTable)))
@@ -36,10 +36,10 @@ export const PoolStoreLive = Layer.effect(
     return {
       read,
       commit,
-      transact: (now, decide) =>
+      transact: (now, peers, decide) =>
         lock.withLock(
           Effect.gen(function* () {
-            const decided = decide(yield* read(now))
+            const decided = decide(yield* read(now, peers))
             yield* commit(now, decided.commit)
             return decided.value
           })

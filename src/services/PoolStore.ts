@@ -18,11 +18,11 @@ export interface Commit {
 
 export interface PoolStoreService {
   /** Under the pool lock: read the snapshot, decide, write the commit. Read and write failures are logged, never raised. */
-  readonly transact: <A>(now: number, decide: (snapshot: PoolSnapshot) => { readonly value: A; readonly commit: Commit }) => Effect.Effect<A>
+  readonly transact: <A>(now: number, peers: boolean, decide: (snapshot: PoolSnapshot) => { readonly value: A; readonly commit: Commit }) => Effect.Effect<A>
   /** Writes a commit that read no shared state (own claims only, in practice). */
   readonly commit: (now: number, commit: Commit) => Effect.Effect<void>
-  /** The snapshot as it is now, without the lock (status views). */
-  readonly read: (now: number) => Effect.Effect<PoolSnapshot>
+  /** The snapshot as it is now, without the lock (status views); `peers: false` skips the other processes' claims. */
+  readonly read: (now: number, peers?: boolean) => Effect.Effect<PoolSnapshot>
   /** Removes this process's claim file (dispose). */
   readonly removeOwn: Effect.Effect<void>
 }

@@ -134,10 +134,10 @@ class Draft {
     this.logs.push({ level, message })
   }
 
-  /** `peers` and `peerCooling` for a line that reads shared state. */
-  shared(): { peers?: Record<string, number>; peerCooling?: ReturnType<typeof peerCooling> } {
+  /** `peerCooling` (and for a spawn `peers`) for a line that reads shared state. */
+  shared(withPeers = false): { peers?: Record<string, number>; peerCooling?: ReturnType<typeof peerCooling> } {
     if (this.snapshot === undefined) throw new MissingSnapshot()
-    const peers = peerLoad(this.snapshot.peers, this.at)
+    const peers = withPeers ? peerLoad(this.snapshot.peers, this.at) : undefined
     const cooling = peerCooling(this.machine.cooldowns, this.snapshot.cooldowns, this.at)
     return { ...(peers === undefined ? {} : { peers }), ...(cooling === undefined ? {} : { peerCooling: cooling }) }
   }
@@ -346,7 +346,7 @@ const run = (d: Draft, event: EngineEvent): void => {
         return
       }
       const prepared = d.prepareSweep()
-      const decisions = d.apply({ at, type: "spawn", claim, base: event.base, session: event.owner, ...prepared, ...d.shared(), abort: "pending" })
+      const decisions = d.apply({ at, type: "spawn", claim, base: event.base, session: event.owner, ...prepared, ...d.shared(true), abort: "pending" })
       d.set("lastSweepAt", at)
       const route = decisions.find((x) => x.type === "route")
       if (route?.type === "route") d.agent = route.agent
@@ -488,6 +488,28 @@ const run = (d: Draft, event: EngineEvent): void => {
     case "status":
       d.apply({ at, type: "status" })
       return
+  }
+}
+
+/** Whether an event's snapshot needs the other processes' claims (only routing counts their load). */
+export const needsPeers = (event: EngineEvent): boolean => event.type === "spawn"
+
+/**
+ * Events whose decision always reads shared state: the shell takes the snapshot at once instead of
+ * asking twice. Any other event still answers `NeedSnapshot` when it turns out to need one.
+ */
+export const needsSnapshot = (event: EngineEvent): boolean => {
+  switch (event.type) {
+    case "spawn":
+      return isPooledBase(event.base)
+    case "sweep":
+    case "retry":
+    case "aborted":
+      return true
+    case "error":
+      return !(typeof event.error === "object" && event.error !== null && (event.error as { name?: unknown }).name === "MessageAbortedError")
+    default:
+      return false
   }
 }
 

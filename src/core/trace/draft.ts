@@ -3,13 +3,13 @@
  * aborts, cooling, sweeps and signals, each appending its decisions in order. A draft is created and
  * mutated inside one step only, so `step` stays pure.
  */
-import { HashMap } from "effect"
 import { type Claim, isLive, slotLoads, updateClaim } from "../claims.js"
 import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { afterAbort, judgeClaim, type ReaperTiming } from "../reaper.js"
 import { pickSlot } from "../routing.js"
 import type { SignalDecision } from "../signals.js"
+import { getActivity, type ActivityTable } from "./activity.js"
 import type { Decision, ReleaseReason } from "./decision.js"
 import type { AbortOutcome, PeerCooling } from "./input.js"
 
@@ -20,7 +20,7 @@ export interface Draft {
   readonly timing: ReaperTiming
   claims: ReadonlyArray<Claim>
   cooldowns: CooldownTable
-  activity: HashMap.HashMap<string, number>
+  activity: ActivityTable
   reaped: number
   readonly out: Array<Decision>
   /** Aborts requested on this step whose outcome arrives later (an `aborted` line). */
@@ -96,6 +96,8 @@ export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal
   }
 }
 
+const NO_KEYS: ReadonlySet<string> & Set<string> = new Set<string>()
+
 /** A reaper sweep (SPEC §8.2; TRACE.md §2, §6). */
 export const sweep = (
   d: Draft,
@@ -103,7 +105,7 @@ export const sweep = (
   blocked: ReadonlyArray<string> | undefined,
   spinning: ReadonlyArray<string> | undefined
 ): void => {
-  const attempted = new Set<string>()
+  const attempted = spinning === undefined || spinning.length === 0 ? NO_KEYS : new Set<string>()
   if (spinning !== undefined) {
     for (const key of spinning) {
       const c = findClaim(d.claims, key)
@@ -113,10 +115,8 @@ export const sweep = (
     }
   }
   const blockedSet = blocked === undefined || blocked.length === 0 ? undefined : new Set(blocked)
-  const lastActivity = (session: string): number | undefined => {
-    const o = HashMap.get(d.activity, session)
-    return o._tag === "Some" ? o.value : undefined
-  }
+  const activity = d.activity
+  const lastActivity = (session: string): number | undefined => getActivity(activity, session)
   // Each step below changes only the claim it visits, so the snapshot entry is current unless the
   // spinning pass above already handled it.
   const free = { now: d.at, blocked: false, lastActivity }

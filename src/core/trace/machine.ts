@@ -6,7 +6,7 @@
  * `step` is pure: it never mutates the state it is given. Inside one step a local draft collects the
  * changes, and the new state is built from it at the end.
  */
-import { HashMap } from "effect"
+import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "./activity.js"
 import { type Claim, capOf, updateClaim } from "../claims.js"
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
@@ -27,7 +27,7 @@ export interface TraceState {
   readonly claims: ReadonlyArray<Claim>
   readonly cooldowns: CooldownTable
   /** Last recorded activity per session. */
-  readonly activity: HashMap.HashMap<string, number>
+  readonly activity: ActivityTable
   readonly reaped: number
   readonly lastAt: number | undefined
   /** The activity table is pruned when it grows past this size (see `pruneActivity`). */
@@ -42,7 +42,7 @@ export const initialState: TraceState = {
   slots: undefined,
   claims: [],
   cooldowns: new Map(),
-  activity: HashMap.empty(),
+  activity: emptyActivity,
   reaped: 0,
   lastAt: undefined,
   activityPruneAt: ACTIVITY_PRUNE_MIN,
@@ -56,16 +56,14 @@ export const initialState: TraceState = {
  * a long trace would keep every session it ever saw. Amortised: it runs when the table doubles.
  */
 const pruneActivity = (
-  activity: HashMap.HashMap<string, number>,
+  activity: ActivityTable,
   claims: ReadonlyArray<Claim>,
-  pruneAt: number,
   pruneMin: number
-): { readonly activity: HashMap.HashMap<string, number>; readonly pruneAt: number } => {
-  if (HashMap.size(activity) <= (pruneMin === 0 ? 0 : pruneAt)) return { activity, pruneAt }
+): { readonly activity: ActivityTable; readonly pruneAt: number } => {
   let oldest = Number.POSITIVE_INFINITY
   for (const c of claims) if (c.acquiredAt < oldest) oldest = c.acquiredAt
-  const kept = HashMap.filter(activity, (t) => t > oldest)
-  return { activity: kept, pruneAt: Math.max(pruneMin, 2 * HashMap.size(kept)) }
+  const kept = filterActivity(activity, (t) => t > oldest)
+  return { activity: kept, pruneAt: Math.max(pruneMin, 2 * kept.size) }
 }
 
 export type StepResult =
@@ -92,17 +90,23 @@ const NO_REQUESTS: ReadonlyArray<AbortRequest> = []
 const invalid = (message: string): StepResult => ({ _tag: "Invalid", message })
 
 const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
-  const pruned = pruneActivity(d.activity, d.claims, state.activityPruneAt, pruneMin)
+  let activity = d.activity
+  let pruneAt = state.activityPruneAt
+  if (activity.size > (pruneMin === 0 ? 0 : pruneAt)) {
+    const pruned = pruneActivity(activity, d.claims, pruneMin)
+    activity = pruned.activity
+    pruneAt = pruned.pruneAt
+  }
   return {
     _tag: "Ok",
     state: {
       slots: state.slots,
       claims: d.claims,
       cooldowns: d.cooldowns,
-      activity: pruned.activity,
+      activity,
       reaped: d.reaped,
       lastAt: d.at,
-      activityPruneAt: pruned.pruneAt,
+      activityPruneAt: pruneAt,
       timing: state.timing
     },
     decisions: d.out,
@@ -195,11 +199,11 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       const c = findClaim(d.claims, input.claim)
       if (c === undefined) break
       d.claims = withClaim(d.claims, input.activity ? updateClaim(c, { targetSession: input.session, heartbeatAt: at }) : updateClaim(c, { targetSession: input.session }))
-      if (input.activity) d.activity = HashMap.set(d.activity, input.session, at)
+      if (input.activity) d.activity = setActivity(d.activity, input.session, at)
       break
     }
     case "activity": {
-      d.activity = HashMap.set(d.activity, input.session, at)
+      d.activity = setActivity(d.activity, input.session, at)
       for (let i = 0; i < d.claims.length; i++) {
         if (d.claims[i]!.targetSession !== input.session) continue
         d.claims = d.claims.map((c) => (c.targetSession === input.session ? updateClaim(c, { heartbeatAt: at }) : c))
