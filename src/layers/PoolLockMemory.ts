@@ -1,12 +1,7 @@
-/** An in-process lock (a semaphore) that never fails open (tests). Share one instance between "processes". */
-import { Effect, Layer, Ref } from "effect"
+/** The pool lock of a shared memory state (tests): one semaphore for every "process" on it; never fails open. */
+import { Effect, Layer } from "effect"
 import { PoolLock } from "../services/PoolLock.js"
+import type { MemoryState } from "./MemoryState.js"
 
-export const PoolLockMemory = Layer.effect(
-  PoolLock,
-  Effect.gen(function* () {
-    const semaphore = yield* Effect.makeSemaphore(1)
-    const failOpens = yield* Ref.make(0)
-    return { withLock: (body) => semaphore.withPermits(1)(body), failOpens: Ref.get(failOpens) }
-  })
-)
+export const PoolLockMemory = (shared: MemoryState) =>
+  Layer.succeed(PoolLock, { withLock: (body) => shared.lock.withPermits(1)(body), failOpens: Effect.succeed(0) })

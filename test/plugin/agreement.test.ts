@@ -105,7 +105,7 @@ describe("the plugin and replay agree", () => {
           StateDirMemory(1),
           ClaimStoreMemory(shared, 1),
           CooldownStoreMemory(shared),
-          PoolLockMemory,
+          PoolLockMemory(shared),
           answering,
           TraceRecorderMemory(shared),
           PoolConfigMemory(POOL)

@@ -43,7 +43,7 @@ const proc = (
   Effect.gen(function* () {
     const logs: Proc["logs"] = []
     const aborts: Array<string> = []
-    const sharedLock = lock ?? PoolLockMemory
+    const sharedLock = lock ?? PoolLockMemory(shared)
     const layer = Layer.mergeAll(
       AppLogMemory(logs),
       StateDirMemory(pid),
@@ -232,7 +232,7 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
         Effect.map(ClaimStore, (inner) => ({ ...inner, publish: (own: Parameters<typeof inner.publish>[0], now: number) => Effect.zipRight(Effect.sync(() => void writes++), inner.publish(own, now)) }))
       ).pipe(Layer.provide(ClaimStoreMemory(shared, 1)))
       const aborts: Array<string> = []
-      const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), counting, CooldownStoreMemory(shared), PoolLockMemory, AbortClientMemory(["ok"], aborts), TraceRecorderMemory(shared), PoolConfigMemory(pool("a/1 5\n")))
+      const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), counting, CooldownStoreMemory(shared), PoolLockMemory(shared), AbortClientMemory(["ok"], aborts), TraceRecorderMemory(shared), PoolConfigMemory(pool("a/1 5\n")))
       const engine = yield* engineOver(layer, { timing: { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }, reapMs: 30_000 })
       const state = engine.view
       yield* engine.applyPool(pool("a/1 5\n"))
@@ -340,13 +340,37 @@ describe("several processes on one state (SPEC §5)", () => {
     })
   )
 
+  it.effect("US-40 the memory layers follow the file rules: a dead peer's claims stop counting at once, a silent peer's after 20 min, an expired cooldown is dropped", () =>
+    Effect.gen(function* () {
+      const shared = memoryState()
+      const peer = yield* proc(shared, 1, "zen/alpha 1\ngo/gamma 1\n")
+      const me = yield* proc(shared, 2, "zen/alpha 1\ngo/gamma 1\n")
+      yield* spawn(peer, "pp", "c0")
+      expect(yield* spawn(me, "mp", "a")).toBe("explore-2")
+      shared.dead.add(1)
+      expect(yield* spawn(me, "mp", "b")).toBe("explore-1")
+      expect(shared.processes.has(1)).toBe(false)
+      shared.dead.delete(1)
+      yield* spawn(peer, "pp", "c1")
+      yield* TestClock.adjust(21 * MIN)
+      yield* me.engine.release("mp:a", true)
+      yield* me.engine.release("mp:b", true)
+      expect(yield* spawn(me, "mp", "c")).toBe("explore-1")
+      expect(shared.processes.has(1)).toBe(false)
+      yield* TestClock.adjust(40 * MIN)
+      // ended more than 30 min ago: past the strike decay, so whoever reads it deletes it
+      shared.cooldowns.set("go/gamma", { model: "go/gamma", reason: "rate_limit", strikes: 1, scope: "model", since: 0, until: 1, source: "backoff" })
+      yield* spawn(me, "mp", "d")
+      expect(shared.cooldowns.has("go/gamma")).toBe(false)
+    })
+  )
+
   it.effect("US-40 weights [1,1,1,1] and 8 processes spawning at the same moment: every slot's load is exactly 2", () =>
     Effect.gen(function* () {
       const shared = memoryState()
-      const semaphore = yield* Effect.makeSemaphore(1)
-      const lock = Layer.succeed(PoolLock, { withLock: (b) => semaphore.withPermits(1)(b), failOpens: Effect.succeed(0) })
       const procs: Array<Proc> = []
-      for (let i = 0; i < 8; i++) procs.push(yield* proc(shared, 100 + i, "a/1 1\na/2 1\na/3 1\na/4 1\n", ["ok"], lock))
+      // every process on one memory state shares its one pool lock, as they share pool.lock on disk
+      for (let i = 0; i < 8; i++) procs.push(yield* proc(shared, 100 + i, "a/1 1\na/2 1\na/3 1\na/4 1\n"))
       yield* Effect.forEach(procs, (p, i) => spawn(p, `s${i}`, "c"), { concurrency: "unbounded" })
       const loads = new Map<string, number>()
       for (const p of shared.processes.values()) for (const c of p.claims) loads.set(c.model, (loads.get(c.model) ?? 0) + 1)

@@ -45,7 +45,7 @@ const slow = (ms: number, calls: Array<string>) =>
 
 const setup = (abort: Layer.Layer<AbortClient>, timing = TIMING, shared: MemoryState = memoryState()) =>
   Effect.gen(function* () {
-    const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), ClaimStoreMemory(shared, 1), CooldownStoreMemory(shared), PoolLockMemory, abort, TraceRecorderMemory(shared), PoolConfigMemory(POOL))
+    const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), ClaimStoreMemory(shared, 1), CooldownStoreMemory(shared), PoolLockMemory(shared), abort, TraceRecorderMemory(shared), PoolConfigMemory(POOL))
     const t = yield* engineOver(layer, { timing, reapMs: 30_000 })
     yield* t.applyPool(POOL)
     return { t, e: t.raw, shared }
