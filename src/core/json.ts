@@ -5,15 +5,5 @@ export type JsonRecord = Record<string, unknown>
 /** A plain object (not null, not an array). */
 export const isRecord = (v: unknown): v is JsonRecord => typeof v === "object" && v !== null && !Array.isArray(v)
 
-/** Parses text that should hold a JSON object; `undefined` for invalid JSON or another JSON value. */
-export const parseJsonRecord = (text: string): JsonRecord | undefined => {
-  try {
-    const v: unknown = JSON.parse(text)
-    return isRecord(v) ? v : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** The value if it is a string. */
 export const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)

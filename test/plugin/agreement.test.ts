@@ -20,8 +20,8 @@ import { PoolConfigMemory } from "../../src/layers/PoolConfigMemory.js"
 import { PoolLockMemory } from "../../src/layers/PoolLockMemory.js"
 import { StateDirMemory } from "../../src/layers/StateDirMemory.js"
 import { TraceRecorderMemory } from "../../src/layers/TraceRecorderMemory.js"
-import { AbortClient, AbortFailed } from "../../src/services/AbortClient.js"
-import { engineOver } from "./testEngine.js"
+import { AbortFailed } from "../../src/services/AbortClient.js"
+import { answeredAborts, engineOver, quiesce } from "./testEngine.js"
 
 const T0 = 1_796_115_600_000
 const POOL = resolvePool([{ kind: "file", origin: "test", text: "zen/alpha 2\nzen/beta 1\ngo/gamma 1\n" }], 4)
@@ -89,17 +89,7 @@ describe("the plugin and replay agree", () => {
       Effect.gen(function* () {
         yield* TestClock.setTime(T0)
         const shared = memoryState()
-        const calls: Array<string> = []
-        const pending: Array<Deferred.Deferred<void, AbortFailed>> = []
-        const answering = Layer.succeed(AbortClient, {
-          abort: (session) =>
-            Effect.gen(function* () {
-              calls.push(session)
-              const done = yield* Deferred.make<void, AbortFailed>()
-              pending.push(done)
-              yield* Deferred.await(done)
-            })
-        })
+        const { calls, pending, layer: answering } = answeredAborts()
         const layer = Layer.mergeAll(
           AppLogMemory([]),
           StateDirMemory(1),
@@ -116,10 +106,6 @@ describe("the plugin and replay agree", () => {
         const tasks: Array<{ owner: string; call: string; agent: string; child?: string }> = []
         const pick = (n: number) => tasks[n % Math.max(1, tasks.length)]
         let count = 0
-        /** Lets forked abort calls reach the client (or deliver their outcome) before the next op. */
-        const quiesce = Effect.gen(function* () {
-          for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
-        })
         for (const o of ops) {
           switch (o.op) {
             case "spawn": {

@@ -16,28 +16,12 @@ import { PoolConfigMemory } from "../../src/layers/PoolConfigMemory.js"
 import { PoolLockMemory } from "../../src/layers/PoolLockMemory.js"
 import { StateDirMemory } from "../../src/layers/StateDirMemory.js"
 import { TraceRecorderMemory } from "../../src/layers/TraceRecorderMemory.js"
-import { AbortClient, AbortFailed } from "../../src/services/AbortClient.js"
-import { engineOver } from "./testEngine.js"
+import { AbortClient } from "../../src/services/AbortClient.js"
+import { answeredAborts, engineOver, quiesce } from "./testEngine.js"
 
 const MIN = 60_000
 const POOL = resolvePool([{ kind: "file", origin: "test", text: "zen/alpha 1\ngo/gamma 1\n" }], 4)
 const TIMING = { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }
-
-/** An abort client whose calls wait for the test: each call is a Deferred the test completes. */
-const answered = () => {
-  const calls: Array<string> = []
-  const pending: Array<Deferred.Deferred<void, AbortFailed>> = []
-  const layer = Layer.succeed(AbortClient, {
-    abort: (session) =>
-      Effect.gen(function* () {
-        calls.push(session)
-        const done = yield* Deferred.make<void, AbortFailed>()
-        pending.push(done)
-        yield* Deferred.await(done)
-      })
-  })
-  return { calls, pending, layer }
-}
 
 /** An abort client that takes `ms` (TestClock) and then succeeds. */
 const slow = (ms: number, calls: Array<string>) =>
@@ -50,10 +34,6 @@ const setup = (abort: Layer.Layer<AbortClient>, timing = TIMING, shared: MemoryS
     yield* t.applyPool(POOL)
     return { t, e: t.raw, shared }
   })
-
-const quiesce = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
-})
 
 const spawn = (e: { readonly beforeTask: (s: string, c: string, a: Record<string, unknown>) => Effect.Effect<void, unknown> }, owner: string, call: string) =>
   Effect.gen(function* () {
@@ -75,7 +55,7 @@ const decided = (shared: MemoryState) => shared.decisions.map((d) => JSON.parse(
 describe("one decision engine: the five situations (TRACE.md §6)", () => {
   it.effect("US-8 a spawn while a sweep's abort is in flight routes with the hung claim still counted and its model not yet cooled; replay agrees", () =>
     Effect.gen(function* () {
-      const a = answered()
+      const a = answeredAborts()
       const { e, shared } = yield* setup(a.layer)
       expect(yield* spawn(e, "par", "c1")).toBe("explore-1")
       yield* e.apply({ type: "child", id: "s1", parent: "par", agent: "explore-1" })
@@ -108,7 +88,7 @@ describe("one decision engine: the five situations (TRACE.md §6)", () => {
 
   it.effect("US-8 US-4 a hang abort and a 429 on the same child: one abort call, the model cooled for the 429, released as signal (reaped 0); replay agrees", () =>
     Effect.gen(function* () {
-      const a = answered()
+      const a = answeredAborts()
       const { e, shared } = yield* setup(a.layer)
       yield* spawn(e, "par", "c1")
       yield* e.apply({ type: "child", id: "s1", parent: "par", agent: "explore-1" })
@@ -178,7 +158,7 @@ describe("one decision engine: the five situations (TRACE.md §6)", () => {
 
   it.effect("US-15 dispose while an abort and a hook are in flight: the claim file is gone and nothing is written after", () =>
     Effect.gen(function* () {
-      const a = answered()
+      const a = answeredAborts()
       const { t, e, shared } = yield* setup(a.layer)
       yield* spawn(e, "par", "c1")
       yield* e.apply({ type: "child", id: "s1", parent: "par", agent: "explore-1" })

@@ -3,12 +3,12 @@
  * layers the test gives, the engine's scope stays open for the test, and every call waits until the
  * aborts it started have come back (an `aborted` event each), so a test reads settled state.
  */
-import { Effect, Layer, Scope } from "effect"
+import { Deferred, Effect, Layer, Scope } from "effect"
 import type { EngineEvent } from "../../src/core/engine/step.js"
 import type { ResolvedPool } from "../../src/core/source.js"
 import { makeEngine, type EngineConfig } from "../../src/layers/PoolEngineLive.js"
 import { PoolStoreLive } from "../../src/layers/PoolStoreLive.js"
-import type { AbortClient } from "../../src/services/AbortClient.js"
+import { AbortClient, type AbortFailed } from "../../src/services/AbortClient.js"
 import type { AppLog } from "../../src/services/AppLog.js"
 import type { ClaimStore } from "../../src/services/ClaimStore.js"
 import type { CooldownStore } from "../../src/services/CooldownStore.js"
@@ -72,3 +72,24 @@ export const engineOver = (layer: Layer.Layer<Needs>, config: EngineConfig) =>
   })
 
 export type TestEngine = Effect.Effect.Success<ReturnType<typeof engineOver>>
+
+/** An abort client whose calls wait for the test: each call is a Deferred the test completes (ok or failed). */
+export const answeredAborts = () => {
+  const calls: Array<string> = []
+  const pending: Array<Deferred.Deferred<void, AbortFailed>> = []
+  const layer = Layer.succeed(AbortClient, {
+    abort: (session) =>
+      Effect.gen(function* () {
+        calls.push(session)
+        const done = yield* Deferred.make<void, AbortFailed>()
+        pending.push(done)
+        yield* Deferred.await(done)
+      })
+  })
+  return { calls, pending, layer }
+}
+
+/** Lets forked abort calls reach the client (or deliver their outcome) before the test goes on. */
+export const quiesce = Effect.gen(function* () {
+  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+})
