@@ -1,10 +1,11 @@
 /**
  * `npm run demo`: the pinned opencode 1.18.33 (installed once into .e2e-cache/), offline, against the
  * shipped fake provider, with opencode-pool loaded. It shows the pool routing, cooling and recovering,
- * with `ocpool status` along the way. Loopback only; everything it starts is stopped at the end.
+ * with `ocpool status` along the way, then replays the trace the plugin recorded. Loopback only; everything it starts is stopped at the end.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
 import { poolLogLines } from "../test/e2e/poolLog.js"
@@ -50,6 +51,7 @@ const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLin
 
 let fake: FakeLlm | undefined
 let oc: OpencodeHandle | undefined
+const traceDir = mkdtempSync(join(tmpdir(), "ocpool-demo-trace-"))
 try {
   step("build and install")
   execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
@@ -59,7 +61,7 @@ try {
   oc = await startOpencode({
     binary,
     configJson: fakeConfig({ fakeUrl: fake.url }),
-    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000 }]],
+    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl") }]],
     setup: (dirs) => {
       mkdirSync(join(dirs.configHome, "opencode-pool"), { recursive: true })
       writeFileSync(join(dirs.configHome, "opencode-pool", "pool.txt"), POOL)
@@ -111,11 +113,22 @@ try {
   )
   console.log(`$ ocpool sweep events --days 0 --grace-hours 0 --dry-run\n${sweep.stdout.trimEnd()}${sweep.stderr === "" ? "" : `\n${sweep.stderr.trimEnd()}`}`)
   console.log("(the defaults keep 7 days of events and every session active in the last hour; see docs/OPERATIONS.md)")
-  console.log(`\nreplay and explain any of it: OCPOOL_TRACE=/tmp/pool-%p.jsonl opencode …, then ocpool replay /tmp/pool-<pid>.jsonl --explain`)
+
+  step("5. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
+  const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
+  const lines = readFileSync(trace, "utf8").trim().split("\n")
+  const decided = readFileSync(`${trace}.decisions.jsonl`, "utf8").trim().split("\n")
+  console.log(`$ ocpool replay pool-${oc.pid}.jsonl --expect pool-${oc.pid}.jsonl.decisions.jsonl   # exit ${replay.status}: ${lines.length} input lines, ${decided.length} decisions reproduced${replay.stderr === "" ? "" : `\n${replay.stderr.trimEnd()}`}`)
+  console.log("the hang, as recorded: the sweep asked for the abort, its outcome arrived as its own line")
+  for (const l of lines.filter((x) => x.includes('"abort":"pending"') || x.includes('"type":"aborted"')).slice(-2)) console.log(`  in:  ${l.length > 160 ? `${l.slice(0, 157)}...` : l}`)
+  for (const l of decided.slice(-3)) console.log(`  out: ${l}`)
+  console.log("record your own: OCPOOL_TRACE=/tmp/pool-%p.jsonl opencode …, then ocpool replay /tmp/pool-<pid>.jsonl --explain")
 } catch (e) {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
   process.exitCode = 1
 } finally {
   await oc?.stop()
   await fake?.stop()
+  rmSync(traceDir, { recursive: true, force: true })
 }
