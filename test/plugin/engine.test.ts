@@ -287,6 +287,18 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
   )
 })
 
+describe("the pool's warnings", () => {
+  it.effect("US-6 the warnings of the pool file are logged once when the pool is applied", () =>
+    Effect.gen(function* () {
+      const p = yield* proc(memoryState(), 1, "zen/alpha 1\nnot-a-model 1\nzen/beta x\n")
+      expect(p.logs.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([
+        "test: line 2: model not-a-model is not provider/model-id; dropped",
+        "test: slot 2 (zen/beta): weight x invalid, using 1"
+      ])
+    })
+  )
+})
+
 describe("a long-running process forgets quiet sessions", () => {
   it.effect("US-9 after two quiet hours the session memory holds only what a live claim needs", () =>
     Effect.gen(function* () {

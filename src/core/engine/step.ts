@@ -325,6 +325,7 @@ const run = (d: Draft, event: EngineEvent): void => {
     case "pool": {
       d.set("origin", event.origin)
       d.set("poolWarnings", event.warnings)
+      for (const w of event.warnings) d.log("warn", w)
       const t = d.state.timing
       d.apply({
         at,
