@@ -47,8 +47,7 @@ export const isLive = (claim: Pick<Claim, "heartbeatAt">, now: number): boolean 
 
 export const capOf = (weight: number): number => CAP_FACTOR * weight
 
-/** Live load per model over the given claims. */
-/** Per-slot loads: the live claims on each slot's model, plus the peer load given by model. */
+/** Per-slot loads: the live claims on each slot's model, plus the peer load given by model. One pass over the claims. */
 export const slotLoads = (
   slots: ReadonlyArray<Slot>,
   claims: ReadonlyArray<Pick<Claim, "model" | "heartbeatAt">>,
@@ -56,11 +55,11 @@ export const slotLoads = (
   peers?: Readonly<Record<string, number>>
 ): Array<number> => {
   const loads = new Array<number>(slots.length)
-  for (let i = 0; i < slots.length; i++) {
-    const model = slots[i]!.model
-    let load = peers?.[model] ?? 0
-    for (const c of claims) if (c.model === model && isLive(c, now)) load++
-    loads[i] = load
+  for (let i = 0; i < slots.length; i++) loads[i] = peers?.[slots[i]!.model] ?? 0
+  for (const c of claims) {
+    if (now - c.heartbeatAt > CLAIM_TTL_MS) continue
+    // a model may stand in more than one slot; each counts it
+    for (let i = 0; i < slots.length; i++) if (slots[i]!.model === c.model) loads[i]!++
   }
   return loads
 }

@@ -22,9 +22,16 @@ export interface Draft {
   cooldowns: CooldownTable
   activity: ActivityTable
   reaped: number
-  readonly out: Array<Decision>
+  /** The decisions of this step, in order (allocated on the first: most lines decide nothing). */
+  out: Array<Decision> | undefined
   /** Aborts requested on this step whose outcome arrives later (an `aborted` line). */
-  readonly requests: Array<AbortRequest>
+  requests: Array<AbortRequest> | undefined
+}
+
+/** Appends a decision to the step's output. */
+export const emit = (d: Draft, decision: Decision): void => {
+  if (d.out === undefined) d.out = [decision]
+  else d.out.push(decision)
 }
 
 export interface AbortRequest {
@@ -49,14 +56,14 @@ export const outcomeFor = (input: { readonly abort?: AbortOutcome | undefined; r
 export const cooling = (d: Draft, model: string): boolean => isCooling(d.cooldowns.get(model), d.at)
 
 export const emitCool = (d: Draft, plan: CoolPlan): void => {
-  d.out.push({ type: "cool", at: d.at, models: plan.models, scope: plan.scope, reason: plan.reason, until: plan.until, strike: plan.strike })
+  emit(d, { type: "cool", at: d.at, models: plan.models, scope: plan.scope, reason: plan.reason, until: plan.until, strike: plan.strike })
   d.cooldowns = applyCool(d.cooldowns, plan, d.at)
 }
 
 export const release = (d: Draft, claim: Claim, reason: ReleaseReason): void => {
   d.claims = withoutClaim(d.claims, claim.key)
   if (reason === "hung" || reason === "unbound" || reason === "gave_up") d.reaped++
-  d.out.push({ type: "release", at: d.at, claim: claim.key, cooled: cooling(d, claim.model), reason })
+  emit(d, { type: "release", at: d.at, claim: claim.key, cooled: cooling(d, claim.model), reason })
 }
 
 /**
@@ -71,6 +78,7 @@ export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, orig
   }
   if (outcome === "pending") {
     d.claims = withClaim(d.claims, updateClaim(claim, { abortInFlight: true, abortOrigin: origin }))
+    d.requests ??= []
     d.requests.push({ claim: claim.key, session: claim.targetSession ?? "" })
     return
   }
@@ -79,7 +87,7 @@ export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, orig
 
 /** An abort's outcome and what follows it: `origin` is the cause of the most recent request. */
 export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal" | "hang"): void => {
-  d.out.push({ type: "abort", at: d.at, claim: claim.key, session: claim.targetSession ?? "", ok })
+  emit(d, { type: "abort", at: d.at, claim: claim.key, session: claim.targetSession ?? "", ok })
   if (!ok && claim.endedInFlight) return release(d, claim, "failed")
   const next = afterAbort(claim, ok, origin)
   switch (next._tag) {
@@ -159,7 +167,7 @@ export const applySignal = (
   input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined }
 ): void => {
   if (decision._tag === "Ignore") {
-    d.out.push({ type: "ignore", at: d.at, reason: decision.reason })
+    emit(d, { type: "ignore", at: d.at, reason: decision.reason })
     return
   }
   emitCool(d, decision.plan)

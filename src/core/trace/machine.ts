@@ -14,7 +14,7 @@ import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "..
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry } from "../signals.js"
 import type { Decision } from "./decision.js"
-import { applySignal, findClaim, liveTargetClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
+import { applySignal, emit, findClaim, liveTargetClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
 
 export type { Decision, ReleaseReason, SlotView } from "./decision.js"
@@ -86,6 +86,7 @@ export interface MachineOptions {
 
 const NO_WARNINGS: ReadonlyArray<string> = []
 const NO_REQUESTS: ReadonlyArray<AbortRequest> = []
+const NO_DECISIONS: ReadonlyArray<Decision> = []
 
 const invalid = (message: string): StepResult => ({ _tag: "Invalid", message })
 
@@ -109,9 +110,9 @@ const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
       activityPruneAt: pruneAt,
       timing: state.timing
     },
-    decisions: d.out,
+    decisions: d.out ?? NO_DECISIONS,
     warnings: NO_WARNINGS,
-    requests: d.requests.length === 0 ? NO_REQUESTS : d.requests
+    requests: d.requests ?? NO_REQUESTS
   }
 }
 
@@ -133,7 +134,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       input.hangMinAgeMs === undefined && input.hangSilenceMs === undefined
         ? state.timing
         : { hangMinAgeMs: input.hangMinAgeMs ?? base.hangMinAgeMs, hangSilenceMs: input.hangSilenceMs ?? base.hangSilenceMs }
-    return { _tag: "Ok", state: { ...state, slots: result.slots, lastAt: at, timing }, decisions: [], warnings, requests: NO_REQUESTS }
+    return { _tag: "Ok", state: { ...state, slots: result.slots, lastAt: at, timing }, decisions: NO_DECISIONS, warnings, requests: NO_REQUESTS }
   }
   if (state.slots === undefined && (input.type === "spawn" || input.type === "status")) {
     return invalid(`${input.type} before the first pool line`)
@@ -146,14 +147,14 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     cooldowns: input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" ? state.cooldowns : mergePeers(state.cooldowns, input.peerCooling, at),
     activity: state.activity,
     reaped: state.reaped,
-    out: [],
-    requests: []
+    out: undefined,
+    requests: undefined
   }
   switch (input.type) {
     case "spawn": {
       const variant = VARIANT_PATTERN.exec(input.base)
       if (variant !== null) {
-        d.out.push({ type: "refuse", at, claim: input.claim, requested: input.base, base: variant[1]! })
+        emit(d, { type: "refuse", at, claim: input.claim, requested: input.base, base: variant[1]! })
         break
       }
       if (!isPooledBase(input.base)) break
@@ -180,7 +181,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
           endedInFlight: false
         }
       ]
-      d.out.push({
+      emit(d, {
         type: "route",
         at,
         claim: input.claim,
@@ -258,7 +259,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       const table = mergePeers(d.cooldowns, input.peerCooling, at)
       const view = routeView(d.slots, d.claims, table, input.peers, at)
       const next = d.slots[view.pick.position]!
-      d.out.push({
+      emit(d, {
         type: "status",
         at,
         next: { slot: next.index, model: next.model, pass: view.pick.pass },
