@@ -31,5 +31,6 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/plugin/index.ts"], outfile: "dist/opencode-plugin.js", external: [] }),
   esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/decode.ts"], outfile: "dist/bench-decode.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/sweep.ts"], outfile: "dist/bench-sweep.js" })
 ])
