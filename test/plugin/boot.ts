@@ -20,14 +20,14 @@ export interface Booted {
   readonly dir: string
 }
 
-export const boot = async (options: Record<string, unknown> = {}, abortOutcomes: Array<string> = ["ok"], env: Record<string, string | undefined> = {}): Promise<Booted> => {
+export const boot = async (options: Record<string, unknown> = {}, abortOutcomes: Array<string> = ["ok"], env: Record<string, string | undefined> = {}, abortLatencyMs = 0): Promise<Booted> => {
   const dir = tmp()
   const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")
   const logs: Booted["logs"] = []
   const aborts: Array<string> = []
   const { settings, warnings } = parseSettings({ reapMs: 3_600_000, ...options, stateDir }, env)
   const hooks = await makeHooks(
-    liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(abortOutcomes, aborts) }),
+    liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs) }),
     { settings, warnings }
   )
   return { hooks, logs, aborts, stateDir, dir }

@@ -313,4 +313,23 @@ describe("plugin: state, status, trace, off switch", () => {
     booted = booted.filter((x) => x !== b)
     expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
   })
+
+  it("US-15 dispose while an abort is in flight and a spawn is arriving: the claim file does not come back", async () => {
+    const b = await start({ models: POOL2 }, ["ok"], {}, 300)
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    await event(b, "session.error", { sessionID: "s1", error: { name: "APIError", data: { statusCode: 429, message: "Slow down" } } })
+    await sleep(20)
+    expect(b.aborts).toEqual(["s1"])
+    const racing = spawn(b, "p", "c2")
+    await b.hooks.dispose!()
+    booted = booted.filter((x) => x !== b)
+    await racing
+    await sleep(600)
+    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+    // and the hooks do nothing afterwards
+    expect(await spawn(b, "p", "c3")).toBe("explore")
+    await event(b, "session.idle", { sessionID: "s1" })
+    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+  })
 })
