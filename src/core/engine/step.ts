@@ -5,7 +5,7 @@
  * effects the shell carries out: publish own claims, write or remove cooldown records, request aborts,
  * log. Pure; `ocpool replay` runs the same trace machine over the recorded lines.
  */
-import { isLive, type Claim } from "../claims.js"
+import { liveTargetOf, type Claim } from "../claims.js"
 import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
 import type { Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
@@ -107,6 +107,9 @@ const readsShared = (line: TraceInput): boolean => {
   }
 }
 
+/** A copy of `m` with `k` set: the engine's maps are small and never changed in place. */
+const setIn = <K, V>(m: ReadonlyMap<K, V>, k: K, v: V): Map<K, V> => new Map(m).set(k, v)
+
 /** Mutable only inside one `engineStep` call. */
 class Draft {
   state: EngineState
@@ -119,11 +122,11 @@ class Draft {
   refused: { readonly requested: string; readonly base: string } | undefined
 
   constructor(
-    readonly start: EngineState,
+    state: EngineState,
     readonly at: number,
     readonly snapshot: PoolSnapshot | undefined
   ) {
-    this.state = start
+    this.state = state
   }
 
   get machine(): TraceState {
@@ -178,9 +181,9 @@ class Draft {
   logDecision(d: Decision, before: TraceState): void {
     switch (d.type) {
       case "route": {
-        const slot = slotsOf(this.state).find((s) => s.index === d.slot)
-        const pos = slotsOf(this.state).indexOf(slot!)
-        this.log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slot?.weight ?? 0)} pass=${d.pass}`)
+        const slots = slotsOf(this.state)
+        const pos = slots.findIndex((s) => s.index === d.slot)
+        this.log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slots[pos]?.weight ?? 0)} pass=${d.pass}`)
         return
       }
       case "refuse":
@@ -249,15 +252,14 @@ class Draft {
   }
 
   liveTarget(session: string): Claim | undefined {
-    for (const c of this.machine.claims) if (c.targetSession === session && isLive(c, this.at)) return c
-    return undefined
+    return liveTargetOf(this.machine.claims, session, this.at)
   }
 
   /** Sampled activity (SPEC §6.4): at most once per ACTIVITY_SAMPLE_MS per session. */
   activity(session: string): void {
     const last = this.state.sampled.get(session)
     if (last !== undefined && this.at - last < ACTIVITY_SAMPLE_MS) return
-    this.set("sampled", new Map(this.state.sampled).set(session, this.at))
+    this.set("sampled", setIn(this.state.sampled, session, this.at))
     this.apply({ at: this.at, type: "activity", session })
   }
 
@@ -266,7 +268,7 @@ class Draft {
     const key = `${session}\u0000${text}`
     const last = this.state.signals.get(key)
     if (last !== undefined && this.at - last < SIGNAL_DEDUPE_MS) return false
-    this.set("signals", new Map(this.state.signals).set(key, this.at))
+    this.set("signals", setIn(this.state.signals, key, this.at))
     return true
   }
 
@@ -277,12 +279,12 @@ class Draft {
     const cool = decisions.find((d): d is Extract<Decision, { type: "cool" }> => d.type === "cool")
     if (cool === undefined) return
     if (target !== undefined && this.machine.claims.some((c) => c.key === target.key)) {
-      this.set("signalled", new Map(this.state.signalled).set(target.key, cool.reason))
+      this.set("signalled", setIn(this.state.signalled, target.key, cool.reason))
     }
     if (cool.reason !== "unavailable" && cool.reason !== "auth") return
     const key = cool.reason === "auth" ? `auth:${providerOf(cool.models[0]!)}` : `unavailable:${cool.models[0]}`
     if ((this.state.warnedUntil.get(key) ?? 0) > this.at) return
-    this.set("warnedUntil", new Map(this.state.warnedUntil).set(key, cool.until))
+    this.set("warnedUntil", setIn(this.state.warnedUntil, key, cool.until))
     this.log(
       "warn",
       cool.reason === "auth"
@@ -316,8 +318,6 @@ const withoutPending = (line: TraceInput): TraceInput => {
   const { abort: _abort, ...rest } = line
   return rest as TraceInput
 }
-
-const setIn = <K, V>(m: ReadonlyMap<K, V>, k: K, v: V): Map<K, V> => new Map(m).set(k, v)
 
 const run = (d: Draft, event: EngineEvent): void => {
   const at = d.at

@@ -3,7 +3,7 @@
  * aborts, cooling, sweeps and signals, each appending its decisions in order. A draft is created and
  * mutated inside one step only, so `step` stays pure.
  */
-import { type Claim, isLive, slotLoads, updateClaim } from "../claims.js"
+import { type Claim, slotLoads, updateClaim } from "../claims.js"
 import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { afterAbort, judgeClaim, type ReaperTiming } from "../reaper.js"
@@ -151,12 +151,6 @@ export const sweep = (
         break
     }
   }
-}
-
-export const liveTargetClaim = (d: Draft, session: string | undefined): Claim | undefined => {
-  if (session === undefined) return undefined
-  for (const c of d.claims) if (c.targetSession === session && isLive(c, d.at)) return c
-  return undefined
 }
 
 /** Cool, then abort the pooled session and release on success (TRACE.md §3 line order). */

@@ -7,14 +7,14 @@
  * changes, and the new state is built from it at the end.
  */
 import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "./activity.js"
-import { type Claim, capOf, updateClaim } from "../claims.js"
+import { type Claim, capOf, liveTargetOf, updateClaim } from "../claims.js"
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry } from "../signals.js"
 import type { Decision } from "./decision.js"
-import { applySignal, emit, findClaim, liveTargetClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
+import { applySignal, emit, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
 
 export type { Decision, ReleaseReason, SlotView } from "./decision.js"
@@ -231,7 +231,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
     case "limit": {
-      const target = liveTargetClaim(d, input.session)
+      const target = liveTargetOf(d.claims, input.session, at)
       const decision = decideLimit(
         d.slots,
         d.cooldowns,
@@ -242,7 +242,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
     case "retry": {
-      const target = liveTargetClaim(d, input.session)
+      const target = liveTargetOf(d.claims, input.session, at)
       const decision = decideRetry(
         d.slots,
         d.cooldowns,
