@@ -1,70 +1,131 @@
-/** One opencode bus event → the engine's events (SPEC §6.4, §7.1, §8.2). Pure; unknown shapes give none. */
+/**
+ * What the hooks read from opencode's inputs (SPEC §6.3, §6.4, §7.1, §8.2). Pure and total: every read
+ * goes through `extract.ts`, so a hostile input (throwing getters, Proxies, cycles, huge strings, wrong
+ * types) gives nothing rather than an exception; unknown shapes give none.
+ */
+import { VARIANT_PATTERN } from "../core/constants.js"
 import type { EngineEvent } from "../core/engine/step.js"
-import { asString, isRecord } from "../core/json.js"
+import { at, cut, field, finite, jsonCopy, text, TEXT_MAX } from "./extract.js"
 
 const NONE: ReadonlyArray<EngineEvent> = []
 
+/** An error as the engine keeps it: a bounded plain copy, so recording and classifying it cannot throw. */
+const errorOf = (v: unknown): unknown => jsonCopy(v)
+
+/** One opencode bus event → the engine's events. */
 export const engineEvents = (event: unknown): ReadonlyArray<EngineEvent> => {
-  if (!isRecord(event)) return NONE
-  const p = isRecord(event.properties) ? event.properties : {}
-  switch (asString(event.type)) {
+  const p = field(event, "properties")
+  switch (text(field(event, "type"))) {
     case "session.created": {
-      const info = isRecord(p.info) ? p.info : {}
-      const id = asString(info.id)
-      const parent = asString(info.parentID)
-      return id !== undefined && parent !== undefined ? [{ type: "child", id, parent, agent: asString(info.agent), title: asString(info.title) }] : NONE
+      const info = field(p, "info")
+      const id = text(field(info, "id"))
+      const parent = text(field(info, "parentID"))
+      return id !== undefined && parent !== undefined
+        ? [{ type: "child", id, parent, agent: text(field(info, "agent"), TEXT_MAX), title: text(field(info, "title"), TEXT_MAX) }]
+        : NONE
     }
     case "message.updated": {
-      const info = isRecord(p.info) ? p.info : {}
-      const session = asString(info.sessionID)
+      const info = field(p, "info")
+      const session = text(field(info, "sessionID"))
       if (session === undefined) return NONE
-      if (info.role === "assistant" && info.error !== undefined && info.error !== null) {
-        const provider = asString(info.providerID)
-        const model = asString(info.modelID)
-        return [{ type: "error", session, error: info.error, model: provider !== undefined && model !== undefined ? `${provider}/${model}` : undefined }]
+      const error = field(info, "error")
+      if (field(info, "role") === "assistant" && error !== undefined && error !== null) {
+        const provider = text(field(info, "providerID"))
+        const model = text(field(info, "modelID"))
+        return [{ type: "error", session, error: errorOf(error), model: provider !== undefined && model !== undefined ? `${provider}/${model}` : undefined }]
       }
       return [{ type: "activity", session }]
     }
     case "message.part.updated": {
-      const part = isRecord(p.part) ? p.part : {}
-      const session = asString(part.sessionID)
-      if (session === undefined || part.type === "retry") return NONE
+      const part = field(p, "part")
+      const session = text(field(part, "sessionID"))
+      const type = field(part, "type")
+      if (session === undefined || type === "retry") return NONE
       const activity: EngineEvent = { type: "activity", session }
-      return part.type === "text" || part.type === "reasoning" || part.type === "tool" ? [{ type: "output", session }, activity] : [activity]
+      return type === "text" || type === "reasoning" || type === "tool" ? [{ type: "output", session }, activity] : [activity]
     }
     case "session.status": {
-      const session = asString(p.sessionID)
-      const status = isRecord(p.status) ? p.status : {}
+      const session = text(field(p, "sessionID"))
+      const status = field(p, "status")
       if (session === undefined) return NONE
-      if (status.type === "retry") {
-        const action = isRecord(status.action) ? status.action : {}
-        return [{ type: "retry", session, message: asString(status.message) ?? "", next: typeof status.next === "number" ? status.next : 0, provider: asString(action.provider) }]
+      switch (field(status, "type")) {
+        case "retry":
+          return [
+            {
+              type: "retry",
+              session,
+              message: cut(field(status, "message")) ?? "",
+              next: finite(field(status, "next")) ?? 0,
+              provider: text(at(status, "action", "provider"))
+            }
+          ]
+        case "busy":
+          return [{ type: "busy", session }]
+        case "idle":
+          return [{ type: "idle", session }]
+        default:
+          return NONE
       }
-      if (status.type === "busy") return [{ type: "busy", session }]
-      if (status.type === "idle") return [{ type: "idle", session }]
-      return NONE
     }
     case "session.idle": {
-      const session = asString(p.sessionID)
+      const session = text(field(p, "sessionID"))
       return session === undefined ? NONE : [{ type: "idle", session }]
     }
     case "session.error": {
-      const session = asString(p.sessionID)
-      return session !== undefined && p.error !== undefined ? [{ type: "error", session, error: p.error }] : NONE
+      const session = text(field(p, "sessionID"))
+      const error = field(p, "error")
+      return session !== undefined && error !== undefined ? [{ type: "error", session, error: errorOf(error) }] : NONE
     }
     case "permission.asked":
     case "question.asked": {
-      const session = asString(p.sessionID)
-      const id = asString(p.id)
+      const session = text(field(p, "sessionID"))
+      const id = text(field(p, "id"))
       return session !== undefined && id !== undefined ? [{ type: "ask", session, id }] : NONE
     }
     case "permission.replied":
     case "question.replied":
     case "question.rejected": {
-      const session = asString(p.sessionID)
-      return session === undefined ? NONE : [{ type: "answered", session, id: asString(p.requestID) ?? asString(p.permissionID) ?? "*" }]
+      const session = text(field(p, "sessionID"))
+      return session === undefined ? NONE : [{ type: "answered", session, id: text(field(p, "requestID")) ?? text(field(p, "permissionID")) ?? "*" }]
     }
     default:
       return NONE
   }
+}
+
+/** A `task` call as `tool.execute.before` reads it; the ids are absent when they cannot be read. */
+export interface TaskCall {
+  readonly session: string | undefined
+  readonly call: string | undefined
+  /** `args.subagent_type`. */
+  readonly agent: string
+  readonly taskId: string | undefined
+  /** `output.args`, where the routed agent is written back. */
+  readonly args: unknown
+}
+
+/** The `task` call in `tool.execute.before`'s input and output, or `undefined` for any other tool or no agent name. */
+export const taskCall = (input: unknown, output: unknown): TaskCall | undefined => {
+  if (field(input, "tool") !== "task") return undefined
+  const args = field(output, "args")
+  const agent = text(field(args, "subagent_type"), TEXT_MAX)
+  if (agent === undefined) return undefined
+  return { session: text(field(input, "sessionID")), call: text(field(input, "callID")), agent, taskId: text(field(args, "task_id")), args }
+}
+
+/** The claim `tool.execute.after` ends (`<session>:<call>`), for a `task` call with readable ids. */
+export const taskEndClaim = (input: unknown): string | undefined => {
+  if (field(input, "tool") !== "task") return undefined
+  const session = text(field(input, "sessionID"))
+  const call = text(field(input, "callID"))
+  return session !== undefined && call !== undefined ? `${session}:${call}` : undefined
+}
+
+/** The session of a `chat.params` input. */
+export const requestSession = (input: unknown): string | undefined => text(field(input, "sessionID"))
+
+/** A hand-named slot variant (SPEC §6.3): the name asked for and the base to spawn instead. */
+export const handNamedVariant = (agent: string): { readonly requested: string; readonly base: string } | undefined => {
+  const m = VARIANT_PATTERN.exec(agent)
+  return m === null ? undefined : { requested: agent, base: m[1]! }
 }

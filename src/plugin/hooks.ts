@@ -1,18 +1,20 @@
 /**
  * opencode hooks → engine events. A `ManagedRuntime` owns the engine (its reaper, watcher and claim
- * file); each hook is a thin handler. Every hook catches everything, except `tool.execute.before`
- * refusing a hand-named slot variant, which must fail the task call (SPEC §6.3). After `dispose` the
- * hooks do nothing.
+ * file); each hook is a thin handler that reads its input through `events.ts`/`extract.ts` as untrusted
+ * data and hands the engine plain values only. Every hook catches everything, except
+ * `tool.execute.before` refusing a hand-named slot variant, which must fail the task call (SPEC §6.3)
+ * and which no hostile input can suppress. After `dispose` the hooks do nothing.
  */
 import type { Hooks } from "@opencode-ai/plugin"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Cause, Effect, Layer, ManagedRuntime } from "effect"
 import { mkdirSync } from "node:fs"
-import { asString, isRecord, type JsonRecord } from "../core/json.js"
+import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import { PoolEngineLive } from "../layers/PoolEngineLive.js"
-import { AppLog } from "../services/AppLog.js"
+import { AppLog, type LogLevel } from "../services/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
-import { engineEvents } from "./events.js"
+import { engineEvents, handNamedVariant, requestSession, taskCall, taskEndClaim } from "./events.js"
+import { assign, describe, field, isPlainObject } from "./extract.js"
 import type { PoolServices } from "./services.js"
 
 export type { PoolServices } from "./services.js"
@@ -22,6 +24,26 @@ export interface HookOptions {
   readonly warnings: ReadonlyArray<string>
   /** Created empty at start (SPEC §2.1); failures are silent. */
   readonly configDir?: string
+}
+
+/** The first line of a failure, for a log line; never throws, whatever was thrown. */
+const firstLine = (cause: Cause.Cause<unknown>): string => {
+  try {
+    return Cause.pretty(cause).split("\n")[0] ?? "unknown error"
+  } catch {
+    return describe(Cause.squash(cause))
+  }
+}
+
+/** Whether opencode's config object can be worked on: a plain object that copies without throwing. */
+const copyable = (v: unknown): v is JsonRecord => {
+  if (!isPlainObject(v)) return false
+  try {
+    structuredClone(v)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
@@ -39,34 +61,53 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   const run = async <A>(eff: Effect.Effect<A, never, PoolServices>, what: string): Promise<A | undefined> => {
     if (disposed) return undefined
     return runtime
-      .runPromise(eff.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.flatMap(AppLog, (l) => l.log("error", `${what} failed: ${cause.toString().split("\n")[0]}`)), undefined))))
+      .runPromise(eff.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.flatMap(AppLog, (l) => l.log("error", `${what} failed: ${firstLine(cause)}`)), undefined))))
       .catch(() => undefined)
   }
+  const log = (level: LogLevel, message: string) => run(Effect.flatMap(AppLog, (l) => l.log(level, message)), "log")
 
   return {
     engine,
     config: async (input) => {
-      if (!isRecord(input)) return
-      await run(engine.configure(input as unknown as JsonRecord), "config injection")
+      if (disposed || !isPlainObject(input)) return
+      if (!copyable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read"))
+      await run(engine.configure(input), "config injection")
     },
     "tool.execute.before": async (input, output) => {
-      if (disposed || input?.tool !== "task" || !isRecord(output?.args) || typeof input.sessionID !== "string" || typeof input.callID !== "string") return
-      const refused = await runtime
-        .runPromise(engine.beforeTask(input.sessionID, input.callID, output.args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
+      if (disposed) return
+      const task = taskCall(input, output)
+      if (task === undefined) return
+      const variant = handNamedVariant(task.agent)
+      const refusal = variant === undefined ? undefined : new VariantRefused(variant.requested, variant.base)
+      if (task.session === undefined || task.call === undefined) {
+        if (refusal === undefined) return
+        await log("warn", `refused manual variant ${refusal.requested}; spawn ${refusal.base}`)
+        throw refusal
+      }
+      // the engine sees plain values only; the routed agent is copied back into opencode's args
+      const args: Record<string, unknown> = { subagent_type: task.agent, ...(task.taskId === undefined ? {} : { task_id: task.taskId }) }
+      const outcome = await runtime
+        .runPromise(engine.beforeTask(task.session, task.call, args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
         .catch(() => undefined)
-      if (refused !== undefined && refused._tag === "Left" && refused.left instanceof VariantRefused) throw refused.left
+      if (outcome?._tag === "Left") throw outcome.left
+      // a variant name is refused even when the engine failed before it could say so
+      if (refusal !== undefined) throw refusal
+      const routed = args.subagent_type
+      if (routed !== task.agent && !assign(task.args, "subagent_type", routed)) {
+        await log("error", `routing could not rewrite the task call ${task.session}:${task.call} to ${String(routed)}; spawn unchanged`)
+      }
     },
     "tool.execute.after": async (input) => {
-      if (input?.tool !== "task") return
-      await run(engine.apply({ type: "taskEnd", claim: `${input.sessionID}:${input.callID}`, ok: true }), "release")
+      const claim = taskEndClaim(input)
+      if (claim !== undefined) await run(engine.apply({ type: "taskEnd", claim, ok: true }), "release")
     },
     "chat.params": async (input) => {
-      const session = asString((input as { sessionID?: unknown } | undefined)?.sessionID)
+      const session = requestSession(input)
       if (session !== undefined) await run(engine.apply({ type: "request", session }), "chat.params")
     },
     event: async (input) => {
       try {
-        const events = engineEvents((input as { event?: unknown } | undefined)?.event)
+        const events = engineEvents(field(input, "event"))
         if (events.length > 0) await run(Effect.forEach(events, engine.apply, { discard: true }), "event")
       } catch {
         // never escapes

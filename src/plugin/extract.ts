@@ -1,0 +1,143 @@
+/**
+ * Reading what opencode hands a hook as untrusted data. Pure and total: a getter or Proxy trap that
+ * throws, a revoked Proxy, a null prototype, a cycle, a huge string or a wrong type gives `undefined`
+ * (or a bounded plain copy), never an exception.
+ */
+
+/** Session, call and agent names longer than this are treated as absent (opencode's are about 30 characters). */
+export const ID_MAX = 1_024
+/** Longer strings are cut (inside copies) or treated as absent (agent names, titles). */
+export const TEXT_MAX = 65_536
+
+export interface CopyLimits {
+  /** Nesting below this depth is dropped. */
+  readonly depth: number
+  /** Values copied in all; the rest are dropped. */
+  readonly nodes: number
+  /** Keys (or array items) copied per object. */
+  readonly keys: number
+  /** Strings are cut to this length. */
+  readonly text: number
+}
+
+export const COPY_LIMITS: CopyLimits = { depth: 16, nodes: 10_000, keys: 1_000, text: TEXT_MAX }
+
+/** An object (not `null`); `typeof` never throws, not even on a revoked Proxy. */
+const isObject = (v: unknown): v is object => typeof v === "object" && v !== null
+
+/** `v[key]`, or `undefined` when `v` is not an object or the read throws. */
+export const field = (v: unknown, key: string): unknown => {
+  if (!isObject(v)) return undefined
+  try {
+    return (v as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
+}
+
+/** Reads along `keys`: `at(e, "properties", "info")` is `e.properties.info`, guarded at every step. */
+export const at = (v: unknown, ...keys: ReadonlyArray<string>): unknown => keys.reduce<unknown>(field, v)
+
+/** The value if it is a string of at most `max` characters. */
+export const text = (v: unknown, max: number = ID_MAX): string | undefined => (typeof v === "string" && v.length <= max ? v : undefined)
+
+/** The value if it is a string, cut to `max` characters. */
+export const cut = (v: unknown, max: number = TEXT_MAX): string | undefined => (typeof v !== "string" ? undefined : v.length > max ? v.slice(0, max) : v)
+
+/** The value if it is a finite number. */
+export const finite = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined)
+
+/** Calls `f`; its result, or `fallback` when it throws. */
+const attempt = <A>(f: () => A, fallback: A): A => {
+  try {
+    return f()
+  } catch {
+    return fallback
+  }
+}
+
+/** An object that is not an array (guarded: `Array.isArray` throws on a revoked Proxy). */
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => isObject(v) && attempt(() => !Array.isArray(v), false)
+
+/** Sets `target[key] = value`; false when `target` is not an object or the write throws. */
+export const assign = (target: unknown, key: string, value: unknown): boolean => {
+  if (!isObject(target)) return false
+  return attempt(() => {
+    ;(target as Record<string, unknown>)[key] = value
+    return true
+  }, false)
+}
+
+/** Sets an own enumerable property, even `__proto__`, without touching the prototype. */
+const define = (o: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+/**
+ * A plain JSON-safe copy: what `JSON.stringify` would keep, read with guarded reads and bounded by
+ * `limits`. Cycles and values past the limits are dropped, unreadable properties skipped, bigints
+ * become strings, non-finite numbers `null`; an `Error` keeps its `name` and `message`, a `Date` its
+ * ISO text. `JSON.stringify` of the result never throws.
+ */
+export const jsonCopy = (value: unknown, limits: CopyLimits = COPY_LIMITS): unknown => {
+  let budget = limits.nodes
+  const ancestors = new Set<object>()
+
+  const copy = (v: unknown, depth: number): unknown => {
+    if (--budget < 0) return undefined
+    switch (typeof v) {
+      case "string":
+        return v.length > limits.text ? v.slice(0, limits.text) : v
+      case "number":
+        return Number.isFinite(v) ? v : null
+      case "boolean":
+        return v
+      case "bigint":
+        return v.toString()
+      case "object":
+        break
+      default:
+        return undefined
+    }
+    if (v === null) return null
+    if (depth >= limits.depth || ancestors.has(v)) return undefined
+    ancestors.add(v)
+    try {
+      return copyObject(v, depth + 1)
+    } finally {
+      ancestors.delete(v)
+    }
+  }
+
+  const copyObject = (v: object, depth: number): unknown => {
+    if (attempt(() => Array.isArray(v), false)) {
+      const length = Math.min(finite(field(v, "length")) ?? 0, limits.keys)
+      const out: Array<unknown> = []
+      for (let i = 0; i < length && budget > 0; i++) {
+        const item = copy(field(v, String(i)), depth)
+        out.push(item === undefined ? null : item)
+      }
+      return out
+    }
+    if (attempt(() => v instanceof Date, false)) return attempt(() => (v as Date).toISOString(), null)
+    const out: Record<string, unknown> = {}
+    const keys = attempt(() => Object.keys(v), [] as Array<string>)
+    if (attempt(() => v instanceof Error, false)) for (const k of ["message", "name"]) if (!keys.includes(k)) keys.unshift(k)
+    for (const k of keys.slice(0, limits.keys)) {
+      if (budget <= 0) break
+      const item = copy(field(v, k), depth)
+      if (item !== undefined) define(out, k, item)
+    }
+    return out
+  }
+
+  return copy(value, 0)
+}
+
+/** A one-line description of a thrown value for a log line; never throws. */
+export const describe = (e: unknown): string => {
+  const message = cut(field(e, "message"), 500)
+  if (message !== undefined) return message.split("\n")[0] ?? ""
+  if (typeof e === "string") return (cut(e, 500) ?? "").split("\n")[0] ?? ""
+  return attempt(() => (cut(String(e), 500) ?? "unknown error").split("\n")[0] ?? "unknown error", "unknown error")
+}

@@ -1,0 +1,180 @@
+/**
+ * Hooks take their inputs as untrusted data: getters that throw, Proxies, revoked Proxies, cycles,
+ * null prototypes, huge strings and wrong types never make a hook throw. The one throw that stays is
+ * the refusal of a hand-named slot variant (SPEC §6.3), and no hostile neighbour can suppress it.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import opencodePool from "../../src/plugin/index.js"
+import { VariantRefused } from "../../src/services/PoolEngine.js"
+import { boot, childCreated, event, POOL2, spawn, tmp, type Booted } from "./boot.js"
+import { cyclic, nullProto, revoked, throwingGetters, trapEverything, unprintable } from "./hostile.js"
+
+let booted: Array<Booted> = []
+const start = async (...args: Parameters<typeof boot>) => {
+  const b = await boot(...args)
+  booted.push(b)
+  return b
+}
+const savedConfigHome = process.env.XDG_CONFIG_HOME
+beforeEach(() => {
+  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
+})
+afterEach(async () => {
+  for (const b of booted) await b.hooks.dispose?.()
+  booted = []
+  process.env.XDG_CONFIG_HOME = savedConfigHome
+})
+
+const ownClaims = (b: Booted): Record<string, unknown> => {
+  const f = join(b.stateDir, `claims.${process.pid}.json`)
+  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { claims: Record<string, unknown> }).claims : {}
+}
+const cooldown = (b: Booted, model: string) => {
+  const f = join(b.stateDir, cooldownFileName(model))
+  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { reason: string }) : undefined
+}
+
+type Before = (input: unknown, output: unknown) => Promise<void>
+const before = (b: Booted) => b.hooks["tool.execute.before"] as unknown as Before
+const after = (b: Booted) => b.hooks["tool.execute.after"] as unknown as Before
+const params = (b: Booted) => b.hooks["chat.params"] as unknown as Before
+const onEvent = (b: Booted) => b.hooks.event as unknown as (input: unknown) => Promise<void>
+const onConfig = (b: Booted) => b.hooks.config as unknown as (input: unknown) => Promise<void>
+
+/** Hostile values for any position: the hooks must neither throw nor hang on them. */
+const hostiles = (): ReadonlyArray<unknown> => [
+  undefined,
+  null,
+  42,
+  "task",
+  Symbol("s"),
+  () => "task",
+  [],
+  revoked(),
+  trapEverything(),
+  cyclic({ tool: "task" }),
+  nullProto({ tool: "task", sessionID: "p", callID: "c" }),
+  throwingGetters({ tool: "task", sessionID: "p", callID: "c" }, ["tool"]),
+  throwingGetters({ tool: "task", sessionID: "p", callID: "c" }, ["sessionID", "callID"]),
+  unprintable(),
+  { tool: "task", sessionID: "x".repeat(5_000_000), callID: "c" }
+]
+
+describe("plugin: hostile hook inputs", () => {
+  it("US-5 tool.execute.before and tool.execute.after never throw on inputs or outputs whose reads throw", async () => {
+    const b = await start({ models: POOL2 })
+    for (const input of hostiles()) {
+      for (const output of [...hostiles(), { args: revoked() }, { args: trapEverything() }, { args: throwingGetters({ subagent_type: "explore" }, ["subagent_type"]) }]) {
+        await expect(before(b)(input, output)).resolves.toBeUndefined()
+        await expect(after(b)(input, output)).resolves.toBeUndefined()
+      }
+    }
+    expect(await spawn(b, "p", "ok")).toBe("explore-1")
+  })
+
+  it("US-5 a hand-named variant is still refused when the task_id, description and prompt getters throw", async () => {
+    const b = await start({ models: POOL2 })
+    const args = throwingGetters({ subagent_type: "explore-1", description: "d", prompt: "p" }, ["task_id", "description", "prompt"])
+    await expect(before(b)({ tool: "task", sessionID: "p", callID: "c1" }, { args })).rejects.toBeInstanceOf(VariantRefused)
+    expect(ownClaims(b)).toEqual({})
+  })
+
+  it("US-5 a hand-named variant is still refused when args and input are Proxies that throw on every other trap", async () => {
+    const b = await start({ models: POOL2 })
+    const input = trapEverything({ tool: "task", sessionID: "p", callID: "c1" }, ["tool", "sessionID", "callID"])
+    const args = trapEverything({ subagent_type: "implement-2" }, ["subagent_type"])
+    const output = trapEverything({ args }, ["args"])
+    await expect(before(b)(input, output)).rejects.toThrow(/"implement-2".*spawn "implement"/)
+    expect(ownClaims(b)).toEqual({})
+  })
+
+  it("US-5 a hand-named variant is still refused when the session or call id cannot be read", async () => {
+    const b = await start({ models: POOL2 })
+    const input = throwingGetters({ tool: "task", sessionID: "p", callID: "c1" }, ["sessionID", "callID"])
+    await expect(before(b)(input, { args: { subagent_type: "context-3" } })).rejects.toBeInstanceOf(VariantRefused)
+    expect(ownClaims(b)).toEqual({})
+    expect(b.logs.some((l) => l.level === "warn" && l.message.startsWith("refused manual variant context-3"))).toBe(true)
+  })
+
+  it("US-5 a rewrite that cannot be written back leaves the spawn as it was, logs it and does not throw", async () => {
+    const b = await start({ models: POOL2 })
+    const args = Object.defineProperty({}, "subagent_type", {
+      enumerable: true,
+      get: () => "explore",
+      set: () => {
+        throw new Error("read-only")
+      }
+    })
+    await expect(before(b)({ tool: "task", sessionID: "p", callID: "c1" }, { args })).resolves.toBeUndefined()
+    expect(b.logs.some((l) => l.level === "error" && l.message.startsWith("routing could not rewrite the task call"))).toBe(true)
+  })
+
+  it("US-47 chat.params never throws on hostile inputs", async () => {
+    const b = await start({ models: POOL2 })
+    for (const input of [...hostiles(), throwingGetters({ sessionID: "s" }, ["sessionID"]), trapEverything()]) {
+      await expect(params(b)(input, revoked())).resolves.toBeUndefined()
+    }
+  })
+
+  it("US-4 the event hook never throws on hostile events, properties or infos", async () => {
+    const b = await start({ models: POOL2 })
+    const shapes: Array<unknown> = [...hostiles(), { event: revoked() }, { event: trapEverything() }, { event: { type: "session.created", properties: revoked() } }]
+    for (const type of ["session.created", "message.updated", "message.part.updated", "session.status", "session.idle", "session.error", "permission.asked", "question.replied"]) {
+      for (const h of hostiles()) {
+        shapes.push({ event: { type, properties: h } })
+        shapes.push({ event: { type, properties: { sessionID: "s", info: h, part: h, status: h, error: h } } })
+        shapes.push({ event: { type, properties: { sessionID: "s", info: { sessionID: "s", role: "assistant", error: h } } } })
+      }
+    }
+    for (const s of shapes) await expect(onEvent(b)(s)).resolves.toBeUndefined()
+  })
+
+  it("US-4 an assistant error that refers to itself is still classified: the rate limit cools the model", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    const error = cyclic({ name: "APIError", data: { statusCode: 429, message: "Slow down" } })
+    await event(b, "message.updated", { info: { id: "m1", sessionID: "s1", role: "assistant", providerID: "zen", modelID: "alpha", error } })
+    expect(cooldown(b, "zen/alpha")?.reason).toBe("rate_limit")
+  })
+
+  it("US-4 an assistant error with a throwing getter beside its data is still classified", async () => {
+    const b = await start({ models: POOL2 })
+    await spawn(b, "p", "c1")
+    await childCreated(b, "s1", "p", "explore-1")
+    const error = throwingGetters({ name: "APIError", data: { statusCode: 429, message: "Slow down" } }, ["stack"])
+    await event(b, "message.updated", { info: { id: "m1", sessionID: "s1", role: "assistant", providerID: "zen", modelID: "alpha", error } })
+    expect(cooldown(b, "zen/alpha")?.reason).toBe("rate_limit")
+  })
+
+  it("US-2 the config hook never throws on revoked Proxies, throwing getters or cycles", async () => {
+    const b = await start({ models: POOL2 })
+    for (const input of [...hostiles(), throwingGetters({ agent: {} }, ["agent"]), { agent: revoked() }, { agent: trapEverything() }, cyclic({ agent: {} })]) {
+      await expect(onConfig(b)(input)).resolves.toBeUndefined()
+    }
+    const config: Record<string, unknown> = { agent: {} }
+    await onConfig(b)(config)
+    expect(Object.keys(config.agent as object)).toContain("explore-1")
+  })
+
+  it("US-6 pool_status answers whatever its arguments and context are", async () => {
+    const b = await start({ models: POOL2 })
+    const execute = (b.hooks.tool!.pool_status as unknown as { execute: (a: unknown, c: unknown) => Promise<string> }).execute
+    for (const h of hostiles()) await expect(execute(h, h)).resolves.toContain("explore")
+  })
+
+  it("US-17 the plugin entry never throws on hostile options or context", async () => {
+    const dir = tmp()
+    const stateDir = join(dir, "state")
+    for (const options of [revoked(), trapEverything(), throwingGetters({ stateDir, models: POOL2 }, ["enabled", "trace"]), throwingGetters({ stateDir }, ["models"])]) {
+      for (const ctx of [{ client: undefined, directory: dir }, throwingGetters({ client: undefined, directory: dir }, ["client", "directory"])]) {
+        const hooks = await opencodePool(ctx as never, options as never)
+        await hooks.dispose?.()
+      }
+    }
+    expect(existsSync(join(dir, "..", "state"))).toBe(false)
+  })
+})
