@@ -273,9 +273,10 @@ describe("ocpool sweep on a database written by the real opencode 1.18.33", () =
     expect(archived[0]).toMatchObject({ parentID: made.tree, projectID: "global", directory: projectDir })
     expect(archived[1]).toMatchObject({ parentID: null, title: "sweep e2e tree", directory: projectDir })
     for (const l of archived) expect(Object.keys(l).sort()).toEqual(["created", "directory", "id", "parentID", "projectID", "retiredAt", "title", "updated"])
-    expect(jsonLines(runLog("session-retire")).map((l) => [l["dryRun"], l["roots"], l["archived"]])).toEqual([
-      [true, 3, 0],
-      [false, 1, 2]
+    for (const l of archived) for (const time of ["created", "updated", "retiredAt"]) expect(typeof l[time]).toBe("number")
+    expect(jsonLines(runLog("session-retire")).map((l) => [l["dryRun"], l["roots"], l["sessions"], l["noEvents"], l["vacuumed"]])).toEqual([
+      [true, 3, 4, false, false],
+      [false, 1, 2, false, false]
     ])
   })
 

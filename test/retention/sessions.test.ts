@@ -200,7 +200,7 @@ describe("sweep sessions (SPEC §11.3)", () => {
         expect(records.map((r) => r.id).sort()).toEqual([root, child].sort())
         for (const r of records) expect(Object.keys(r)).toEqual(["id", "title", "directory", "projectID", "parentID", "created", "updated", "retiredAt"])
         const rootRecord = records.find((r) => r.id === root)!
-        expect(rootRecord).toMatchObject({ title: "old work", directory: "/work/x", projectID: "global", parentID: null, created: new Date(NOW - 40 * DAY).toISOString(), retiredAt: new Date(NOW).toISOString() })
+        expect(rootRecord).toMatchObject({ title: "old work", directory: "/work/x", projectID: "global", parentID: null, created: NOW - 40 * DAY, retiredAt: NOW })
         expect(records.find((r) => r.id === child)!.parentID).toBe(root)
       })
     )

@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, expect } from "vitest"
+import { readArchiveLine } from "../../src/core/retention/records.js"
 import { seeded, tempDb, type TempDb } from "./opencodeDb.js"
 
 export const DAY = 86_400_000
@@ -339,7 +340,7 @@ export const rowsPerSession = (db: Database.Database): Map<string, string> => {
   return new Map([...out].map(([s, r]) => [s, keys.map((k) => `${k}=${r[k] ?? 0}`).join(" ")]))
 }
 
-/** The ids in the archive; a line that does not parse is returned apart (it would be a torn append). */
+/** The ids in the archive; a line that is not an archive record is returned apart (it would be a torn append). */
 export const readArchive = (home: string): { readonly ids: Set<string>; readonly lines: number; readonly torn: Array<string> } => {
   const path = archivePath(home)
   const ids = new Set<string>()
@@ -347,13 +348,9 @@ export const readArchive = (home: string): { readonly ids: Set<string>; readonly
   if (!existsSync(path)) return { ids, lines: 0, torn }
   const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "")
   for (const line of lines) {
-    try {
-      const parsed = JSON.parse(line) as { id?: unknown }
-      if (typeof parsed.id === "string") ids.add(parsed.id)
-      else torn.push(line)
-    } catch {
-      torn.push(line)
-    }
+    const record = readArchiveLine(line)
+    if (record !== undefined) ids.add(record.id)
+    else torn.push(line)
   }
   return { ids, lines: lines.length, torn }
 }

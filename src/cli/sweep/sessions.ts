@@ -150,14 +150,16 @@ export const sweepSessions = (o: SessionSweepOptions) =>
           graceHours: o.graceHours,
           directory: report.directory,
           limit: report.limit,
+          cutoffCreated: plan.cutoffCreated,
+          cutoffUpdated: plan.cutoffUpdated,
           roots,
           sessions: retired,
           protectedTrees: plan.protectedTrees,
           remainingRoots,
           rows,
-          archived,
+          noEvents: !o.withEvents,
           dryRun: o.dryRun,
-          stoppedBy,
+          vacuumed: vacuum.ran,
           elapsedMs
         })
       )

@@ -1,4 +1,8 @@
-/** The lines the sweeps append: the archive of retired sessions and one run line per run (SPEC §2.1, §11). */
+/**
+ * The lines the sweeps append: the archive of retired sessions and one run line per run (SPEC §5.6,
+ * §11). Keys, their order and their types are those of the spec's table: other tools read these files.
+ */
+import { Either, Schema } from "effect"
 
 export interface ArchivedSession {
   readonly id: string
@@ -12,7 +16,7 @@ export interface ArchivedSession {
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-/** One `archive/retired-sessions.jsonl` line: written and fsynced before the session's rows are deleted. */
+/** One `archive/retired-sessions.jsonl` line, times in epoch ms: written and fsynced before the session's rows are deleted. */
 export const archiveLine = (s: ArchivedSession, retiredAt: number): string =>
   JSON.stringify({
     id: s.id,
@@ -20,10 +24,40 @@ export const archiveLine = (s: ArchivedSession, retiredAt: number): string =>
     directory: s.directory,
     projectID: s.projectId,
     parentID: s.parentId,
-    created: iso(s.timeCreated),
-    updated: iso(s.timeUpdated),
-    retiredAt: iso(retiredAt)
+    created: s.timeCreated,
+    updated: s.timeUpdated,
+    retiredAt
   })
+
+/** A time of an archive line: epoch ms, or the ISO string earlier versions wrote. */
+const ArchiveTime = Schema.Union(
+  Schema.Number.pipe(Schema.finite(), Schema.between(-8.64e15, 8.64e15)),
+  Schema.transform(Schema.Date, Schema.Number, { strict: true, decode: (d) => d.getTime(), encode: (ms) => new Date(ms) })
+)
+
+const ArchiveRecord = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  directory: Schema.String,
+  projectID: Schema.String,
+  parentID: Schema.NullOr(Schema.String),
+  created: ArchiveTime,
+  updated: ArchiveTime,
+  retiredAt: ArchiveTime
+})
+const decodeArchiveRecord = Schema.decodeUnknownEither(Schema.parseJson(ArchiveRecord))
+
+export interface ArchivedLine extends ArchivedSession {
+  readonly retiredAt: number
+}
+
+/** One archive line read back, whichever way its times were written; undefined for a line that is not one. */
+export const readArchiveLine = (line: string): ArchivedLine | undefined => {
+  const decoded = decodeArchiveRecord(line)
+  if (Either.isLeft(decoded)) return undefined
+  const r = decoded.right
+  return { id: r.id, title: r.title, directory: r.directory, projectId: r.projectID, parentId: r.parentID, timeCreated: r.created, timeUpdated: r.updated, retiredAt: r.retiredAt }
+}
 
 export interface EventRun {
   readonly at: number
@@ -37,7 +71,7 @@ export interface EventRun {
   readonly elapsedMs: number
 }
 
-/** One `runs/event-prune.jsonl` line, with exactly the keys of US-33.12. */
+/** One `runs/event-prune.jsonl` line, with exactly the keys of SPEC §5.6 (US-33.12), in its order. */
 export const eventRunLine = (r: EventRun): string =>
   JSON.stringify({
     ts: iso(r.at),
@@ -57,18 +91,20 @@ export interface SessionRun {
   readonly graceHours: number
   readonly directory: string | null
   readonly limit: number | null
+  readonly cutoffCreated: number
+  readonly cutoffUpdated: number
   readonly roots: number
   readonly sessions: number
   readonly protectedTrees: number
   readonly remainingRoots: number
   readonly rows: Readonly<Record<string, number>>
-  readonly archived: number
+  readonly noEvents: boolean
   readonly dryRun: boolean
-  readonly stoppedBy: "busy" | "error" | null
+  readonly vacuumed: boolean
   readonly elapsedMs: number
 }
 
-/** One `runs/session-retire.jsonl` line. */
+/** One `runs/session-retire.jsonl` line, with exactly the keys of SPEC §5.6, in its order. */
 export const sessionRunLine = (r: SessionRun): string =>
   JSON.stringify({
     ts: iso(r.at),
@@ -76,14 +112,16 @@ export const sessionRunLine = (r: SessionRun): string =>
     graceHours: r.graceHours,
     directory: r.directory,
     limit: r.limit,
+    cutoffCreated: iso(r.cutoffCreated),
+    cutoffUpdated: iso(r.cutoffUpdated),
     roots: r.roots,
     sessions: r.sessions,
     protected: r.protectedTrees,
     remainingRoots: r.remainingRoots,
     rows: r.rows,
-    archived: r.archived,
+    noEvents: r.noEvents,
     dryRun: r.dryRun,
-    stoppedBy: r.stoppedBy,
+    vacuumed: r.vacuumed,
     elapsedMs: r.elapsedMs
   })
 
