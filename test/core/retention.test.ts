@@ -1,8 +1,8 @@
 /** The pure retention core: id time, windows, tree plans, event selection, chunking, vacuum verdicts (US-32, US-33). */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
+import { Clock, Effect, FastCheck as fc, Fiber, TestClock } from "effect"
 import { ID_ERA_MS } from "../../src/core/constants.js"
-import { initialChunk, nextChunk, busyBackoff, pauseAfterChunk } from "../../src/core/retention/chunks.js"
+import { initialChunk, nextChunk, pauseAfterChunk } from "../../src/core/retention/chunks.js"
 import { resolveDbPath } from "../../src/core/retention/dbPath.js"
 import { appendCandidates, candidateOrder, ceilingOf, idGuard, oldest, pageCandidates, type AggregateFacts, type Candidates, type EventRow } from "../../src/core/retention/events.js"
 import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
@@ -11,7 +11,7 @@ import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
 import { vacuumVerdict } from "../../src/core/retention/vacuum.js"
 import { eventWindow } from "../../src/core/retention/window.js"
 import { withBusyRetry } from "../../src/cli/sweep/busy.js"
-import { DbBusy } from "../../src/services/RetentionStore.js"
+import { DbBusy, DbFailed } from "../../src/services/RetentionStore.js"
 import { makeId, seeded } from "../retention/opencodeDb.js"
 
 const NOW = 1_796_126_400_000
@@ -239,9 +239,28 @@ describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
     expect(pauseAfterChunk(10_000, 8_000)).toBe(0)
   })
 
-  it("US-33.9 the back-off is 250, 500, 1000, 2000, 4000 ms and then gives up", () => {
-    expect([1, 2, 3, 4, 5, 6].map(busyBackoff)).toEqual([250, 500, 1000, 2000, 4000, undefined])
-  })
+  it.effect("US-33.9 the back-off waits 250, 500, 1000, 2000, 4000 ms on the Clock between tries, then gives up", () =>
+    Effect.gen(function* () {
+      const triedAt: Array<number> = []
+      const fiber = yield* Effect.fork(
+        withBusyRetry(Effect.suspend(() => Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => triedAt.push(t))), Effect.fail(new DbBusy({ reason: "locked" }))))).pipe(
+          Effect.flip
+        )
+      )
+      for (let i = 0; i < 32; i++) yield* TestClock.adjust(250)
+      expect((yield* Fiber.join(fiber))._tag).toBe("DbBusy")
+      expect(triedAt).toEqual([0, 250, 750, 1_750, 3_750, 7_750])
+    })
+  )
+
+  it.effect("US-33.9 a failure that is not busy is not retried", () =>
+    Effect.gen(function* () {
+      let attempts = 0
+      const error = yield* withBusyRetry(Effect.suspend(() => (attempts++, Effect.fail(new DbFailed({ reason: "disk I/O error" }))))).pipe(Effect.flip)
+      expect(error._tag).toBe("DbFailed")
+      expect(attempts).toBe(1)
+    })
+  )
 
   it.effect("US-33.9 a transaction that stays busy is tried 6 times (5 retries) over 7.75 s of back-off, then fails busy", () =>
     Effect.gen(function* () {

@@ -1,5 +1,5 @@
-/** Chunk sizing and busy back-off for the delete transactions (SPEC §1 EVENT_CHUNK_ROWS, DB_BUSY_RETRIES). */
-import { DB_BUSY_BACKOFF_MS, EVENT_CHUNK_MIN_ROWS, EVENT_CHUNK_ROWS, FAST_TRANSACTIONS_TO_GROW, POLITE_PAUSE_MS, POLITE_WINDOW_MS, SLOW_TRANSACTION_MS } from "../constants.js"
+/** Chunk sizing and the pause between the delete transactions (SPEC §1 EVENT_CHUNK_ROWS). */
+import { EVENT_CHUNK_MIN_ROWS, EVENT_CHUNK_ROWS, FAST_TRANSACTIONS_TO_GROW, POLITE_PAUSE_MS, POLITE_WINDOW_MS, SLOW_TRANSACTION_MS } from "../constants.js"
 
 export interface ChunkState {
   readonly size: number
@@ -16,9 +16,6 @@ export const nextChunk = (state: ChunkState, elapsedMs: number): ChunkState => {
   if (fast >= FAST_TRANSACTIONS_TO_GROW && state.size < EVENT_CHUNK_ROWS) return { size: Math.min(EVENT_CHUNK_ROWS, state.size * 2), fast: 0 }
   return { size: state.size, fast }
 }
-
-/** The wait before busy retry `attempt` (1-based), or undefined when the retries are used up. */
-export const busyBackoff = (attempt: number): number | undefined => DB_BUSY_BACKOFF_MS[attempt - 1]
 
 /**
  * The pause after a committed chunk. A writer waiting on SQLite's busy handler sleeps in growing steps
