@@ -120,6 +120,7 @@ export const jsonCopy = (value: unknown, limits: CopyLimits = COPY_LIMITS): unkn
       return out
     }
     if (attempt(() => v instanceof Date, false)) return attempt(() => (v as Date).toISOString(), null)
+    if (attempt(() => v instanceof Number || v instanceof String || v instanceof Boolean, false)) return copy(attempt(() => v.valueOf(), null), depth)
     const out: Record<string, unknown> = {}
     const keys = attempt(() => Object.keys(v), [] as Array<string>)
     if (attempt(() => v instanceof Error, false)) for (const k of ["message", "name"]) if (!keys.includes(k)) keys.unshift(k)
@@ -132,6 +133,12 @@ export const jsonCopy = (value: unknown, limits: CopyLimits = COPY_LIMITS): unkn
   }
 
   return copy(value, 0)
+}
+
+/** The plugin options as plain data: a bounded copy, `undefined` when they are not an object. */
+export const pluginOptions = (options: unknown): Record<string, unknown> | undefined => {
+  const copy = jsonCopy(options)
+  return isPlainObject(copy) ? copy : undefined
 }
 
 /** A one-line description of a thrown value for a log line; never throws. */

@@ -7,19 +7,13 @@
 import type { Plugin } from "@opencode-ai/plugin"
 import { isDisabled, parseSettings } from "../core/options.js"
 import { configDir } from "../layers/PoolConfigFile.js"
-import { describe, field, isPlainObject, jsonCopy, text, TEXT_MAX } from "./extract.js"
+import { describe, field, pluginOptions, text, TEXT_MAX } from "./extract.js"
 import { makeHooks } from "./hooks.js"
 import { liveLayer } from "./live.js"
 
-/** The plugin options as plain data: a bounded copy, `undefined` when they are not an object. */
-const optionsOf = (options: unknown): Record<string, unknown> | undefined => {
-  const copy = jsonCopy(options)
-  return isPlainObject(copy) ? copy : undefined
-}
-
 const opencodePool: Plugin = async (ctx, raw) => {
   try {
-    const options = optionsOf(raw)
+    const options = pluginOptions(raw)
     if (isDisabled(options, process.env)) return {}
     const { settings, warnings } = parseSettings(options, process.env)
     const directory = text(field(ctx, "directory"), TEXT_MAX) ?? process.cwd()
