@@ -1,5 +1,5 @@
 /** Boots the plugin from sources over real files in a temp state dir, with a collecting log and a scripted abort client. */
-import { Effect } from "effect"
+import { type Clock, Effect, Layer } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -20,16 +20,21 @@ export interface Booted {
   readonly dir: string
 }
 
-export const boot = async (options: Record<string, unknown> = {}, abortOutcomes: Array<string> = ["ok"], env: Record<string, string | undefined> = {}, abortLatencyMs = 0): Promise<Booted> => {
+/** `clock`: the plugin runs on it (a test's `TestClock`, so `TestClock.adjust` moves the plugin's time too); the live clock when absent. */
+export const boot = async (
+  options: Record<string, unknown> = {},
+  abortOutcomes: Array<string> = ["ok"],
+  env: Record<string, string | undefined> = {},
+  abortLatencyMs = 0,
+  clock?: Clock.Clock
+): Promise<Booted> => {
   const dir = tmp()
   const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")
   const logs: Booted["logs"] = []
   const aborts: Array<string> = []
   const { settings, warnings } = parseSettings({ reapMs: 3_600_000, ...options, stateDir }, env)
-  const hooks = await makeHooks(
-    liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs) }),
-    { settings, warnings }
-  )
+  const layer = liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs) })
+  const hooks = await makeHooks(clock === undefined ? layer : Layer.merge(layer, Layer.setClock(clock)), { settings, warnings })
   return { hooks, logs, aborts, stateDir, dir }
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
@@ -14,6 +14,17 @@ const start = async (...args: Parameters<typeof boot>) => {
   booted.push(b)
   return b
 }
+/** Runs a promise-returning step inside an `it.effect` test. */
+const P = <A>(f: () => Promise<A>) => Effect.promise(f)
+/** A plausible wall-clock start for tests on the TestClock. */
+const T0 = Date.UTC(2026, 0, 15, 9, 0, 0)
+/** Boots the plugin on the test's TestClock, set to T0: the plugin's time moves only with `TestClock.adjust`. */
+const startOnTestClock = (options: Record<string, unknown>, abortOutcomes: Array<string> = ["ok"], abortLatencyMs = 0) =>
+  Effect.gen(function* () {
+    yield* TestClock.setTime(T0)
+    const clock = yield* TestClock.testClock()
+    return yield* P(() => start(options, abortOutcomes, {}, abortLatencyMs, clock))
+  })
 const savedConfigHome = process.env.XDG_CONFIG_HOME
 
 beforeEach(() => {
@@ -87,21 +98,21 @@ describe("plugin: routing and refusal (SPEC §6.3)", () => {
 })
 
 describe("plugin: signals (SPEC §7)", () => {
-  it("US-4 a 429 'Slow down' on a pooled child writes a rate_limit cooldown, strike 1, 60 s; the child is aborted and released", async () => {
-    const b = await start({ models: POOL2 })
-    await spawn(b, "p", "c1")
-    await childCreated(b, "s1", "p", "explore-1")
-    const before = Date.now()
-    await assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } })
-    const cd = cooldown(b, "zen/alpha")
-    expect(cd).toMatchObject({ reason: "rate_limit", strikes: 1 })
-    expect(cd!.until - before).toBeGreaterThanOrEqual(60_000)
-    expect(cd!.until - Date.now()).toBeLessThanOrEqual(60_000)
-    expect(b.aborts).toEqual(["s1"])
-    expect(ownClaims(b)).toEqual({})
-    expect(b.logs.some((l) => l.message === "released claim=p:c1 after rate_limit")).toBe(true)
-    expect(await spawn(b, "p", "c2")).toBe("explore-2")
-  })
+  it.effect("US-4 a 429 'Slow down' on a pooled child writes a rate_limit cooldown, strike 1, 60 s; the child is aborted and released", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: POOL2 })
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      yield* TestClock.adjust(1_500)
+      yield* P(() => assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } }))
+      yield* P(() => settle(b))
+      expect(cooldown(b, "zen/alpha")).toMatchObject({ reason: "rate_limit", strikes: 1, since: T0 + 1_500, until: T0 + 1_500 + 60_000 })
+      expect(b.aborts).toEqual(["s1"])
+      expect(ownClaims(b)).toEqual({})
+      expect(b.logs.some((l) => l.message === "released claim=p:c1 after rate_limit")).toBe(true)
+      expect(yield* P(() => spawn(b, "p", "c2"))).toBe("explore-2")
+    })
+  )
 
   it("US-31 'context limit reached' cools nothing, aborts nothing and the claim stays", async () => {
     const b = await start({ models: POOL2 })
@@ -141,17 +152,20 @@ describe("plugin: signals (SPEC §7)", () => {
     expect(b.logs.some((l) => l.level === "error" && l.message === "abort gave up after 3 attempts: session s1 is still running; stop it by hand")).toBe(true)
   })
 
-  it("US-42 a retry status 'Free usage exceeded' on a pooled child cools every slot of its provider and aborts it", async () => {
-    const b = await start({ models: { slots: [{ model: "zen/alpha" }, { model: "zen/beta" }, { model: "go/gamma" }] } })
-    await spawn(b, "p", "c1")
-    await childCreated(b, "s1", "p", "explore-1")
-    await event(b, "session.status", { sessionID: "s1", status: { type: "retry", attempt: 1, message: "Free usage exceeded, subscribe to Go", next: Date.now() + 3_000 } })
-    expect(cooldown(b, "zen/alpha")?.reason).toBe("quota")
-    expect(cooldown(b, "zen/beta")?.reason).toBe("quota")
-    expect(cooldown(b, "go/gamma")).toBeUndefined()
-    expect(b.aborts).toEqual(["s1"])
-    expect(await spawn(b, "p", "c2")).toBe("explore-3")
-  })
+  it.effect("US-42 a retry status 'Free usage exceeded' on a pooled child cools every slot of its provider and aborts it", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: { slots: [{ model: "zen/alpha" }, { model: "zen/beta" }, { model: "go/gamma" }] } })
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      yield* P(() => event(b, "session.status", { sessionID: "s1", status: { type: "retry", attempt: 1, message: "Free usage exceeded, subscribe to Go", next: T0 + 3_000 } }))
+      yield* P(() => settle(b))
+      expect(cooldown(b, "zen/alpha")?.reason).toBe("quota")
+      expect(cooldown(b, "zen/beta")?.reason).toBe("quota")
+      expect(cooldown(b, "go/gamma")).toBeUndefined()
+      expect(b.aborts).toEqual(["s1"])
+      expect(yield* P(() => spawn(b, "p", "c2"))).toBe("explore-3")
+    })
+  )
 
   it("US-44 'Model not found' cools the model for 6 h with one warning, and a second error adds none", async () => {
     const b = await start({ models: POOL2 })
@@ -166,30 +180,53 @@ describe("plugin: signals (SPEC §7)", () => {
 })
 
 describe("plugin: hang recovery (SPEC §8)", () => {
-  it("US-47 20 model requests within 10 s with no output abort the child, cool its model for hang, release it", async () => {
-    const b = await start({ models: POOL2 })
-    await spawn(b, "p", "c1")
-    await childCreated(b, "s1", "p", "explore-1")
-    for (let i = 0; i < 19; i++) await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
-    expect(b.aborts).toEqual([])
-    await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
-    for (let i = 0; i < 100 && cooldown(b, "zen/alpha") === undefined; i++) await sleep(10)
-    expect(b.aborts).toEqual(["s1"])
-    expect(cooldown(b, "zen/alpha")?.reason).toBe("hang")
-    expect(b.logs.some((l) => l.message === "spinning session=s1 model=zen/alpha requests=20/10s")).toBe(true)
-    expect(await spawn(b, "p", "c2")).toBe("explore-2")
-  })
+  it.effect("US-47 20 model requests within 10 s with no output abort the child, cool its model for hang, release it", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: POOL2 })
+      const request = P(() => b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never))
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      for (let i = 0; i < 19; i++) {
+        yield* request
+        yield* TestClock.adjust(500)
+      }
+      expect(b.aborts).toEqual([])
+      yield* request
+      yield* P(() => settle(b))
+      expect(b.aborts).toEqual(["s1"])
+      expect(cooldown(b, "zen/alpha")?.reason).toBe("hang")
+      expect(b.logs.some((l) => l.message === "spinning session=s1 model=zen/alpha requests=20/10s")).toBe(true)
+      expect(yield* P(() => spawn(b, "p", "c2"))).toBe("explore-2")
+    })
+  )
 
-  it("US-47 new output between requests resets the count", async () => {
-    const b = await start({ models: POOL2 })
-    await spawn(b, "p", "c1")
-    await childCreated(b, "s1", "p", "explore-1")
-    for (let i = 0; i < 40; i++) {
-      await b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never)
-      if (i % 10 === 9) await event(b, "message.part.updated", { part: { id: `prt_${i}`, sessionID: "s1", type: "text", text: "x" } })
-    }
-    expect(b.aborts).toEqual([])
-  })
+  it.effect("US-47 20 requests spread over more than 10 s are not spinning", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: POOL2 })
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      for (let i = 0; i < 20; i++) {
+        yield* P(() => b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never))
+        yield* TestClock.adjust(600)
+      }
+      yield* P(() => settle(b))
+      expect(b.aborts).toEqual([])
+    })
+  )
+
+  it.effect("US-47 new output between requests resets the count", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: POOL2 })
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      for (let i = 0; i < 40; i++) {
+        yield* P(() => b.hooks["chat.params"]!({ sessionID: "s1" } as never, {} as never))
+        if (i % 10 === 9) yield* P(() => event(b, "message.part.updated", { part: { id: `prt_${i}`, sessionID: "s1", type: "text", text: "x" } }))
+      }
+      yield* P(() => settle(b))
+      expect(b.aborts).toEqual([])
+    })
+  )
 
   it("US-10 the reaper line is logged once at start with the period", async () => {
     const b = await start({ models: POOL2, reapMs: 45_000 })
@@ -314,22 +351,27 @@ describe("plugin: state, status, trace, off switch", () => {
     expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
   })
 
-  it("US-15 dispose while an abort is in flight and a spawn is arriving: the claim file does not come back", async () => {
-    const b = await start({ models: POOL2 }, ["ok"], {}, 300)
-    await spawn(b, "p", "c1")
-    await childCreated(b, "s1", "p", "explore-1")
-    await event(b, "session.error", { sessionID: "s1", error: { name: "APIError", data: { statusCode: 429, message: "Slow down" } } })
-    await sleep(20)
-    expect(b.aborts).toEqual(["s1"])
-    const racing = spawn(b, "p", "c2")
-    await b.hooks.dispose!()
-    booted = booted.filter((x) => x !== b)
-    await racing
-    await sleep(600)
-    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
-    // and the hooks do nothing afterwards
-    expect(await spawn(b, "p", "c3")).toBe("explore")
-    await event(b, "session.idle", { sessionID: "s1" })
-    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
-  })
+  it.effect("US-15 dispose while an abort is in flight and a spawn is arriving: the claim file does not come back", () =>
+    Effect.gen(function* () {
+      // the abort takes 300 ms on the TestClock: it is still in flight until the clock moves
+      const b = yield* startOnTestClock({ models: POOL2 }, ["ok"], 300)
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      yield* P(() => event(b, "session.error", { sessionID: "s1", error: { name: "APIError", data: { statusCode: 429, message: "Slow down" } } }))
+      for (let i = 0; i < 100 && b.aborts.length === 0; i++) yield* P(() => new Promise((r) => setImmediate(r)))
+      expect(b.aborts).toEqual(["s1"])
+      expect(yield* b.hooks.engine.aborting).toBe(1)
+      const racing = spawn(b, "p", "c2")
+      yield* P(() => b.hooks.dispose!())
+      booted = booted.filter((x) => x !== b)
+      yield* P(() => racing)
+      // whatever still waited on the clock runs now: none of it may write the claim file again
+      yield* TestClock.adjust(600)
+      expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+      // and the hooks do nothing afterwards
+      expect(yield* P(() => spawn(b, "p", "c3"))).toBe("explore")
+      yield* P(() => event(b, "session.idle", { sessionID: "s1" }))
+      expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+    })
+  )
 })
