@@ -39,7 +39,14 @@ const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` :
 const failureLabel = (event: EngineEvent): string =>
   event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`
 
-const firstLine = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0] ?? "unknown"
+/** The first line of a failure; never throws (rendering a hostile thrown value, a revoked Proxy say, can). */
+const firstLine = (cause: Cause.Cause<unknown>): string => {
+  try {
+    return Cause.pretty(cause).split("\n")[0] ?? "unknown"
+  } catch {
+    return "unknown (the failure could not be rendered)"
+  }
+}
 
 /** The engine over whatever store, clients and recorder the context provides. Scoped: closing the scope disposes it. */
 export const makeEngine = (config: EngineConfig) =>

@@ -7,9 +7,9 @@
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { Cause, Effect, Layer, ManagedRuntime } from "effect"
-import { mkdirSync } from "node:fs"
 import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
+import { makeDir } from "../layers/dirs.js"
 import { PoolEngineLive } from "../layers/PoolEngineLive.js"
 import { AppLog, type LogLevel } from "../services/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
@@ -23,7 +23,7 @@ export interface HookOptions {
   readonly settings: Settings
   readonly warnings: ReadonlyArray<string>
   /** Created empty at start (SPEC §2.1); failures are silent. */
-  readonly configDir?: string
+  readonly configDir?: string | undefined
 }
 
 /** The first line of a failure, for a log line; never throws, whatever was thrown. */
@@ -35,10 +35,21 @@ const firstLine = (cause: Cause.Cause<unknown>): string => {
   }
 }
 
-/** Whether opencode's config object can be worked on: a plain object that copies without throwing. */
-const copyable = (v: unknown): v is JsonRecord => {
+/**
+ * Whether opencode's config object can be worked on: a plain object (prototype `Object.prototype` or
+ * none, extensible, not a Proxy: those never copy), that copies without throwing, whose `agent` and
+ * `provider` are absent or writable data properties. The engine keeps it for hot reload and writes
+ * those two keys into it; anything else could throw a hostile value from inside the engine.
+ */
+const workable = (v: unknown): v is JsonRecord => {
   if (!isPlainObject(v)) return false
   try {
+    const proto = Object.getPrototypeOf(v) as unknown
+    if ((proto !== Object.prototype && proto !== null) || !Object.isExtensible(v)) return false
+    for (const key of ["agent", "provider"]) {
+      const d = Object.getOwnPropertyDescriptor(v, key)
+      if (d !== undefined && !("value" in d && d.writable === true)) return false
+    }
     structuredClone(v)
     return true
   } catch {
@@ -49,11 +60,7 @@ const copyable = (v: unknown): v is JsonRecord => {
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
 export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<Hooks & { readonly engine: PoolEngineService }> => {
   if (o.configDir !== undefined) {
-    try {
-      mkdirSync(o.configDir, { recursive: true })
-    } catch {
-      // silent by design
-    }
+    makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const runtime = ManagedRuntime.make(Layer.provideMerge(PoolEngineLive(o.settings, o.warnings), layer))
   const engine = await runtime.runPromise(PoolEngine)
@@ -70,7 +77,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     engine,
     config: async (input) => {
       if (disposed || !isPlainObject(input)) return
-      if (!copyable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read"))
+      if (!workable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read or written"))
       await run(engine.configure(input), "config injection")
     },
     "tool.execute.before": async (input, output) => {

@@ -62,7 +62,7 @@ const nest = (depth: number): unknown => {
  * The payloads are drawn as recipes (plain data fast-check can keep, compare and print) and built into
  * hostile values only inside the property: fast-check itself must not touch a throwing getter.
  */
-type How = "plain" | "getters" | "nullProto" | "proxy" | "cyclic"
+type How = "plain" | "getters" | "hostileThrows" | "nullProto" | "proxy" | "cyclic"
 type Recipe =
   | { readonly k: "value"; readonly v: unknown }
   | { readonly k: "revoked" | "traps" | "unprintable" }
@@ -93,6 +93,8 @@ const build = (r: Recipe): unknown => {
           return o
         case "getters":
           return throwingGetters(o, r.keys)
+        case "hostileThrows":
+          return throwingGetters(o, r.keys, (w) => (w.length % 2 === 0 ? revoked() : unprintable()))
         case "nullProto":
           return nullProto(o)
         case "proxy":
@@ -107,7 +109,7 @@ const build = (r: Recipe): unknown => {
 const value = (a: fc.Arbitrary<unknown>): fc.Arbitrary<Recipe> => a.map((v): Recipe => ({ k: "value", v }))
 
 /** An object of the given fields, as it is or hostile (throwing getters, no prototype, behind a Proxy, reachable from itself). */
-const obj = (fields: fc.Arbitrary<Record<string, Recipe>>, hows: ReadonlyArray<How> = ["getters", "nullProto", "proxy", "cyclic"]): fc.Arbitrary<Recipe> =>
+const obj = (fields: fc.Arbitrary<Record<string, Recipe>>, hows: ReadonlyArray<How> = ["getters", "hostileThrows", "nullProto", "proxy", "cyclic"]): fc.Arbitrary<Recipe> =>
   fields.chain((f) =>
     fc
       .record({
@@ -288,6 +290,7 @@ describe("fuzz: hook payloads", () => {
             fc.constant<Recipe>({ k: "obj", how: "nullProto", fields: f, keys: [] }),
             fc.constant<Recipe>({ k: "obj", how: "cyclic", fields: f, keys: [] }),
             fc.constant<Recipe>({ k: "obj", how: "getters", fields: f, keys: Object.keys(f).filter((k) => !readable.includes(k)) }),
+            fc.constant<Recipe>({ k: "obj", how: "hostileThrows", fields: f, keys: Object.keys(f).filter((k) => !readable.includes(k)) }),
             fc.constant<Recipe>({ k: "obj", how: "proxy", fields: f, keys: readable })
           )
         )

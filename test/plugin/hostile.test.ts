@@ -4,12 +4,12 @@
  * the refusal of a hand-named slot variant (SPEC §6.3), and no hostile neighbour can suppress it.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import opencodePool from "../../src/plugin/index.js"
 import { VariantRefused } from "../../src/services/PoolEngine.js"
-import { boot, childCreated, event, POOL2, spawn, tmp, type Booted } from "./boot.js"
+import { boot, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
 import { cyclic, nullProto, revoked, throwingGetters, trapEverything, unprintable } from "./hostile.js"
 
 let booted: Array<Booted> = []
@@ -158,6 +158,31 @@ describe("plugin: hostile hook inputs", () => {
     const config: Record<string, unknown> = { agent: {} }
     await onConfig(b)(config)
     expect(Object.keys(config.agent as object)).toContain("explore-1")
+  })
+
+  it("US-7 a config object whose agent setter throws a revoked Proxy is left alone, and hot reload keeps working", async () => {
+    const dir = join(process.env.XDG_CONFIG_HOME!, "opencode-pool")
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, "pool.txt")
+    writeFileSync(file, "zen/alpha 1\n")
+    const b = await start({})
+    const config = Object.defineProperty({}, "agent", {
+      enumerable: true,
+      get: () => ({}),
+      set: () => {
+        throw revoked()
+      }
+    })
+    await expect(onConfig(b)(config)).resolves.toBeUndefined()
+    expect(b.logs.some((l) => l.level === "error" && l.message === "config injection failed: opencode's config object cannot be read or written")).toBe(true)
+    const reloads = () => b.logs.filter((l) => l.message.startsWith("pool reloaded")).length
+    for (const [n, text] of [[1, "zen/alpha 1\ngo/gamma 1\n"], [2, "go/gamma 1\nzen/alpha 1\n"]] as const) {
+      writeFileSync(file, text)
+      for (let i = 0; i < 100 && reloads() < n; i++) await sleep(20)
+      expect(reloads()).toBe(n)
+    }
+    expect(await spawn(b, "p", "c1")).toBe("explore-1")
+    expect(ownClaims(b)["p:c1"]).toMatchObject({ model: "go/gamma" })
   })
 
   it("US-6 pool_status answers whatever its arguments and context are", async () => {

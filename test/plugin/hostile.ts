@@ -6,17 +6,17 @@ export class Boom extends Error {
   }
 }
 
-/** `base` with a getter that throws for each of `keys`. */
-export const throwingGetters = <T extends Record<string, unknown>>(base: T, keys: ReadonlyArray<string>): T => {
+/** `base` with a getter and a setter that throw for each of `keys`: a `Boom` error, or what `thrown` makes (a revoked Proxy, say). */
+export const throwingGetters = <T extends Record<string, unknown>>(base: T, keys: ReadonlyArray<string>, thrown: (where: string) => unknown = (w) => new Boom(w)): T => {
   const o: Record<string, unknown> = { ...base }
   for (const k of keys) {
     Object.defineProperty(o, k, {
       enumerable: true,
       get: () => {
-        throw new Boom(k)
+        throw thrown(k)
       },
       set: () => {
-        throw new Boom(`set ${k}`)
+        throw thrown(`set ${k}`)
       }
     })
   }
