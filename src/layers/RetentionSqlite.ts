@@ -4,7 +4,7 @@
  * sweep takes the write lock up front (waiting out `busy_timeout`) and never upgrades a read snapshot.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Effect, Exit, Layer } from "effect"
+import { Clock, Effect, Exit, Layer, Option } from "effect"
 import { DB_BUSY_TIMEOUT_MS } from "../core/constants.js"
 import type { EventRow } from "../core/retention/events.js"
 import { DbBusy, DbFailed, NotOpencodeDb, RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../services/RetentionStore.js"
@@ -28,8 +28,7 @@ const messageOf = (e: SqlError.SqlError): string => {
 
 const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(e))
 
-const failed = (e: SqlError.SqlError) => new DbFailed({ reason: messageOf(e) })
-const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : failed(e))
+const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new DbFailed({ reason: messageOf(e) }))
 
 export interface RetentionSqliteOptions {
   /** `PRAGMA busy_timeout` (SPEC §1 DB_BUSY_TIMEOUT_MS); tests shorten it. */
@@ -41,10 +40,17 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
     RetentionStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      /**
+       * The statements that open the database. The client caches a prepared statement by its text, and
+       * a failed prepare too (a lock held by another connection fails the prepare that reads the
+       * schema): each try of the open step therefore uses statements of its own text.
+       */
+      let openTry = 0
+      const openStatement = (text: string) => `${text} /* open ${openTry} */`
       const pragmas = Effect.gen(function* () {
         yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DB_BUSY_TIMEOUT_MS))}`)
         yield* sql.unsafe("PRAGMA foreign_keys = ON")
-        const mode = yield* sql.unsafe<{ journal_mode: string }>("PRAGMA journal_mode")
+        const mode = yield* sql.unsafe<{ journal_mode: string }>(openStatement("PRAGMA journal_mode"))
         // In WAL mode a commit need not fsync to stay consistent; opencode runs its database the same way.
         if (String(mode[0]?.journal_mode).toLowerCase() === "wal") {
           yield* sql.unsafe("PRAGMA synchronous = NORMAL")
@@ -52,8 +58,10 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           yield* sql.unsafe("PRAGMA wal_autocheckpoint = 0")
         }
       })
-      // A file that is not SQLite fails here; that is bad input, reported when the schema is checked.
-      const pragmaFailure = yield* pragmas.pipe(Effect.flip, Effect.option)
+      // A file that is not SQLite fails here, and so does a database another connection has locked:
+      // the schema check tells the two apart, and runs the pragmas again (under the busy back-off).
+      let pragmasFailed = Option.isSome(yield* pragmas.pipe(Effect.flip, Effect.option))
+      const openProblem = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new NotOpencodeDb({ reason: messageOf(e) }))
 
       /** BEGIN IMMEDIATE, the body, COMMIT; ROLLBACK on any failure. Returns the time the write lock was held. */
       const immediate = <A, E>(body: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<{ readonly value: A; readonly ms: number }, E | SqlError.SqlError> =>
@@ -107,11 +115,13 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
 
       return RetentionStore.of({
         checkSchema: Effect.gen(function* () {
-          if (pragmaFailure._tag === "Some") return yield* new NotOpencodeDb({ reason: messageOf(pragmaFailure.value) })
+          openTry++
+          if (pragmasFailed) {
+            yield* pragmas.pipe(Effect.mapError(openProblem))
+            pragmasFailed = false
+          }
           for (const [table, columns] of Object.entries(REQUIRED_COLUMNS)) {
-            const info = yield* sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.pipe(
-              Effect.mapError((e) => new NotOpencodeDb({ reason: messageOf(e) }))
-            )
+            const info = yield* sql.unsafe<{ name: string }>(openStatement("SELECT name FROM pragma_table_info(?)"), [table]).pipe(Effect.mapError(openProblem))
             if (info.length === 0) return yield* new NotOpencodeDb({ reason: `no table '${table}'` })
             const have = new Set(info.map((c) => c.name))
             const missing = columns.filter((c) => !have.has(c))
@@ -143,12 +153,12 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               })
             )
           ),
-          Effect.mapError(failed)
+          Effect.mapError(busyOrFailed)
         ),
 
         syncedAggregates: sql<{ aggregate_id: string }>`SELECT aggregate_id FROM event_sequence WHERE owner_id IS NOT NULL`.pipe(
           Effect.map((rows) => new Set(rows.map((r) => r.aggregate_id))),
-          Effect.mapError(failed)
+          Effect.mapError(busyOrFailed)
         ),
 
         sessionTables: Effect.gen(function* () {
@@ -162,7 +172,7 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
             out.push({ name, references: refs.map((r) => r.table) })
           }
           return out
-        }).pipe(Effect.mapError(failed)),
+        }).pipe(Effect.mapError(busyOrFailed)),
 
         scanEvents: (pageSize, onPage) =>
           Effect.gen(function* () {
@@ -179,11 +189,11 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               after = Number(page[page.length - 1]![0])
               onPage(page)
             }
-          }).pipe(Effect.mapError(failed)),
+          }).pipe(Effect.mapError(busyOrFailed)),
 
-        countTree: (tree) => treeCounts(tree).pipe(Effect.mapError(failed)),
+        countTree: (tree) => treeCounts(tree).pipe(Effect.mapError(busyOrFailed)),
 
-        treeChanged: (tree) => changedSince(tree).pipe(Effect.mapError(failed)),
+        treeChanged: (tree) => changedSince(tree).pipe(Effect.mapError(busyOrFailed)),
 
         deleteTree: (tree) =>
           immediate(

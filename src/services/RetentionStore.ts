@@ -7,7 +7,7 @@ import type { EventRow } from "../core/retention/events.js"
 import type { ArchivedSession } from "../core/retention/records.js"
 import type { SessionFacts } from "../core/retention/trees.js"
 
-/** The database is busy (SQLITE_BUSY / SQLITE_LOCKED after the busy timeout); the transaction was rolled back. */
+/** The database is busy (SQLITE_BUSY / SQLITE_LOCKED after the busy timeout); a transaction was rolled back, a read read nothing. */
 export class DbBusy extends Data.TaggedError("DbBusy")<{ readonly reason: string }> {}
 
 /** Any other database failure. */
@@ -46,19 +46,22 @@ export interface EventChunk {
 }
 
 export interface RetentionStoreService {
-  /** Fails with NotOpencodeDb unless the tables and columns the sweeps use are there. */
-  readonly checkSchema: Effect.Effect<void, NotOpencodeDb | DbFailed>
-  readonly sessions: Effect.Effect<ReadonlyArray<SessionRow>, DbFailed>
+  /**
+   * Fails with NotOpencodeDb unless the tables and columns the sweeps use are there, or with DbBusy
+   * when another connection's lock kept it from reading them (the caller backs off and tries again).
+   */
+  readonly checkSchema: Effect.Effect<void, NotOpencodeDb | DbBusy | DbFailed>
+  readonly sessions: Effect.Effect<ReadonlyArray<SessionRow>, DbBusy | DbFailed>
   /** Aggregates whose `event_sequence.owner_id` is set. */
-  readonly syncedAggregates: Effect.Effect<ReadonlySet<string>, DbFailed>
+  readonly syncedAggregates: Effect.Effect<ReadonlySet<string>, DbBusy | DbFailed>
   /** Tables other than session, event and event_sequence that have a `session_id` column. */
-  readonly sessionTables: Effect.Effect<ReadonlyArray<SessionTable>, DbFailed>
+  readonly sessionTables: Effect.Effect<ReadonlyArray<SessionTable>, DbBusy | DbFailed>
   /** Calls `onPage` with `[rowid, id, aggregate_id, octet_length(data)]` rows in storage order, `pageSize` at a time. */
-  readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) => Effect.Effect<number, DbFailed>
+  readonly scanEvents: (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) => Effect.Effect<number, DbBusy | DbFailed>
   /** Rows a tree would lose, per table, without changing anything. */
-  readonly countTree: (tree: TreeDelete) => Effect.Effect<Readonly<Record<string, number>>, DbFailed>
+  readonly countTree: (tree: TreeDelete) => Effect.Effect<Readonly<Record<string, number>>, DbBusy | DbFailed>
   /** Why the tree must stay after all (touched, in a workspace, in sync, or given a new child since the plan), read without a lock. */
-  readonly treeChanged: (tree: TreeDelete) => Effect.Effect<string | undefined, DbFailed>
+  readonly treeChanged: (tree: TreeDelete) => Effect.Effect<string | undefined, DbBusy | DbFailed>
   /** One write transaction: the same re-check under the write lock, then the tree's rows, children before parents. */
   readonly deleteTree: (tree: TreeDelete) => Effect.Effect<TreeOutcome, DbBusy | DbFailed>
   /**

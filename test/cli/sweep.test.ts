@@ -1,6 +1,6 @@
 /** `ocpool sweep sessions|events` as a user runs it: flags, bad input, JSON and human output (US-32, US-33, SPEC §12). */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -55,7 +55,12 @@ describe("ocpool sweep: bad input (SPEC §11.1, §12.1)", () => {
     ["negative grace", ["--grace-hours", "-2"], /^ocpool: --grace-hours must be a number ≥ 0, got '-2'\n$/],
     ["non-numeric limit", ["--limit", "abc"], /^ocpool: --limit must be an integer ≥ 1, got 'abc'\n$/],
     ["zero limit", ["--limit", "0"], /^ocpool: --limit must be an integer ≥ 1, got '0'\n$/],
-    ["fractional limit", ["--limit", "2.5"], /^ocpool: --limit must be an integer ≥ 1, got '2.5'\n$/]
+    ["fractional limit", ["--limit", "2.5"], /^ocpool: --limit must be an integer ≥ 1, got '2.5'\n$/],
+    ["days beyond the date range", ["--days", "1e9"], /^ocpool: --days must be at most 100000000, got '1e9'\n$/],
+    ["infinite days", ["--days", "1e400"], /^ocpool: --days must be at most 100000000, got '1e400'\n$/],
+    ["grace beyond the date range", ["--grace-hours", "1e12"], /^ocpool: --grace-hours must be at most 2400000000, got '1e12'\n$/],
+    ["limit beyond a safe integer", ["--limit", "99999999999999999999"], /^ocpool: --limit must be at most 9007199254740991, got '99999999999999999999'\n$/],
+    ["a value with escape sequences", ["--days", "\u001b[31m5"], /^ocpool: --days must be a number ≥ 0, got '\\u001b\[31m5'\n$/]
   ]
   const rejects = (command: "sessions" | "events", flags: ReadonlyArray<string>, message: RegExp) => {
     const s = setup()
@@ -112,6 +117,41 @@ describe("ocpool sweep: bad input (SPEC §11.1, §12.1)", () => {
     expect(r2.code).toBe(2)
     expect(r2.stderr).toMatch(/table 'event' has no column 'data'/)
   })
+
+  it("US-32 US-33 a database another connection has locked is busy: exit 75 after the back-off, a message that says so, nothing changed", async () => {
+    const s = setup()
+    const db = new Database(s.db)
+    // A database in rollback-journal mode: a writer's EXCLUSIVE lock shuts readers out too.
+    expect(db.pragma("journal_mode = DELETE", { simple: true })).toBe("delete")
+    // Read before the lock: closing any descriptor of the file would drop this process's POSIX locks on it.
+    const before = bytes(s.db)
+    db.exec("BEGIN EXCLUSIVE")
+    try {
+      // Both sweeps at once: each waits out busy_timeout (5 s) per try and the 7.75 s back-off.
+      const run = (command: string) =>
+        new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+          const child = spawn(process.execPath, [cli, "sweep", command, "--db", s.db], { env: { ...process.env, OPENCODE_DB: "", XDG_DATA_HOME: s.dataHome } })
+          let stdout = ""
+          let stderr = ""
+          child.stdout.on("data", (b: Buffer) => (stdout += b.toString()))
+          child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
+          child.on("close", (code) => done({ code, stdout, stderr }))
+        })
+      const started = Date.now()
+      const [sessions, events] = await Promise.all([run("sessions"), run("events")])
+      for (const r of [sessions, events]) {
+        expect(r.code, r.stderr + r.stdout).toBe(75)
+        expect(r.stderr).toBe(`ocpool: database ${s.db} is busy (database is locked): another connection held its lock through 5 retries; nothing changed, try again later\n`)
+        expect(r.stdout).toBe("")
+      }
+      expect(Date.now() - started).toBeGreaterThanOrEqual(7_750)
+    } finally {
+      db.exec("ROLLBACK")
+      db.close()
+    }
+    expect(bytes(s.db).equals(before)).toBe(true)
+    expect(existsSync(join(s.dataHome, "opencode-pool"))).toBe(false)
+  }, 90_000)
 
   it("US-33 OPENCODE_DB=:memory: is refused with exit 2", () => {
     const r = ocpool(["sweep", "events"], { OPENCODE_DB: ":memory:" })

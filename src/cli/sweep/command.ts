@@ -6,18 +6,19 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
 import { resolve } from "node:path"
-import { EVENT_SWEEP_DAYS, EVENT_SWEEP_GRACE_HOURS, SESSION_SWEEP_DAYS, SESSION_SWEEP_GRACE_HOURS } from "../../core/constants.js"
+import { DB_BUSY_BACKOFF_MS, EVENT_SWEEP_DAYS, EVENT_SWEEP_GRACE_HOURS, SESSION_SWEEP_DAYS, SESSION_SWEEP_GRACE_HOURS } from "../../core/constants.js"
 import { resolveDbPath } from "../../core/retention/dbPath.js"
+import { MAX_DAYS, MAX_GRACE_HOURS } from "../../core/retention/window.js"
 import { DbHostLive } from "../../layers/DbHostLive.js"
 import { RetentionLogFile } from "../../layers/RetentionLogFile.js"
 import { RetentionSqlite } from "../../layers/RetentionSqlite.js"
 import { SqliteNode } from "../../layers/SqliteNode.js"
 import { xdgDir } from "../../layers/xdg.js"
-import type { DbFailed, NotOpencodeDb } from "../../services/RetentionStore.js"
+import type { DbBusy, DbFailed, NotOpencodeDb } from "../../services/RetentionStore.js"
 import { BadInput, SweepIncomplete } from "../errors.js"
 import { diagnostic } from "../output.js"
 import { IdEncodingUnknown, sweepEvents, type EventSweepReport } from "./events.js"
-import { nonNegative, positiveInteger } from "./flags.js"
+import { nonNegative, positiveInteger, validWindow } from "./flags.js"
 import { progressBar } from "./progress.js"
 import { renderEvents, renderSessions } from "./render.js"
 import { sweepSessions, type SessionSweepReport } from "./sessions.js"
@@ -60,14 +61,24 @@ const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
 const liveLayer = (db: string, dryRun: boolean) =>
   Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(db, { readonly: dryRun }))), RetentionLogFile(), DbHostLive)
 
-/** Bad database input and the id guard become typed CLI failures; the report itself decides the rest. */
-const openFailures =
+/**
+ * Bad database input, a database locked before anything was read, and the id guard become typed CLI
+ * failures (exit 2, 75, 1); the report itself decides the rest.
+ */
+export const openFailures =
   (db: string) =>
-  <A, R>(self: Effect.Effect<A, NotOpencodeDb | DbFailed | IdEncodingUnknown, R>): Effect.Effect<A, BadInput | SweepIncomplete, R> =>
+  <A, R>(self: Effect.Effect<A, NotOpencodeDb | DbBusy | DbFailed | IdEncodingUnknown, R>): Effect.Effect<A, BadInput | SweepIncomplete, R> =>
     Effect.catchAll(self, (e): Effect.Effect<never, BadInput | SweepIncomplete> => {
       switch (e._tag) {
         case "NotOpencodeDb":
           return Effect.fail(new BadInput({ message: `${db} is not an opencode database: ${e.reason}; nothing changed` }))
+        case "DbBusy":
+          return Effect.fail(
+            new SweepIncomplete({
+              message: `database ${db} is busy (${e.reason}): another connection held its lock through ${DB_BUSY_BACKOFF_MS.length} retries; nothing changed, try again later`,
+              exitCode: 75
+            })
+          )
         case "DbFailed":
           return Effect.fail(new SweepIncomplete({ message: `database error: ${e.reason}`, exitCode: 1 }))
         case "IdEncodingUnknown":
@@ -89,7 +100,7 @@ const finish = (report: SweepEnd, remaining: string) =>
       report.stoppedBy === "error"
         ? `stopped on a database error (${report.stopReason ?? ""}); ${remaining} left for a later run`
         : report.stoppedBy === "busy"
-          ? `database busy after 5 retries (${report.stopReason ?? ""}); ${remaining} left for a later run`
+          ? `database busy after ${DB_BUSY_BACKOFF_MS.length} retries (${report.stopReason ?? ""}); ${remaining} left for a later run`
           : `vacuum refused: ${report.vacuum.reason ?? ""}; the deletions are kept`
     return yield* new SweepIncomplete({ message, exitCode })
   })
@@ -105,9 +116,10 @@ export const sweepEventsCommand = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
-      const days = yield* nonNegative("days", Option.getOrUndefined(args.days), EVENT_SWEEP_DAYS)
-      const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), EVENT_SWEEP_GRACE_HOURS)
+      const days = yield* nonNegative("days", Option.getOrUndefined(args.days), EVENT_SWEEP_DAYS, MAX_DAYS)
+      const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), EVENT_SWEEP_GRACE_HOURS, MAX_GRACE_HOURS)
       const limit = yield* positiveInteger("limit", Option.getOrUndefined(args.limit))
+      yield* validWindow(Date.now(), days, graceHours)
       const db = yield* databaseFile(args.db, args.dryRun)
       const bar = progressBar(process.stderr.isTTY === true && !args.json)
       const report: EventSweepReport = yield* sweepEvents({
@@ -141,9 +153,10 @@ export const sweepSessionsCommand = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
-      const days = yield* nonNegative("days", Option.getOrUndefined(args.days), SESSION_SWEEP_DAYS)
-      const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), SESSION_SWEEP_GRACE_HOURS)
+      const days = yield* nonNegative("days", Option.getOrUndefined(args.days), SESSION_SWEEP_DAYS, MAX_DAYS)
+      const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), SESSION_SWEEP_GRACE_HOURS, MAX_GRACE_HOURS)
       const limit = yield* positiveInteger("limit", Option.getOrUndefined(args.limit))
+      yield* validWindow(Date.now(), days, graceHours)
       const directory = Option.getOrUndefined(args.directory)
       if (directory !== undefined && directory.trim() === "") return yield* new BadInput({ message: "--directory must name a directory" })
       const db = yield* databaseFile(args.db, args.dryRun)

@@ -58,18 +58,22 @@ export const sweepEvents = (o: EventSweepOptions) =>
     const log = yield* RetentionLog
     const started = yield* Clock.currentTimeMillis
     const now = started
-    yield* store.checkSchema
+    // Opening and reading the facts: a lock held by another connection is waited out like a busy transaction.
+    const { sessions, synced } = yield* withBusyRetry(
+      Effect.gen(function* () {
+        yield* store.checkSchema
+        return { sessions: yield* store.sessions, synced: yield* store.syncedAggregates }
+      })
+    )
     const window = eventWindow(now, o.days)
     const warnings: Array<string> = window.clamped ? [CLAMP_WARNING] : []
-
-    const sessions = yield* store.sessions
-    const facts = { sessions: new Map(sessions.map((s) => [s.id, s] as const)), synced: yield* store.syncedAggregates }
+    const facts = { sessions: new Map(sessions.map((s) => [s.id, s] as const)), synced }
     const verdicts: Verdicts = new Map()
     const bounds = { now, cutoff: window.cutoff, graceCutoff: graceCutoff(now, o.graceHours) }
     const roundCap = o.roundCandidates ?? EVENT_ROUND_CANDIDATES
 
     /** One scan: the oldest `cap` candidates in deletion order, and what every candidate adds up to. */
-    const collect = (cap: number) =>
+    const scanOnce = (cap: number) =>
       Effect.gen(function* () {
         let found = noCandidates()
         let ceiling: Ceiling | undefined
@@ -90,6 +94,8 @@ export const sweepEvents = (o: EventSweepOptions) =>
         })
         return { found: oldest(found, cap), qualified, qualifiedBytes, qualifiedAggregates }
       })
+    /** A scan under the busy back-off; a busy scan starts afresh. */
+    const collect = (cap: number) => withBusyRetry(scanOnce(cap))
 
     let candidates = 0
     let rows = 0
@@ -126,7 +132,15 @@ export const sweepEvents = (o: EventSweepOptions) =>
       for (let round = 0; stoppedBy === null; round++) {
         const want = o.limit === undefined ? roundCap : Math.min(roundCap, o.limit - done)
         if (want <= 0) break
-        const scan = yield* collect(want)
+        const scanned = yield* collect(want).pipe(Effect.either)
+        if (scanned._tag === "Left") {
+          // Nothing deleted yet: the failure stands as it is (busy: exit 75). Later rounds stop like a chunk would.
+          if (round === 0) return yield* scanned.left
+          stoppedBy = scanned.left._tag === "DbBusy" ? "busy" : "error"
+          stopReason = scanned.left.reason
+          break
+        }
+        const scan = scanned.right
         if (round === 0) {
           const guard = idGuard(scan.found, facts.sessions)
           if (guard !== undefined) return yield* new IdEncodingUnknown(guard)

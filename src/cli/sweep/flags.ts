@@ -1,17 +1,21 @@
-/** Flag values of the sweeps (SPEC §11.1): parsed here so that a bad value is one line and exit 2, never usage noise. */
+/** Flag values of the sweeps (SPEC §11.1): parsed in the core, so that a bad value is one line and exit 2, never usage noise. */
 import { Effect } from "effect"
+import { parseNonNegative, parsePositiveInteger, type Parsed } from "../../core/retention/flags.js"
+import { windowProblem } from "../../core/retention/window.js"
 import { BadInput } from "../errors.js"
 
-/** A number ≥ 0 (fractions allowed), or BadInput naming the flag. */
-export const nonNegative = (flag: string, text: string | undefined, fallback: number): Effect.Effect<number, BadInput> => {
-  if (text === undefined) return Effect.succeed(fallback)
-  const value = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(text) ? Number(text) : Number.NaN
-  return Number.isFinite(value) && value >= 0 ? Effect.succeed(value) : Effect.fail(new BadInput({ message: `--${flag} must be a number ≥ 0, got '${text}'` }))
-}
+const orBadInput = <A>(parsed: Parsed<A>): Effect.Effect<A, BadInput> =>
+  parsed._tag === "Value" ? Effect.succeed(parsed.value) : Effect.fail(new BadInput({ message: parsed.message }))
 
-/** An integer ≥ 1, or BadInput. */
-export const positiveInteger = (flag: string, text: string | undefined): Effect.Effect<number | undefined, BadInput> => {
-  if (text === undefined) return Effect.succeed(undefined)
-  const value = /^\s*\+?\d+\s*$/.test(text) ? Number(text) : Number.NaN
-  return Number.isSafeInteger(value) && value >= 1 ? Effect.succeed(value) : Effect.fail(new BadInput({ message: `--${flag} must be an integer ≥ 1, got '${text}'` }))
+/** A number from 0 to `max` (fractions allowed), or BadInput naming the flag. */
+export const nonNegative = (flag: string, text: string | undefined, fallback: number, max: number): Effect.Effect<number, BadInput> =>
+  orBadInput(parseNonNegative(flag, text, fallback, max))
+
+/** An integer from 1 to Number.MAX_SAFE_INTEGER, or BadInput. */
+export const positiveInteger = (flag: string, text: string | undefined): Effect.Effect<number | undefined, BadInput> => orBadInput(parsePositiveInteger(flag, text))
+
+/** BadInput unless the window's cutoffs are dates (they are, for flags in range and a sane clock). */
+export const validWindow = (now: number, days: number, graceHours: number): Effect.Effect<void, BadInput> => {
+  const problem = windowProblem(now, days, graceHours)
+  return problem === undefined ? Effect.void : Effect.fail(new BadInput({ message: problem }))
 }

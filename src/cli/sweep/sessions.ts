@@ -49,10 +49,13 @@ export const sweepSessions = (o: SessionSweepOptions) =>
     const store = yield* RetentionStore
     const log = yield* RetentionLog
     const started = yield* Clock.currentTimeMillis
-    yield* store.checkSchema
-    const sessions = yield* store.sessions
-    const synced = yield* store.syncedAggregates
-    const tables = deletionOrder(yield* store.sessionTables)
+    // Opening and reading the facts: a lock held by another connection is waited out like a busy transaction.
+    const { sessions, synced, tables } = yield* withBusyRetry(
+      Effect.gen(function* () {
+        yield* store.checkSchema
+        return { sessions: yield* store.sessions, synced: yield* store.syncedAggregates, tables: deletionOrder(yield* store.sessionTables) }
+      })
+    )
     const plan = planTrees(sessions, synced, { now: started, days: o.days, graceHours: o.graceHours, directory: o.directory, limit: o.limit })
     const byId = new Map<string, SessionRow>(sessions.map((s) => [s.id, s]))
     const warnings: Array<string> = []
@@ -70,14 +73,20 @@ export const sweepSessions = (o: SessionSweepOptions) =>
     for (const tree of plan.trees) {
       const job = { ids: tree.ids, tables, withEvents: o.withEvents, cutoffUpdated: plan.cutoffUpdated }
       if (o.dryRun) {
-        rows = addRows(rows, yield* store.countTree(job))
+        const counted = yield* withBusyRetry(store.countTree(job)).pipe(Effect.either)
+        if (counted._tag === "Left") {
+          stoppedBy = counted.left._tag === "DbBusy" ? "busy" : "error"
+          stopReason = counted.left.reason
+          break
+        }
+        rows = addRows(rows, counted.right)
         roots++
         retired += tree.ids.length
       } else {
         // A tree opencode touched since the plan stays, and is not archived.
-        const changed = yield* store.treeChanged(job).pipe(Effect.either)
+        const changed = yield* withBusyRetry(store.treeChanged(job)).pipe(Effect.either)
         if (changed._tag === "Left") {
-          stoppedBy = "error"
+          stoppedBy = changed.left._tag === "DbBusy" ? "busy" : "error"
           stopReason = changed.left.reason
           break
         }

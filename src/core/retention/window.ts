@@ -11,6 +11,26 @@ export interface EventWindow {
 }
 
 export const ERA_DAYS = ID_ERA_MS / DAY_MS
+
+/**
+ * The largest `--days` and `--grace-hours` (about 273 790 years): beyond them now − window falls
+ * before the earliest date a Date can hold (−8.64e15 ms), and no cutoff could be written down.
+ */
+export const MAX_DAYS = 100_000_000
+export const MAX_GRACE_HOURS = MAX_DAYS * 24
+
+/** The range of a Date: ±8.64e15 ms around the epoch. */
+export const isValidTime = (ms: number): boolean => Number.isFinite(ms) && Math.abs(ms) <= 8.64e15
+
+/** Why these flags give no valid cutoff at `now` (a clock far outside the Date range), or undefined when they do. */
+export const windowProblem = (now: number, days: number, graceHours: number): string | undefined => {
+  const session = sessionWindow(now, days, graceHours)
+  const events = eventWindow(now, days)
+  if (!isValidTime(now)) return `the clock reads ${now}, outside the dates a cutoff can name`
+  if (!isValidTime(session.cutoffCreated) || !isValidTime(events.cutoff)) return `--days ${days} puts the cutoff outside the dates a cutoff can name`
+  if (!isValidTime(session.cutoffUpdated)) return `--grace-hours ${graceHours} puts the cutoff outside the dates a cutoff can name`
+  return undefined
+}
 export const CLAMP_WARNING = `window clamped to the id era (${ERA_DAYS.toFixed(2)} days)`
 
 /** cutoff = now − min(days × 86 400 000, ID_ERA_MS). A clamped cutoff precedes every decoded time, so nothing goes. */
