@@ -1,14 +1,17 @@
 /** `ocpool doctor [--probe] [--json] [--state-dir DIR]` (SPEC §12.2): checks the setup, one line per check. */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
-import { homedir } from "node:os"
+import { Cause, Console, Effect, Either, Option } from "effect"
+import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { isLive } from "../core/claims.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
 import { resolveDbPath } from "../core/retention/dbPath.js"
-import { xdgDir } from "../layers/xdg.js"
+import { pluginListing } from "../core/opencodeConfig.js"
+import { dirReason } from "../layers/dirs.js"
+import { configDir } from "../layers/PoolConfigFile.js"
+import { inspectStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
+import { homeDir, noHomeReason, xdgDir } from "../layers/xdg.js"
 import { ChecksFailed } from "./errors.js"
 import { cliPool, readState, stateDirFor } from "./stateView.js"
 import { stateDirOption } from "./status.js"
@@ -37,51 +40,197 @@ export const notifierCheck = (platform: NodeJS.Platform, find: (bin: string) => 
   return { id: "notifier", status: "warn", detail: `no notifier on ${platform}: no notification channel exists` }
 }
 
-const mode = (p: string): number => statSync(p).mode & 0o777
+/** One line of whatever was thrown, bounded: a check that throws reports this as its failure. */
+const oneLine = (e: unknown): string => {
+  try {
+    const text = e instanceof Error ? `${e.name}: ${e.message}` : typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+    const line = text.split("\n")[0] ?? ""
+    return line.length > 200 ? `${line.slice(0, 200)}…` : line
+  } catch {
+    return "unknown error"
+  }
+}
+
+/** Runs one check; anything it throws becomes that check's failure, so the report is always printed whole. */
+const guarded = (id: string, run: () => Check | ReadonlyArray<Check>): Effect.Effect<ReadonlyArray<Check>> =>
+  Effect.try({
+    try: () => {
+      const out = run()
+      return Array.isArray(out) ? (out as ReadonlyArray<Check>) : [out as Check]
+    },
+    catch: (e) => e
+  }).pipe(Effect.catchAllCause((cause) => Effect.succeed([{ id, status: "fail" as const, detail: `the check itself failed: ${oneLine(Cause.squash(cause))}` }])))
+
+/** An epoch-ms time as ISO text, or the bare number when no date can show it. */
+const when = (ms: number): string => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms))
+
+/**
+ * Why a pool file in the config directory is there but cannot be opened (a symbolic link loop, a
+ * dangling link, a FIFO, a directory, no permission), or `undefined` when it is absent or openable. Opens
+ * without blocking and reads nothing.
+ */
+export const poolFileProblem = (path: string): string | undefined => {
+  try {
+    lstatSync(path)
+  } catch {
+    return undefined // nothing there: the chain goes on
+  }
+  let fd: number | undefined
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    if (!fstatSync(fd).isFile()) return "not a regular file"
+    return undefined
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    return code === "ELOOP" ? "a symbolic link loop (too many symbolic links)" : code === "ENOENT" ? "a dangling symbolic link" : dirReason(code ?? oneLine(e))
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+const poolCheck = (): Check => {
+  const pool = cliPool(undefined)
+  const dir = configDir()
+  const problems = dir === undefined ? [] : ["pool.txt", "pool.json"].flatMap((n) => {
+    const why = poolFileProblem(join(dir, n))
+    return why === undefined ? [] : [`${join(dir, n)}: ${why}`]
+  })
+  const notes = [...problems, ...pool.warnings, ...(dir === undefined ? [`user config directory not read: ${noHomeReason("XDG_CONFIG_HOME")}`] : [])]
+  const broken = problems.length > 0 || pool.warnings.some((w) => w.includes("unusable") || w.includes("unreadable"))
+  return { id: "pool", status: broken ? "fail" : notes.length > 0 ? "warn" : "ok", detail: `${pool.origin}: ${describeSlots(pool.slots)}${notes.length > 0 ? `; ${notes.join("; ")}` : ""}` }
+}
+
+const stateDirCheck = (choice: StateDirChoice): Check => {
+  if (choice._tag === "NoHome") return { id: "state-dir", status: "fail", detail: choice.reason }
+  const dir = choice.dir
+  let st
+  try {
+    st = lstatSync(dir)
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === "ENOENT") return { id: "state-dir", status: "ok", detail: `${dir} (not created yet; the plugin creates it with mode 700)` }
+    return { id: "state-dir", status: "fail", detail: `${dir}: ${dirReason(code ?? oneLine(e))}` }
+  }
+  if (!st.isSymbolicLink() && !st.isDirectory()) return { id: "state-dir", status: "fail", detail: `${dir}: not a directory` }
+  const m = st.mode & 0o777
+  const writable = (() => {
+    try {
+      accessSync(dir, constants.W_OK | constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })()
+  const trust = inspectStateDir(dir)
+  const notes = [
+    ...(writable ? [] : ["not writable: the plugin would keep its state in memory"]),
+    ...(trust.trusted ? [] : [`not trusted (${trust.reason}): read, never cleaned`])
+  ]
+  return { id: "state-dir", status: notes.length > 0 ? "warn" : "ok", detail: `${dir} mode ${m.toString(8)}${notes.length > 0 ? `; ${notes.join("; ")}` : ""}` }
+}
+
+/** Where opencode's config files are; `undefined` entries (no home) are skipped. */
+const opencodeConfigs = (): ReadonlyArray<string> => {
+  const base = xdgDir("XDG_CONFIG_HOME")
+  const cwd = process.cwd()
+  return [...(base === undefined ? [] : [join(base, "opencode", "opencode.json"), join(base, "opencode", "opencode.jsonc")]), join(cwd, "opencode.json"), join(cwd, "opencode.jsonc")]
+}
+
+/** Largest opencode config file the plugin check reads. */
+const CONFIG_MAX_BYTES = 1 << 20
+
+const pluginCheck = (): Check => {
+  const invalid: Array<string> = []
+  for (const path of opencodeConfigs()) {
+    if (poolFileProblem(path) !== undefined) continue
+    let text: string
+    try {
+      if (statSync(path).size > CONFIG_MAX_BYTES) {
+        invalid.push(`${path}: larger than 1 MiB, not read`)
+        continue
+      }
+      text = readFileSync(path, "utf8")
+    } catch {
+      continue // absent (or gone): the next one
+    }
+    const listing = pluginListing(text)
+    if (listing._tag === "Listed") return { id: "plugin", status: "ok", detail: `listed in ${path}` }
+    if (listing._tag === "Invalid") invalid.push(`${path}: not valid JSONC (${listing.reason})`)
+  }
+  return { id: "plugin", status: "warn", detail: `no opencode config lists "opencode-pool" (add "plugin": ["opencode-pool"])${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
+}
+
+const sshHopCheck = (): Check => {
+  const home = homeDir()
+  const sshConfig = home === undefined ? undefined : join(home, ".ssh", "config")
+  const listed = sshConfig !== undefined && poolFileProblem(sshConfig) === undefined && existsSync(sshConfig) && /^\s*Host\s+ocpool-desktop\s*$/m.test(readFileSync(sshConfig, "utf8"))
+  const hop = process.env.OCPOOL_NOTIFY_HOST ?? (listed ? "ocpool-desktop" : undefined)
+  return { id: "ssh-hop", status: "ok", detail: hop === undefined ? "not configured (only needed on remote hosts)" : `host ${hop}` }
+}
+
+/** The checks that read the state directory, each on its own; a state that cannot be read fails `claims`. */
+const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray<Check>> =>
+  Effect.gen(function* () {
+    const state = yield* readState(stateFlag).pipe(
+      Effect.either,
+      Effect.catchAllDefect((d) => Effect.succeed(Either.left({ dir: "state dir", reason: oneLine(d) })))
+    )
+    if (Either.isLeft(state)) return [{ id: "claims", status: "fail" as const, detail: `${state.left.dir}: ${state.left.reason}` }]
+    const s = state.right
+    const cleaned = s.warnings.length === 0
+    const checks: Array<ReadonlyArray<Check>> = []
+    checks.push(
+      yield* guarded("claims", () => {
+        const live = s.processes.reduce((n, p) => n + p.claims.filter((c) => isLive(c, s.now)).length, 0)
+        return { id: "claims", status: "ok", detail: `${s.processes.length} live process file(s), ${live} live claim(s); ${cleaned ? "dead and stale files removed" : "dead and stale files left in place (directory not trusted)"}` }
+      })
+    )
+    checks.push(
+      yield* guarded("cooldowns", () => {
+        const cooling = [...s.cooldowns.values()].filter((c) => isCooling(c, s.now))
+        return { id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${when(c.until)}`).join("; ") }
+      })
+    )
+    checks.push(
+      yield* guarded("lock", () => {
+        const lock = join(s.dir, "pool.lock")
+        const lockAge = existsSync(lock) ? s.now - statSync(lock).mtimeMs : undefined
+        return { id: "lock", status: lockAge !== undefined && lockAge > 5_000 ? "warn" : "ok", detail: lockAge === undefined ? "free" : `held for ${Math.round(lockAge / 1000)}s${lockAge > 5_000 ? " (stale: the next pick takes it over)" : ""}` }
+      })
+    )
+    checks.push(
+      yield* guarded("tmp-files", () => {
+        const tmps = s.exists ? readdirSync(s.dir).filter((n) => n.endsWith(".tmp")).length : 0
+        return tmps > 0 ? [{ id: "tmp-files", status: "warn", detail: `${tmps} *.tmp file(s); removed after 60 s by the next reader${cleaned ? "" : " (not here: the directory is not trusted)"}` }] : []
+      })
+    )
+    return checks.flat()
+  })
 
 export const runChecks = (stateFlag: string | undefined) =>
   Effect.gen(function* () {
-    const checks: Array<Check> = []
-    const pool = cliPool(undefined)
-    const broken = pool.warnings.some((w) => w.includes("unusable") || w.includes("unreadable"))
-    checks.push({
-      id: "pool",
-      status: broken ? "fail" : pool.warnings.length > 0 ? "warn" : "ok",
-      detail: `${pool.origin}: ${describeSlots(pool.slots)}${pool.warnings.length > 0 ? `; ${pool.warnings.join("; ")}` : ""}`
-    })
-    const dir = stateDirFor(stateFlag)
-    if (!existsSync(dir)) checks.push({ id: "state-dir", status: "ok", detail: `${dir} (not created yet; the plugin creates it with mode 700)` })
-    else {
-      const m = mode(dir)
-      checks.push({ id: "state-dir", status: (m & 0o077) !== 0 ? "warn" : "ok", detail: `${dir} mode ${m.toString(8)}${(m & 0o077) !== 0 ? " (wider than 700)" : ""}` })
-    }
-    const state = yield* readState(stateFlag).pipe(Effect.either)
-    if (state._tag === "Left") {
-      checks.push({ id: "claims", status: "fail", detail: `${state.left.dir}: ${state.left.reason}` })
-    } else {
-      const s = state.right
-      const live = s.processes.reduce((n, p) => n + p.claims.filter((c) => isLive(c, s.now)).length, 0)
-      checks.push({ id: "claims", status: "ok", detail: `${s.processes.length} live process file(s), ${live} live claim(s); dead and stale files removed` })
-      const cooling = [...s.cooldowns.values()].filter((c) => isCooling(c, s.now))
-      checks.push({ id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${new Date(c.until).toISOString()}`).join("; ") })
-      const lock = join(s.dir, "pool.lock")
-      const lockAge = existsSync(lock) ? s.now - statSync(lock).mtimeMs : undefined
-      checks.push({ id: "lock", status: lockAge !== undefined && lockAge > 5_000 ? "warn" : "ok", detail: lockAge === undefined ? "free" : `held for ${Math.round(lockAge / 1000)}s${lockAge > 5_000 ? " (stale: the next pick takes it over)" : ""}` })
-      const tmps = s.exists ? readdirSync(s.dir).filter((n) => n.endsWith(".tmp")).length : 0
-      if (tmps > 0) checks.push({ id: "tmp-files", status: "warn", detail: `${tmps} *.tmp file(s); removed after 60 s by the next reader` })
-    }
-    checks.push(opencodeDbCheck())
-    checks.push(notifierCheck(process.platform, (b) => onPath(b)))
-    const sshConfig = join(homedir(), ".ssh", "config")
-    const hop = process.env.OCPOOL_NOTIFY_HOST ?? (existsSync(sshConfig) && /^\s*Host\s+ocpool-desktop\s*$/m.test(readFileSync(sshConfig, "utf8")) ? "ocpool-desktop" : undefined)
-    checks.push({ id: "ssh-hop", status: "ok", detail: hop === undefined ? "not configured (only needed on remote hosts)" : `host ${hop}` })
-    checks.push({ id: "fade", status: process.platform === "linux" && onPath("gdbus") !== undefined ? "ok" : "warn", detail: process.platform === "linux" ? (onPath("gdbus") !== undefined ? "gdbus" : "gdbus not found") : `unsupported on ${process.platform}` })
-    const configs = [join(xdgDir("XDG_CONFIG_HOME"), "opencode", "opencode.json"), join(xdgDir("XDG_CONFIG_HOME"), "opencode", "opencode.jsonc"), join(process.cwd(), "opencode.json"), join(process.cwd(), "opencode.jsonc")]
-    const listing = configs.find((p) => existsSync(p) && readFileSync(p, "utf8").includes("opencode-pool"))
-    checks.push(listing !== undefined ? { id: "plugin", status: "ok", detail: `listed in ${listing}` } : { id: "plugin", status: "warn", detail: `no opencode config lists "opencode-pool" (add "plugin": ["opencode-pool"])` })
-    const [major, minor] = process.versions.node.split(".").map(Number)
-    checks.push({ id: "runtime", status: major! > 20 || (major === 20 && minor! >= 19) ? "ok" : "fail", detail: `node ${process.versions.node} (needs >= 20.19)` })
-    return checks
+    const groups: Array<ReadonlyArray<Check>> = []
+    groups.push(yield* guarded("pool", poolCheck))
+    groups.push(yield* guarded("state-dir", () => stateDirCheck(stateDirFor(stateFlag))))
+    groups.push(yield* stateChecks(stateFlag))
+    groups.push(yield* guarded("opencode-db", opencodeDbCheck))
+    groups.push(yield* guarded("notifier", () => notifierCheck(process.platform, (b) => onPath(b))))
+    groups.push(yield* guarded("ssh-hop", sshHopCheck))
+    groups.push(
+      yield* guarded("fade", () => ({
+        id: "fade",
+        status: process.platform === "linux" && onPath("gdbus") !== undefined ? "ok" : "warn",
+        detail: process.platform === "linux" ? (onPath("gdbus") !== undefined ? "gdbus" : "gdbus not found") : `unsupported on ${process.platform}`
+      }))
+    )
+    groups.push(yield* guarded("plugin", pluginCheck))
+    groups.push(
+      yield* guarded("runtime", () => {
+        const [major, minor] = process.versions.node.split(".").map(Number)
+        return { id: "runtime", status: major! > 20 || (major === 20 && minor! >= 19) ? "ok" : "fail", detail: `node ${process.versions.node} (needs >= 20.19)` }
+      })
+    )
+    return groups.flat()
   })
 
 export const doctorCommand = Command.make(
@@ -102,8 +251,10 @@ export const doctorCommand = Command.make(
 ).pipe(Command.withDescription("Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier and runtime. Exit 0; 1 if a check fails."))
 
 /** Where opencode's database is (the sweeps' resolution, SPEC §11.1) and how big it has grown. */
-const opencodeDbCheck = (): { id: string; status: "ok" | "warn" | "fail"; detail: string } => {
-  const resolved = resolveDbPath({ env: process.env.OPENCODE_DB, dataHome: xdgDir("XDG_DATA_HOME"), cwd: process.cwd() })
+const opencodeDbCheck = (): Check => {
+  const dataHome = xdgDir("XDG_DATA_HOME")
+  if (dataHome === undefined && !(process.env.OPENCODE_DB ?? "").startsWith("/")) return { id: "opencode-db", status: "warn", detail: noHomeReason("XDG_DATA_HOME") }
+  const resolved = resolveDbPath({ env: process.env.OPENCODE_DB, dataHome: dataHome ?? "/", cwd: process.cwd() })
   if (resolved._tag === "Problem") return { id: "opencode-db", status: "warn", detail: resolved.reason }
   const db = resolved.path
   if (!existsSync(db)) return { id: "opencode-db", status: "warn", detail: `${db} not found` }

@@ -22,6 +22,9 @@ export class ChecksFailed extends Data.TaggedError("ChecksFailed")<{ readonly fa
 /** Exit 1: `init` would overwrite an existing pool file without `--force`. */
 export class InitRefused extends Data.TaggedError("InitRefused")<{ readonly path: string }> {}
 
+/** Exit 1: a directory or file the command must create or write cannot be (no home directory, ENOTDIR, EACCES, …). */
+export class PathUnusable extends Data.TaggedError("PathUnusable")<{ readonly path: string; readonly reason: string }> {}
+
 /** Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument). */
 export class UsageProblem extends Data.TaggedError("UsageProblem")<{ readonly message: string }> {}
 
@@ -40,7 +43,7 @@ export const fileReason = (e: { readonly _tag: string; readonly reason?: string;
   return e.message
 }
 
-export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed | InitRefused
+export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed | InitRefused | PathUnusable
 
 export const describeFailure = (e: CliFailure): { readonly message: string; readonly exitCode: number } => {
   switch (e._tag) {
@@ -56,6 +59,8 @@ export const describeFailure = (e: CliFailure): { readonly message: string; read
       return { message: `state dir ${e.dir} unreadable: ${e.reason}`, exitCode: 1 }
     case "InitRefused":
       return { message: `${e.path} exists; use --force to overwrite it`, exitCode: 1 }
+    case "PathUnusable":
+      return { message: `${e.path}: ${e.reason}`, exitCode: 1 }
     case "ChecksFailed":
       return { message: `doctor: failing checks: ${e.failed.join(", ")}`, exitCode: 1 }
   }

@@ -1,11 +1,13 @@
 /** `ocpool init [--format txt|json] [--force] [--json]` (SPEC §12.2): writes the user's pool file from the bundled preset. */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { lstatSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { BUILT_IN_SLOTS } from "../core/preset.js"
+import { dirReason, makeDir } from "../layers/dirs.js"
 import { configDir } from "../layers/PoolConfigFile.js"
-import { InitRefused } from "./errors.js"
+import { noHomeReason } from "../layers/xdg.js"
+import { InitRefused, PathUnusable } from "./errors.js"
 
 const PLUGIN_LINE = `"plugin": ["opencode-pool"]`
 
@@ -21,6 +23,39 @@ export const poolText = (slots: ReadonlyArray<{ readonly model: unknown; readonl
     ""
   ].join("\n")
 
+/** Whether anything (a file, a directory, a link even if dangling or looping) is at `path`. */
+const occupied = (path: string): boolean => {
+  try {
+    lstatSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Writes the pool file. Every directory or file problem is one typed failure naming the path and the
+ * reason (exit 1): no home directory, a path component that is a file, no permission, a read-only disk.
+ */
+export const writePoolFile = (format: "txt" | "json", force: boolean, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function* () {
+    const dir = configDir(env)
+    if (dir === undefined) return yield* new PathUnusable({ path: "$XDG_CONFIG_HOME/opencode-pool", reason: noHomeReason("XDG_CONFIG_HOME") })
+    const path = join(dir, format === "txt" ? "pool.txt" : "pool.json")
+    if (occupied(path) && !force) return yield* new InitRefused({ path })
+    const problem = makeDir(dir, 0o777)
+    if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
+    const body = format === "txt" ? poolText(BUILT_IN_SLOTS) : `${JSON.stringify({ $comment: "opencode-pool slots, filled in this order; weight = fair share", slots: BUILT_IN_SLOTS }, null, 2)}\n`
+    yield* Effect.try({
+      try: () => writeFileSync(path, body),
+      catch: (e) => {
+        const code = (e as NodeJS.ErrnoException).code
+        return new PathUnusable({ path, reason: code === "EISDIR" ? "is a directory" : dirReason(code ?? String(e)) })
+      }
+    })
+    return path
+  })
+
 export const initCommand = Command.make(
   "init",
   {
@@ -30,13 +65,12 @@ export const initCommand = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
-      const dir = configDir()
-      const path = join(dir, args.format === "txt" ? "pool.txt" : "pool.json")
-      if (existsSync(path) && !args.force) return yield* new InitRefused({ path })
-      mkdirSync(dir, { recursive: true })
-      const body = args.format === "txt" ? poolText(BUILT_IN_SLOTS) : `${JSON.stringify({ $comment: "opencode-pool slots, filled in this order; weight = fair share", slots: BUILT_IN_SLOTS }, null, 2)}\n`
-      writeFileSync(path, body)
+      const path = yield* writePoolFile(args.format, args.force)
       if (args.json) yield* Console.log(JSON.stringify({ path, format: args.format, written: true }))
       else yield* Console.log(`wrote ${path}\nadd to your opencode config (~/.config/opencode/opencode.json): ${PLUGIN_LINE}`)
     })
-).pipe(Command.withDescription("Write the user pool file from the bundled preset and print the plugin line for opencode. Exit 0; 1 if the file exists and --force is absent."))
+).pipe(
+  Command.withDescription(
+    "Write the user pool file from the bundled preset and print the plugin line for opencode. Exit 0; 1 if the file exists and --force is absent, or the config directory or file cannot be created (one line naming the path and the reason)."
+  )
+)

@@ -38,6 +38,7 @@ cli(process.argv).pipe(
     PoolUnusable: (e) => fail(describeFailure(e)),
     StateUnreadable: (e) => fail(describeFailure(e)),
     InitRefused: (e) => fail(describeFailure(e)),
+    PathUnusable: (e) => fail(describeFailure(e)),
     BadInput: (e) => fail({ message: e.message, exitCode: 2 }),
     SweepIncomplete: (e) => fail(e),
     ChecksFailed: () => Effect.sync(() => void (process.exitCode = 1)),

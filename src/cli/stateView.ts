@@ -9,7 +9,7 @@ import { resolvePool } from "../core/source.js"
 import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
 import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
 import { gatherSources } from "../layers/PoolConfigFile.js"
-import { resolveStateDir } from "../layers/StateDirLive.js"
+import { inspectStateDir, resolveStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { ClaimStore } from "../services/ClaimStore.js"
 import { CooldownStore } from "../services/CooldownStore.js"
 import { StateDir } from "../services/StateDir.js"
@@ -21,14 +21,29 @@ export interface StateSnapshot {
   readonly processes: ReadonlyArray<ProcessSnapshot>
   readonly cooldowns: CooldownTable
   readonly now: number
+  /** At most one: why the directory was read but not cleaned (core/stateTrust.ts). */
+  readonly warnings: ReadonlyArray<string>
 }
 
-/** `--state-dir`, then OCPOOL_STATE_DIR, then the default. */
-export const stateDirFor = (flag: string | undefined): string => (flag !== undefined ? resolveStateDir(undefined, { ...process.env, OCPOOL_STATE_DIR: flag }) : resolveStateDir(undefined))
+/** `--state-dir`, then OCPOOL_STATE_DIR, then the default (which needs a home directory). */
+export const stateDirFor = (flag: string | undefined): StateDirChoice =>
+  flag !== undefined ? resolveStateDir(undefined, { ...process.env, OCPOOL_STATE_DIR: flag }) : resolveStateDir(undefined)
 
+/** The state directory's path, or a typed failure when there is no home directory to find it under. */
+export const stateDirPath = (flag: string | undefined): Effect.Effect<string, StateUnreadable> =>
+  Effect.suspend(() => {
+    const choice = stateDirFor(flag)
+    return choice._tag === "Dir" ? Effect.succeed(choice.dir) : Effect.fail(new StateUnreadable({ dir: "$XDG_STATE_HOME/opencode-pool", reason: choice.reason }))
+  })
+
+/**
+ * Reads every claim and cooldown file. Dead, expired and orphan files are deleted only when the
+ * directory is trusted (a real directory of this user's, mode 700, holding only state files); any
+ * other directory is only read, and the snapshot carries one warning saying why.
+ */
 export const readState = (flag: string | undefined) =>
   Effect.gen(function* () {
-    const dir = stateDirFor(flag)
+    const dir = yield* stateDirPath(flag)
     let exists = true
     try {
       const st = statSync(dir)
@@ -39,14 +54,16 @@ export const readState = (flag: string | undefined) =>
       if (code === "ENOENT") exists = false
       else if (!(e instanceof StateUnreadable)) return yield* new StateUnreadable({ dir, reason: code === "EACCES" ? "permission denied" : String(code ?? e) })
     }
+    const trust = exists ? inspectStateDir(dir) : undefined
+    const warnings = trust !== undefined && !trust.trusted ? [`state dir ${dir} is not trusted (${trust.reason}): read only, nothing in it deleted`] : []
     const layer = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile).pipe(
-      Layer.provide(Layer.succeed(StateDir, { dir: exists ? dir : undefined, pid: process.pid, host: hostname(), startTime: null }))
+      Layer.provide(Layer.succeed(StateDir, { dir: exists ? dir : undefined, trusted: trust?.trusted === true, pid: process.pid, host: hostname(), startTime: null }))
     )
     return yield* Effect.gen(function* () {
       const now = Date.now()
       const processes = yield* (yield* ClaimStore).readPeers(now)
       const cooldowns = yield* (yield* CooldownStore).readAll(now)
-      return { dir, exists, processes, cooldowns, now } satisfies StateSnapshot
+      return { dir, exists, processes, cooldowns, now, warnings } satisfies StateSnapshot
     }).pipe(
       Effect.provide(layer),
       Effect.mapError((e) => new StateUnreadable({ dir, reason: e.reason }))

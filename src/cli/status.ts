@@ -28,7 +28,7 @@ export const statusCommand = Command.make(
       }
       const state = yield* readState(Option.getOrUndefined(args.stateDir))
       const pool = cliPool(poolFile)
-      const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, now: state.now, warnings: pool.warnings })
+      const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, now: state.now, warnings: [...pool.warnings, ...state.warnings] })
       yield* Console.log(args.json ? JSON.stringify(view) : renderStatus(view, { now: state.now, processes: state.processes }))
     })
 ).pipe(Command.withDescription("Show every process's claims, per-slot load and cap, cooling models and the next pick. Exit 0; 1 if the state directory is unreadable."))

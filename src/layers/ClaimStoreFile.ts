@@ -32,12 +32,14 @@ export const ClaimStoreFile = Layer.scoped(
   Effect.gen(function* () {
     const state = yield* StateDir
     const dir = state.dir
+    // Other processes' files are deleted only in a trusted directory (SPEC §2.1); elsewhere they are skipped.
+    const clean = state.trusted === true
     const instance = yield* Effect.acquireRelease(takeInstance, (n) => Effect.sync(() => void instancesInUse.delete(n)))
     const own = claimFileName(state.pid, instance)
     const files = decodedFileCache<ClaimFile | undefined>(decodeClaimFile)
     const startTime = startTimeCache(START_TOKEN_TTL_MS)
     // a file left under this process's own name by an earlier run with a reused pid
-    if (dir !== undefined && instance === 0) quietUnlink(join(dir, own))
+    if (dir !== undefined && instance === 0 && clean) quietUnlink(join(dir, own))
 
     const readPeers = (now: number) =>
       Effect.try({
@@ -55,7 +57,7 @@ export const ClaimStoreFile = Layer.scoped(
               } catch {
                 continue
               }
-              if (judgeClaimFile({ name, isTmp, mtimeMs }, state.host, now) === "delete") quietUnlink(path)
+              if (clean && judgeClaimFile({ name, isTmp, mtimeMs }, state.host, now) === "delete") quietUnlink(path)
               continue
             }
             const cached = files.read(name, path)
@@ -76,8 +78,10 @@ export const ClaimStoreFile = Layer.scoped(
               now
             )
             if (verdict === "delete") {
-              quietUnlink(path)
-              files.forget(name)
+              if (clean) {
+                quietUnlink(path)
+                files.forget(name)
+              }
             } else if (verdict === "read" && file !== undefined) {
               out.push({ pid: file.pid, host: file.host, reaped: file.reaped, claims: file.claims })
             }

@@ -11,7 +11,9 @@ import { decodedFileCache, quietUnlink } from "./fileCache.js"
 export const CooldownStoreFile = Layer.effect(
   CooldownStore,
   Effect.gen(function* () {
-    const { dir } = yield* StateDir
+    const { dir, trusted } = yield* StateDir
+    // Expired and unparseable files are deleted only in a trusted directory (SPEC §2.1); elsewhere they are skipped.
+    const clean = trusted === true
     // Without a usable state directory, cooldowns live in this process only (SPEC §2.1).
     const memory = new Map<string, Cooldown>()
     const files = decodedFileCache<Cooldown | undefined>(decodeCooldown)
@@ -31,8 +33,10 @@ export const CooldownStoreFile = Layer.effect(
             if (cached === undefined) continue
             const rec = cached.value
             if (rec === undefined || isCooldownExpired(rec, now)) {
-              quietUnlink(path)
-              files.forget(name)
+              if (clean) {
+                quietUnlink(path)
+                files.forget(name)
+              }
               continue
             }
             table.set(rec.model, rec)

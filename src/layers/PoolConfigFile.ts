@@ -4,15 +4,17 @@
  */
 import { Effect, Layer } from "effect"
 import { existsSync, readFileSync } from "node:fs"
-import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { resolvePool, type PoolSource } from "../core/source.js"
 import { PoolConfig } from "../services/PoolConfig.js"
-import { xdgDir } from "./xdg.js"
+import { expandHome, xdgDir } from "./xdg.js"
 
-export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  join(xdgDir("XDG_CONFIG_HOME", env), "opencode-pool")
+/** The user config directory, or `undefined` when there is no home directory to find it under. */
+export const configDir = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const base = xdgDir("XDG_CONFIG_HOME", env)
+  return base === undefined ? undefined : join(base, "opencode-pool")
+}
 
 /** The bundled preset, next to `dist/` in the package (or next to `src/` when running from sources). */
 export const bundledPreset = (): string | undefined => {
@@ -36,9 +38,18 @@ const readSource = (origin: string, path: string): PoolSource => {
   }
 }
 
-const expand = (path: string, directory: string): string => {
-  const home = path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path
-  return isAbsolute(home) ? home : resolve(directory, home)
+/** `~` expanded, a relative path taken from `directory`; `undefined` for a `~` path when there is no home directory. */
+const expand = (path: string, directory: string): string | undefined => {
+  const home = expandHome(path)
+  return home === undefined ? undefined : isAbsolute(home) ? home : resolve(directory, home)
+}
+
+/** A named pool file: read, or unreadable for a named reason (never "missing": it was asked for). */
+const namedSource = (path: string, directory: string): { readonly source: PoolSource; readonly path: string | undefined } => {
+  const p = expand(path, directory)
+  if (p === undefined) return { source: { kind: "unreadable", origin: path, reason: "no home directory to expand ~ against", missing: false }, path: undefined }
+  const s = readSource(p, p)
+  return { source: s.kind === "unreadable" ? { ...s, missing: false } : s, path: p }
 }
 
 export interface PoolSourceOptions {
@@ -57,28 +68,29 @@ export const gatherSources = (o: PoolSourceOptions, env: NodeJS.ProcessEnv = pro
   const notes: Array<string> = []
   const watched: Array<string> = []
   if (o.poolFile !== undefined) {
-    const p = expand(o.poolFile, process.cwd())
-    const s = readSource(p, p)
-    sources.push(s.kind === "unreadable" ? { ...s, missing: false } : s)
-    watched.push(p)
+    const named = namedSource(o.poolFile, process.cwd())
+    sources.push(named.source)
+    if (named.path !== undefined) watched.push(named.path)
   }
   if (o.models !== undefined) sources.push({ kind: "object", origin: "plugin options", value: o.models })
   if (o.modelsFile !== undefined) {
-    const p = expand(o.modelsFile, o.directory)
-    const s = readSource(p, p)
-    sources.push(s.kind === "unreadable" ? { ...s, missing: false } : s)
-    watched.push(p)
+    const named = namedSource(o.modelsFile, o.directory)
+    sources.push(named.source)
+    if (named.path !== undefined) watched.push(named.path)
   }
   const dir = configDir(env)
-  watched.push(dir)
-  const txt = join(dir, "pool.txt")
-  const json = join(dir, "pool.json")
-  const hasTxt = existsSync(txt)
-  if (hasTxt) {
-    sources.push(readSource(txt, txt))
-    if (existsSync(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
-  } else if (existsSync(json)) {
-    sources.push(readSource(json, json))
+  // no home directory: there is no user config directory to read
+  if (dir !== undefined) {
+    watched.push(dir)
+    const txt = join(dir, "pool.txt")
+    const json = join(dir, "pool.json")
+    const hasTxt = existsSync(txt)
+    if (hasTxt) {
+      sources.push(readSource(txt, txt))
+      if (existsSync(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
+    } else if (existsSync(json)) {
+      sources.push(readSource(json, json))
+    }
   }
   const preset = bundledPreset()
   if (preset !== undefined) {

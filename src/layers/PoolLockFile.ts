@@ -3,7 +3,7 @@
  * pid, older than 5 s, or unreadable and old) is taken over at once; otherwise it is polled every
  * 10 ms up to `lockWaitMs`, then the work goes ahead without it (warned at most once a minute, counted).
  */
-import { Clock, Effect, Layer, Ref } from "effect"
+import { Clock, Effect, Layer, Ref, Schedule } from "effect"
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { isLockStale } from "../core/claims.js"
@@ -14,6 +14,11 @@ import { StateDir } from "../services/StateDir.js"
 import { pidState, startTimeOf } from "./proc.js"
 
 const LOCK_POLL_MS = 10
+
+interface Attempt {
+  readonly now: number
+  readonly got: { readonly held: boolean; readonly body?: string }
+}
 const WARN_EVERY_MS = 60_000
 
 export const PoolLockFile = (lockWaitMs: number) =>
@@ -81,16 +86,14 @@ export const PoolLockFile = (lockWaitMs: number) =>
           }
         })
 
+      /** Polls every LOCK_POLL_MS until held or `lockWaitMs` has passed; the count bound only backs up the clock. */
+      const polls = Schedule.spaced(LOCK_POLL_MS).pipe(Schedule.intersect(Schedule.recurs(Math.ceil(lockWaitMs / LOCK_POLL_MS))))
       const acquire = (lockPath: string): Effect.Effect<string | undefined> =>
         Effect.gen(function* () {
           const start = yield* Clock.currentTimeMillis
-          for (;;) {
-            const now = yield* Clock.currentTimeMillis
-            const got = tryAcquire(lockPath, now)
-            if (got.held) return got.body
-            if (now - start >= lockWaitMs) return undefined
-            yield* Effect.sleep(LOCK_POLL_MS)
-          }
+          const attempt = Effect.map(Clock.currentTimeMillis, (now): Attempt => ({ now, got: tryAcquire(lockPath, now) }))
+          const last = yield* Effect.repeat(attempt, { schedule: Schedule.identity<Attempt>().pipe(Schedule.zipLeft(polls)), until: ({ now, got }) => got.held || now - start >= lockWaitMs })
+          return last.got.held ? last.got.body : undefined
         })
 
       const withLock = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {

@@ -5,7 +5,7 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
-import { resolve } from "node:path"
+import { isAbsolute, resolve } from "node:path"
 import { DB_BUSY_BACKOFF_MS, EVENT_SWEEP_DAYS, EVENT_SWEEP_GRACE_HOURS, SESSION_SWEEP_DAYS, SESSION_SWEEP_GRACE_HOURS } from "../../core/constants.js"
 import { resolveDbPath } from "../../core/retention/dbPath.js"
 import { MAX_DAYS, MAX_GRACE_HOURS } from "../../core/retention/window.js"
@@ -13,7 +13,7 @@ import { DbHostLive } from "../../layers/DbHostLive.js"
 import { RetentionLogFile } from "../../layers/RetentionLogFile.js"
 import { RetentionSqlite } from "../../layers/RetentionSqlite.js"
 import { SqliteNode } from "../../layers/SqliteNode.js"
-import { xdgDir } from "../../layers/xdg.js"
+import { noHomeReason, xdgDir } from "../../layers/xdg.js"
 import type { DbBusy, DbFailed, NotOpencodeDb } from "../../services/RetentionStore.js"
 import { BadInput, SweepIncomplete } from "../errors.js"
 import { diagnostic } from "../output.js"
@@ -41,7 +41,12 @@ const common = {
 /** The database file, checked before anything opens it: an existing regular file, readable, and writable unless this is a dry run. */
 const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
   Effect.gen(function* () {
-    const resolved = resolveDbPath({ flag: Option.getOrUndefined(flag), env: process.env.OPENCODE_DB, dataHome: xdgDir("XDG_DATA_HOME"), cwd: process.cwd() })
+    const dataHome = xdgDir("XDG_DATA_HOME")
+    // without a home directory only --db or an absolute OPENCODE_DB names the database
+    const resolved =
+      dataHome === undefined && Option.isNone(flag) && !isAbsolute(process.env.OPENCODE_DB ?? "")
+        ? ({ _tag: "Problem", reason: noHomeReason("XDG_DATA_HOME") } as const)
+        : resolveDbPath({ flag: Option.getOrUndefined(flag), env: process.env.OPENCODE_DB, dataHome: dataHome ?? "/", cwd: process.cwd() })
     if (resolved._tag === "Problem") return yield* new BadInput({ message: resolved.reason })
     const path = resolved.path
     const problem = (() => {
