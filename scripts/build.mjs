@@ -22,6 +22,8 @@ const common = {
   logLevel: "warning",
   banner: requireShim,
   define: { OCPOOL_VERSION: JSON.stringify(pkg.version) },
+  // ESM builds first: a UMD `main` (jsonc-parser) keeps run-time require() calls of files that are not bundled.
+  mainFields: ["module", "main"],
   // Native addon: stays a runtime import from node_modules.
   external: ["better-sqlite3"]
 }
@@ -33,5 +35,7 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/decode.ts"], outfile: "dist/bench-decode.js" }),
-  esbuild.build({ ...common, entryPoints: ["bench/sweep.ts"], outfile: "dist/bench-sweep.js" })
+  esbuild.build({ ...common, entryPoints: ["bench/sweep.ts"], outfile: "dist/bench-sweep.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/held.ts"], outfile: "dist/bench-held.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/coldstart.ts"], outfile: "dist/bench-coldstart.js" })
 ])

@@ -178,8 +178,11 @@ describe("replay is deterministic", () => {
     const last = JSON.stringify(lines.at(-1))
     const a = feed(cursor, last)
     const b = feed(cursor, last)
-    // the activity table is persistent: compared by what it holds, not by how its store is laid out
-    const seen = (r: typeof a) => (r._tag === "Ok" ? { ...r, cursor: { ...r.cursor, state: { ...r.cursor.state, activity: new Map(activityEntries(r.cursor.state.activity)) } } } : r)
+    // the activity and claim tables are persistent: compared by what they hold, not by how their stores are laid out
+    const seen = (r: typeof a) =>
+      r._tag === "Ok"
+        ? { ...r, cursor: { ...r.cursor, state: { ...r.cursor.state, activity: new Map(activityEntries(r.cursor.state.activity)), table: [...r.cursor.state.claims] } } }
+        : r
     expect(seen(a)).toEqual(seen(b))
   }, { fastCheck: { numRuns: 100 } })
 })

@@ -6,7 +6,7 @@
  */
 import type { Slot } from "../pool.js"
 import { DEFAULT_TIMING, type ReaperTiming } from "../reaper.js"
-import { initialState, type TraceState } from "../trace/machine.js"
+import { initialState, traceState, type TraceState } from "../trace/machine.js"
 
 export const CHILD_RING = 8
 export const CHILD_MEMORY_MS = 1_800_000
@@ -51,7 +51,7 @@ export interface EngineState {
 }
 
 export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): EngineState => ({
-  machine: { ...initialState, timing },
+  machine: traceState({ ...initialState, table: initialState.table, timing }),
   timing,
   origin: "built-in",
   poolWarnings: [],

@@ -3,7 +3,7 @@
  * aborts, cooling, sweeps and signals, each appending its decisions in order. A draft is created and
  * mutated inside one step only, so `step` stays pure.
  */
-import { type Claim, slotLoads, updateClaim } from "../claims.js"
+import { type Claim, updateClaim } from "../claims.js"
 import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { afterAbort, judgeClaim, type ReaperTiming } from "../reaper.js"
@@ -11,6 +11,7 @@ import { pickSlot } from "../routing.js"
 import type { SignalDecision } from "../signals.js"
 import { getActivity, type ActivityTable } from "./activity.js"
 import type { Decision, ReleaseReason } from "./decision.js"
+import { getClaim, keepDeadlines, removeClaim, setClaim, sweepCandidates, tableLoads, type ClaimTable } from "./claimTable.js"
 import type { AbortOutcome, PeerCooling } from "./input.js"
 
 /** Mutable only inside one `step` call. */
@@ -18,7 +19,8 @@ export interface Draft {
   readonly at: number
   readonly slots: ReadonlyArray<Slot>
   readonly timing: ReaperTiming
-  claims: ReadonlyArray<Claim>
+  /** Readied for this line's time (`claimsAt`) before the step reads or writes it. */
+  claims: ClaimTable
   cooldowns: CooldownTable
   activity: ActivityTable
   reaped: number
@@ -40,15 +42,11 @@ export interface AbortRequest {
 }
 
 
-export const findClaim = (claims: ReadonlyArray<Claim>, key: string): Claim | undefined => {
-  for (const c of claims) if (c.key === key) return c
-  return undefined
-}
+export const findClaim = (claims: ClaimTable, key: string): Claim | undefined => getClaim(claims, key)
 
-export const withoutClaim = (claims: ReadonlyArray<Claim>, key: string): ReadonlyArray<Claim> => claims.filter((c) => c.key !== key)
+export const withoutClaim = (claims: ClaimTable, key: string): ClaimTable => removeClaim(claims, key)
 
-export const withClaim = (claims: ReadonlyArray<Claim>, claim: Claim): ReadonlyArray<Claim> =>
-  claims.map((c) => (c.key === claim.key ? claim : c))
+export const withClaim = (claims: ClaimTable, claim: Claim): ClaimTable => setClaim(claims, claim)
 
 export const outcomeFor = (input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined }, key: string): AbortOutcome =>
   input.aborts?.[key] ?? input.abort ?? "ok"
@@ -129,7 +127,10 @@ export const sweep = (
   // spinning pass above already handled it.
   const free = { now: d.at, blocked: false, lastActivity }
   const held = { now: d.at, blocked: true, lastActivity }
-  for (const c of d.claims) {
+  // Only the claims that can be acted on at this time are judged: the others would be young, healthy
+  // or aborting (claimTable.ts). They are judged in acquisition order, as a sweep over all would.
+  const candidates = sweepCandidates(d.claims, d.at, blockedSet)
+  for (const c of candidates) {
     if (attempted.size > 0 && attempted.has(c.key)) continue
     const verdict = judgeClaim(c, blockedSet !== undefined && blockedSet.has(c.key) ? held : free, d.timing)
     switch (verdict._tag) {
@@ -150,6 +151,12 @@ export const sweep = (
       case "Healthy":
         break
     }
+  }
+  if (candidates.length > 0) {
+    keepDeadlines(d.claims, candidates, (c) => {
+      const last = c.targetSession === null ? undefined : lastActivity(c.targetSession)
+      return last === undefined ? c.acquiredAt : Math.max(last, c.acquiredAt)
+    })
   }
 }
 
@@ -178,12 +185,12 @@ export const mergePeers = (table: CooldownTable, peers: ReadonlyArray<PeerCoolin
 /** Loads, cooling flags and the pick for the current claims, cooldowns and peer load. */
 export const routeView = (
   slots: ReadonlyArray<Slot>,
-  claims: ReadonlyArray<Claim>,
+  claims: ClaimTable,
   cooldowns: CooldownTable,
   peers: Readonly<Record<string, number>> | undefined,
   at: number
 ) => {
-  const loads = slotLoads(slots, claims, at, peers)
+  const loads = tableLoads(claims, slots, peers)
   const weights = slots.map((s) => s.weight)
   const coolingFlags = slots.map((s) => isCooling(cooldowns.get(s.model), at))
   const pick = pickSlot({ weights, loads, cooling: coolingFlags })!

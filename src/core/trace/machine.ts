@@ -7,12 +7,13 @@
  * changes, and the new state is built from it at the end.
  */
 import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "./activity.js"
-import { type Claim, capOf, liveTargetOf, updateClaim } from "../claims.js"
+import { type Claim, capOf, updateClaim } from "../claims.js"
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry } from "../signals.js"
+import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, type ClaimTable } from "./claimTable.js"
 import type { Decision } from "./decision.js"
 import { applySignal, emit, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
@@ -23,7 +24,9 @@ export type { AbortRequest } from "./draft.js"
 export interface TraceState {
   /** `undefined` until the first `pool` line. */
   readonly slots: ReadonlyArray<Slot> | undefined
-  /** In acquisition order. */
+  /** The claims, persistent and indexed (claimTable.ts). */
+  readonly table: ClaimTable
+  /** The claims in acquisition order (built from `table` when first read). */
   readonly claims: ReadonlyArray<Claim>
   readonly cooldowns: CooldownTable
   /** Last recorded activity per session. */
@@ -38,16 +41,43 @@ export interface TraceState {
 
 const ACTIVITY_PRUNE_MIN = 1024
 
-export const initialState: TraceState = {
+/** A state whose `claims` are read from its table when first asked for. Build states with `traceState`, not by spreading one. */
+class State implements TraceState {
+  readonly slots: ReadonlyArray<Slot> | undefined
+  readonly table: ClaimTable
+  readonly cooldowns: CooldownTable
+  readonly activity: ActivityTable
+  readonly reaped: number
+  readonly lastAt: number | undefined
+  readonly activityPruneAt: number
+  readonly timing: ReaperTiming | undefined
+  constructor(f: Omit<TraceState, "claims">) {
+    this.slots = f.slots
+    this.table = f.table
+    this.cooldowns = f.cooldowns
+    this.activity = f.activity
+    this.reaped = f.reaped
+    this.lastAt = f.lastAt
+    this.activityPruneAt = f.activityPruneAt
+    this.timing = f.timing
+  }
+  get claims(): ReadonlyArray<Claim> {
+    return claimList(this.table)
+  }
+}
+
+export const traceState = (f: Omit<TraceState, "claims">): TraceState => new State(f)
+
+export const initialState: TraceState = traceState({
   slots: undefined,
-  claims: [],
+  table: emptyClaims,
   cooldowns: new Map(),
   activity: emptyActivity,
   reaped: 0,
   lastAt: undefined,
   activityPruneAt: ACTIVITY_PRUNE_MIN,
   timing: undefined
-}
+})
 
 /**
  * Silence runs from the later of a target's last activity and its claim's acquisition, and any
@@ -57,11 +87,11 @@ export const initialState: TraceState = {
  */
 const pruneActivity = (
   activity: ActivityTable,
-  claims: ReadonlyArray<Claim>,
+  claims: ClaimTable,
   pruneMin: number
 ): { readonly activity: ActivityTable; readonly pruneAt: number } => {
-  let oldest = Number.POSITIVE_INFINITY
-  for (const c of claims) if (c.acquiredAt < oldest) oldest = c.acquiredAt
+  // acquisition order is the order of acquisition times: the first claim is the oldest
+  const oldest = oldestAcquired(claims)
   const kept = filterActivity(activity, (t) => t > oldest)
   return { activity: kept, pruneAt: Math.max(pruneMin, 2 * kept.size) }
 }
@@ -100,16 +130,16 @@ const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
   }
   return {
     _tag: "Ok",
-    state: {
+    state: traceState({
       slots: state.slots,
-      claims: d.claims,
+      table: d.claims,
       cooldowns: d.cooldowns,
       activity,
       reaped: d.reaped,
       lastAt: d.at,
       activityPruneAt: pruneAt,
       timing: state.timing
-    },
+    }),
     decisions: d.out ?? NO_DECISIONS,
     warnings: NO_WARNINGS,
     requests: d.requests ?? NO_REQUESTS
@@ -134,16 +164,32 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       input.hangMinAgeMs === undefined && input.hangSilenceMs === undefined
         ? state.timing
         : { hangMinAgeMs: input.hangMinAgeMs ?? base.hangMinAgeMs, hangSilenceMs: input.hangSilenceMs ?? base.hangSilenceMs }
-    return { _tag: "Ok", state: { ...state, slots: result.slots, lastAt: at, timing }, decisions: NO_DECISIONS, warnings, requests: NO_REQUESTS }
+    return {
+      _tag: "Ok",
+      state: traceState({
+        slots: result.slots,
+        table: state.table,
+        cooldowns: state.cooldowns,
+        activity: state.activity,
+        reaped: state.reaped,
+        lastAt: at,
+        activityPruneAt: state.activityPruneAt,
+        timing
+      }),
+      decisions: NO_DECISIONS,
+      warnings,
+      requests: NO_REQUESTS
+    }
   }
   if (state.slots === undefined && (input.type === "spawn" || input.type === "status")) {
     return invalid(`${input.type} before the first pool line`)
   }
+  const timing = state.timing ?? options.timing ?? DEFAULT_TIMING
   const d: Draft = {
     at,
     slots: state.slots ?? [],
-    timing: state.timing ?? options.timing ?? DEFAULT_TIMING,
-    claims: state.claims,
+    timing,
+    claims: claimsAt(state.table, at, timing),
     cooldowns: input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" ? state.cooldowns : mergePeers(state.cooldowns, input.peerCooling, at),
     activity: state.activity,
     reaped: state.reaped,
@@ -163,9 +209,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       sweep(d, input, input.blocked, undefined)
       const view = routeView(d.slots, d.claims, d.cooldowns, input.peers, at)
       const slot = d.slots[view.pick.position]!
-      d.claims = [
-        ...d.claims,
-        {
+      d.claims = addClaim(d.claims, {
           key: input.claim,
           base: input.base,
           slot: slot.index,
@@ -179,8 +223,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
           abortOrigin: null,
           abortInFlight: false,
           endedInFlight: false
-        }
-      ]
+        })
       emit(d, {
         type: "route",
         at,
@@ -205,11 +248,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     }
     case "activity": {
       d.activity = setActivity(d.activity, input.session, at)
-      for (let i = 0; i < d.claims.length; i++) {
-        if (d.claims[i]!.targetSession !== input.session) continue
-        d.claims = d.claims.map((c) => (c.targetSession === input.session ? updateClaim(c, { heartbeatAt: at }) : c))
-        break
-      }
+      for (const c of claimsTargeting(d.claims, input.session)) d.claims = withClaim(d.claims, updateClaim(c, { heartbeatAt: at }))
       break
     }
     case "release": {
@@ -231,7 +270,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
     case "limit": {
-      const target = liveTargetOf(d.claims, input.session, at)
+      const target = liveTarget(d.claims, input.session, at)
       const decision = decideLimit(
         d.slots,
         d.cooldowns,
@@ -242,7 +281,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
     case "retry": {
-      const target = liveTargetOf(d.claims, input.session, at)
+      const target = liveTarget(d.claims, input.session, at)
       const decision = decideRetry(
         d.slots,
         d.cooldowns,

@@ -1,0 +1,642 @@
+/**
+ * The trace machine's claims: a persistent table keyed by claim id, in acquisition order, whose indexes
+ * make a line's cost independent of the number of claims held (docs/PERFORMANCE.md):
+ *
+ * - live load per model, kept on every write; claims leave it when their heartbeat passes the TTL,
+ *   found through a queue of heartbeats in time order (a heartbeat is always set to the line's time);
+ * - a min-heap of reaper deadlines, so a sweep visits only claims that may be due (SPEC §8.2): the key
+ *   of a claim is a lower bound of the first time it can be unbound or hung; a claim found healthy is
+ *   put back with its deadline recomputed from the activity seen since;
+ * - the claims whose abort is owed (retried by every sweep), claims by target and by owner session,
+ *   and the unbound claims in acquisition order (oldest first).
+ *
+ * Persistent the way the activity table is (activity.ts): every claim id keeps its (version, claim)
+ * history in one shared store, and a table is a version of it. Reading any version is cheap; writing
+ * through the newest appends. The indexes describe the newest version only: a table that is not the
+ * newest of its store (a branch), or used at an earlier time than its store has seen, is first moved
+ * to a fresh store built from what it holds ("re-homed"), so no table a caller holds ever changes.
+ */
+import { CLAIM_TTL_MS } from "../constants.js"
+import { isLive, type Claim } from "../claims.js"
+import type { Slot } from "../pool.js"
+import type { ReaperTiming } from "../reaper.js"
+
+interface Rev {
+  readonly v: number
+  /** `undefined`: absent at this version. */
+  readonly c: Claim | undefined
+  /** Acquisition sequence number of `c`. */
+  readonly q: number
+}
+
+/** One claim id in a store: its history, and its place in the indexes (newest version only). */
+interface Entry {
+  readonly key: string
+  readonly revs: Array<Rev>
+  cur: Claim | undefined
+  seq: number
+  /** Position of its heartbeat in the queue (absolute), when counted as live. */
+  hb: number
+  live: boolean
+  /** Stamp of its entry in the deadline heap; 0 when it has none. */
+  stamp: number
+  /** Last candidate list it was put on (dedupe). */
+  mark: number
+}
+
+interface DueItem {
+  /** Due when `at > k` (strict) or `at >= k`. */
+  readonly k: number
+  readonly strict: boolean
+  readonly e: Entry
+  readonly stamp: number
+}
+
+interface Store {
+  readonly entries: Map<string, Entry>
+  latest: number
+  /** Revisions held, all entries together. */
+  held: number
+  nextSeq: number
+  /** Entries in acquisition order with the seq they were added at (a position is dead once its entry moved on). */
+  order: Array<Entry>
+  orderSeq: Array<number>
+  /** Unbound entries in acquisition order, with the seq they were queued at. */
+  unbound: Array<Entry>
+  unboundSeq: Array<number>
+  unboundHead: number
+  /** Live claims per model. */
+  readonly live: Map<string, number>
+  /** Heartbeats in time order: times and entries, `hbBase` the absolute position of index 0. */
+  hbAt: Array<number>
+  hbEntry: Array<Entry>
+  hbHead: number
+  hbBase: number
+  /** A heartbeat earlier than the queue's last was written: the queue is rebuilt before its next use. */
+  hbUnsorted: boolean
+  heap: Array<DueItem>
+  nextStamp: number
+  readonly owed: Set<Entry>
+  readonly byTarget: Map<string, Set<Entry>>
+  readonly byOwner: Map<string, Set<Entry>>
+  /** The latest time the heartbeat queue was advanced to. */
+  at: number
+  /** The timing the heap's keys were computed with. */
+  timing: ReaperTiming | undefined
+  marks: number
+}
+
+export interface ClaimTable {
+  /** Replaced only by a store holding the same claims at this table's version (re-homing). */
+  store: Store
+  version: number
+  readonly size: number
+  /** The claims in acquisition order, built when first asked for. */
+  list: ReadonlyArray<Claim> | undefined
+}
+
+let visits = 0
+/** Claim entries examined by the indexes and sweeps since the process started (tests count with it). */
+export const claimVisits = (): number => visits
+
+const newStore = (): Store => ({
+  entries: new Map(),
+  latest: 0,
+  held: 0,
+  nextSeq: 0,
+  order: [],
+  orderSeq: [],
+  unbound: [],
+  unboundSeq: [],
+  unboundHead: 0,
+  live: new Map(),
+  hbAt: [],
+  hbEntry: [],
+  hbHead: 0,
+  hbBase: 0,
+  hbUnsorted: false,
+  heap: [],
+  nextStamp: 1,
+  owed: new Set(),
+  byTarget: new Map(),
+  byOwner: new Map(),
+  at: Number.NEGATIVE_INFINITY,
+  timing: undefined,
+  marks: 0
+})
+
+/** The empty table. Its store is sealed (latest ≠ its version), so the first use starts a new store. */
+export const emptyClaims: ClaimTable = { store: { ...newStore(), latest: 1 }, version: 0, size: 0, list: [] }
+
+const revAt = (revs: ReadonlyArray<Rev>, version: number): Rev | undefined => {
+  for (let i = revs.length - 1; i >= 0; i--) if (revs[i]!.v <= version) return revs[i]
+  return undefined
+}
+
+const isNewest = (t: ClaimTable): boolean => t.version === t.store.latest
+
+/** The claim with this id, at the table's version. */
+export const getClaim = (t: ClaimTable, key: string): Claim | undefined => {
+  const e = t.store.entries.get(key)
+  if (e === undefined) return undefined
+  return isNewest(t) ? e.cur : revAt(e.revs, t.version)?.c
+}
+
+/** The claims in acquisition order. */
+export const claimList = (t: ClaimTable): ReadonlyArray<Claim> => {
+  if (t.list !== undefined) return t.list
+  const out: Array<Claim> = []
+  const s = t.store
+  if (isNewest(t)) {
+    for (let i = 0; i < s.order.length; i++) {
+      const e = s.order[i]!
+      if (e.cur !== undefined && e.seq === s.orderSeq[i]) out.push(e.cur)
+    }
+  } else {
+    const found: Array<Rev> = []
+    for (const e of s.entries.values()) {
+      const r = revAt(e.revs, t.version)
+      if (r?.c !== undefined) found.push(r)
+    }
+    found.sort((a, b) => a.q - b.q)
+    for (const r of found) out.push(r.c!)
+  }
+  t.list = out
+  return out
+}
+
+// ---- keeping the indexes ----
+
+const addTo = (m: Map<string, Set<Entry>>, k: string, e: Entry): void => {
+  const set = m.get(k)
+  if (set === undefined) m.set(k, new Set([e]))
+  else set.add(e)
+}
+
+const removeFrom = (m: Map<string, Set<Entry>>, k: string, e: Entry): void => {
+  const set = m.get(k)
+  if (set === undefined) return
+  set.delete(e)
+  if (set.size === 0) m.delete(k)
+}
+
+const bump = (live: Map<string, number>, model: string, by: number): void => {
+  const n = (live.get(model) ?? 0) + by
+  if (n === 0) live.delete(model)
+  else live.set(model, n)
+}
+
+const owes = (c: Claim): boolean => c.abortPending && !c.abortInFlight
+const needsDeadline = (c: Claim): boolean => !c.abortInFlight && !c.abortPending
+
+const less = (a: DueItem, b: DueItem): boolean => a.k < b.k || (a.k === b.k && !a.strict && b.strict)
+const ready = (item: DueItem, at: number): boolean => at > item.k || (at === item.k && !item.strict)
+
+const heapPush = (heap: Array<DueItem>, item: DueItem): void => {
+  let i = heap.length
+  heap.push(item)
+  while (i > 0) {
+    const p = (i - 1) >> 1
+    if (!less(item, heap[p]!)) break
+    heap[i] = heap[p]!
+    i = p
+  }
+  heap[i] = item
+}
+
+const siftDown = (heap: Array<DueItem>, i: number): void => {
+  const n = heap.length
+  const item = heap[i]!
+  for (;;) {
+    let child = 2 * i + 1
+    if (child >= n) break
+    if (child + 1 < n && less(heap[child + 1]!, heap[child]!)) child++
+    if (!less(heap[child]!, item)) break
+    heap[i] = heap[child]!
+    i = child
+  }
+  heap[i] = item
+}
+
+const heapPop = (heap: Array<DueItem>): DueItem | undefined => {
+  const top = heap[0]
+  const last = heap.pop()
+  if (heap.length > 0 && last !== undefined) {
+    heap[0] = last
+    siftDown(heap, 0)
+  }
+  return top
+}
+
+/** `a + b`, or a value no greater than it when the sum is not exact. */
+const lowSum = (a: number, b: number): { readonly k: number; readonly exact: boolean } => {
+  const s = a + b
+  if (Number.isSafeInteger(a) && Number.isSafeInteger(b) && Number.isSafeInteger(s)) return { k: s, exact: true }
+  return { k: s - Math.abs(s) * 1e-15 - 1, exact: false }
+}
+
+/**
+ * A lower bound of the first time the reaper can act on `c` without a blocked or owed abort (TRACE.md
+ * §6): unbound once `at − acquiredAt > hangMinAgeMs`; hung once also `at − since ≥ hangSilenceMs`, where
+ * `since` (the later of the target's last activity and the acquisition) is `sinceAt` or later.
+ */
+const dueKey = (c: Claim, sinceAt: number, timing: ReaperTiming): { readonly k: number; readonly strict: boolean } => {
+  const old = lowSum(c.acquiredAt, timing.hangMinAgeMs)
+  if (c.targetSession === null) return { k: old.k, strict: old.exact }
+  const silent = lowSum(sinceAt, timing.hangSilenceMs)
+  if (!old.exact || !silent.exact) return { k: Math.min(old.k, silent.k), strict: false }
+  return old.k >= silent.k ? { k: old.k, strict: true } : { k: silent.k, strict: false }
+}
+
+const pushDue = (s: Store, e: Entry, c: Claim, sinceAt: number): void => {
+  if (s.timing === undefined) return
+  const key = dueKey(c, sinceAt, s.timing)
+  e.stamp = s.nextStamp++
+  heapPush(s.heap, { k: key.k, strict: key.strict, e, stamp: e.stamp })
+}
+
+const pushHeartbeat = (s: Store, e: Entry, at: number): void => {
+  const n = s.hbAt.length
+  if (n > s.hbHead && s.hbAt[n - 1]! > at) s.hbUnsorted = true
+  e.hb = s.hbBase + n
+  s.hbAt.push(at)
+  s.hbEntry.push(e)
+}
+
+/** Moves `e` from claim `old` to claim `c` (either may be absent) in every index. */
+const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefined, seq: number): void => {
+  const sameHeartbeat = old !== undefined && c !== undefined && old.heartbeatAt === c.heartbeatAt && old.model === c.model && e.seq === seq
+  if (!sameHeartbeat && e.live) {
+    bump(s.live, old!.model, -1)
+    e.live = false
+  }
+  if (old?.targetSession !== c?.targetSession || e.seq !== seq) {
+    if (old?.targetSession != null) removeFrom(s.byTarget, old.targetSession, e)
+    if (c?.targetSession != null) addTo(s.byTarget, c.targetSession, e)
+    if (c !== undefined && c.targetSession === null) {
+      s.unbound.push(e)
+      s.unboundSeq.push(seq)
+    }
+  }
+  if (old?.ownerSession !== c?.ownerSession || e.seq !== seq) {
+    if (old?.ownerSession != null) removeFrom(s.byOwner, old.ownerSession, e)
+    if (c?.ownerSession != null) addTo(s.byOwner, c.ownerSession, e)
+  }
+  if (c !== undefined && owes(c)) s.owed.add(e)
+  else s.owed.delete(e)
+  const deadlineMoved =
+    old === undefined || c === undefined || e.stamp === 0 || e.seq !== seq || old.acquiredAt !== c.acquiredAt || old.targetSession !== c.targetSession || !needsDeadline(old)
+  e.cur = c
+  e.seq = c === undefined ? -1 : seq
+  if (c === undefined) {
+    e.stamp = 0
+    return
+  }
+  if (!sameHeartbeat && s.at - c.heartbeatAt <= CLAIM_TTL_MS) {
+    e.live = true
+    bump(s.live, c.model, 1)
+    pushHeartbeat(s, e, c.heartbeatAt)
+  }
+  if (!needsDeadline(c)) e.stamp = 0
+  else if (deadlineMoved) pushDue(s, e, c, c.acquiredAt)
+}
+
+const write = (t: ClaimTable, key: string, c: Claim | undefined, fresh: boolean): ClaimTable => {
+  rehome(t, undefined)
+  const s = t.store
+  let e = s.entries.get(key)
+  if (e === undefined) {
+    e = { key, revs: [], cur: undefined, seq: -1, hb: -1, live: false, stamp: 0, mark: 0 }
+    s.entries.set(key, e)
+  }
+  const old = e.cur
+  let seq = e.seq
+  if (fresh && c !== undefined) {
+    seq = s.nextSeq++
+    s.order.push(e)
+    s.orderSeq.push(seq)
+  }
+  const version = ++s.latest
+  e.revs.push({ v: version, c, q: seq })
+  s.held++
+  reindex(s, e, old, c, seq)
+  const size = t.size + (old === undefined ? 1 : 0) - (c === undefined ? 1 : 0)
+  return { store: s, version, size, list: undefined }
+}
+
+/** A table with `c` added last in acquisition order (its id must not be held). */
+export const addClaim = (t: ClaimTable, c: Claim): ClaimTable => write(t, c.key, c, true)
+
+/** A table with the claim of the same id replaced by `c`, in place in acquisition order. */
+export const setClaim = (t: ClaimTable, c: Claim): ClaimTable => (getClaim(t, c.key) === undefined ? t : write(t, c.key, c, false))
+
+/** A table without the claim `key`. */
+export const removeClaim = (t: ClaimTable, key: string): ClaimTable => (getClaim(t, key) === undefined ? t : write(t, key, undefined, false))
+
+// ---- rebuilding (branches, earlier times, compaction) ----
+
+const rebuildHeartbeats = (s: Store): void => {
+  const live: Array<Entry> = []
+  for (const e of s.entries.values()) if (e.live) live.push(e)
+  live.sort((a, b) => a.cur!.heartbeatAt - b.cur!.heartbeatAt || a.seq - b.seq)
+  s.hbAt = []
+  s.hbEntry = []
+  s.hbHead = 0
+  s.hbBase = 0
+  s.hbUnsorted = false
+  for (const e of live) pushHeartbeat(s, e, e.cur!.heartbeatAt)
+}
+
+const rebuildHeap = (s: Store): void => {
+  s.heap = []
+  for (const e of s.entries.values()) {
+    e.stamp = 0
+    if (e.cur !== undefined && needsDeadline(e.cur)) {
+      const key = s.timing === undefined ? undefined : dueKey(e.cur, e.cur.acquiredAt, s.timing)
+      if (key === undefined) continue
+      e.stamp = s.nextStamp++
+      s.heap.push({ k: key.k, strict: key.strict, e, stamp: e.stamp })
+    }
+  }
+  for (let i = (s.heap.length >> 1) - 1; i >= 0; i--) siftDown(s.heap, i)
+}
+
+/** Moves `t` to a fresh store holding exactly its claims (same acquisition order). */
+const rebuild = (t: ClaimTable, timing: ReaperTiming | undefined): void => {
+  const claims = claimList(t)
+  const s = newStore()
+  s.timing = timing ?? t.store.timing
+  for (const c of claims) {
+    const e: Entry = { key: c.key, revs: [{ v: 0, c, q: s.nextSeq }], cur: undefined, seq: -1, hb: -1, live: false, stamp: 0, mark: 0 }
+    s.entries.set(c.key, e)
+    s.order.push(e)
+    s.orderSeq.push(s.nextSeq)
+    reindexFresh(s, e, c, s.nextSeq++)
+  }
+  s.held = claims.length
+  rebuildHeartbeats(s)
+  rebuildHeap(s)
+  visits += claims.length
+  t.store = s
+  t.version = 0
+}
+
+/** Indexes a claim of a store being built (heartbeats and deadlines are rebuilt afterwards). */
+const reindexFresh = (s: Store, e: Entry, c: Claim, seq: number): void => {
+  e.cur = c
+  e.seq = seq
+  e.live = true
+  bump(s.live, c.model, 1)
+  if (c.targetSession !== null) addTo(s.byTarget, c.targetSession, e)
+  else {
+    s.unbound.push(e)
+    s.unboundSeq.push(seq)
+  }
+  if (c.ownerSession !== null) addTo(s.byOwner, c.ownerSession, e)
+  if (owes(c)) s.owed.add(e)
+}
+
+/** Re-homes `t` when its store's indexes do not describe it at `at`, or the store has grown too big. */
+const rehome = (t: ClaimTable, at: number | undefined): void => {
+  const s = t.store
+  const newest = isNewest(t)
+  if (newest && (at === undefined || at >= s.at) && s.held <= 4 * t.size + 1024) return
+  rebuild(t, undefined)
+  // the indexes' time carries over when the table was the newest of its store (a compaction)
+  const time = at ?? (newest ? s.at : Number.NEGATIVE_INFINITY)
+  if (time !== Number.NEGATIVE_INFINITY) expire(t.store, time)
+}
+
+/** Drops heartbeats that passed the TTL by `at` from the live loads. */
+const expire = (s: Store, at: number): void => {
+  if (s.hbUnsorted) rebuildHeartbeats(s)
+  s.at = at
+  while (s.hbHead < s.hbAt.length) {
+    const e = s.hbEntry[s.hbHead]!
+    if (e.live && e.hb === s.hbBase + s.hbHead) {
+      // the queue is in heartbeat order: the first live heartbeat within the TTL ends the walk
+      if (at - e.cur!.heartbeatAt <= CLAIM_TTL_MS) break
+      e.live = false
+      bump(s.live, e.cur!.model, -1)
+    }
+    visits++
+    s.hbHead++
+  }
+  // keep the queue's dead prefix small
+  if (s.hbHead > 1024 && s.hbHead * 2 > s.hbAt.length) {
+    s.hbAt = s.hbAt.slice(s.hbHead)
+    s.hbEntry = s.hbEntry.slice(s.hbHead)
+    s.hbBase += s.hbHead
+    s.hbHead = 0
+  }
+}
+
+/**
+ * Readies `t` for a line at `at` with `timing`: re-homed if needed, expired heartbeats dropped, the
+ * deadline heap keyed for `timing`. Changes no claim. Every line that reads or writes claims calls it first.
+ */
+export const claimsAt = (t: ClaimTable, at: number, timing: ReaperTiming): ClaimTable => {
+  rehome(t, at)
+  const s = t.store
+  if (s.timing === undefined || s.timing.hangMinAgeMs !== timing.hangMinAgeMs || s.timing.hangSilenceMs !== timing.hangSilenceMs) {
+    s.timing = timing
+    rebuildHeap(s)
+    visits += t.size
+  } else if (s.heap.length > 2 * t.size + 1024) {
+    rebuildHeap(s)
+    visits += t.size
+  }
+  if (at !== s.at) expire(s, at)
+  if (s.order.length > 2 * t.size + 1024) compactOrder(s)
+  return t
+}
+
+const compactOrder = (s: Store): void => {
+  const order: Array<Entry> = []
+  const orderSeq: Array<number> = []
+  for (let i = 0; i < s.order.length; i++) {
+    const e = s.order[i]!
+    if (e.cur === undefined || e.seq !== s.orderSeq[i]) continue
+    order.push(e)
+    orderSeq.push(e.seq)
+  }
+  visits += s.order.length
+  s.order = order
+  s.orderSeq = orderSeq
+}
+
+// ---- queries (the table must have been readied with `claimsAt` for the line's time) ----
+
+/** Load per slot: the live claims on each slot's model, plus the peer load given by model (SPEC §6.1). */
+export const tableLoads = (t: ClaimTable, slots: ReadonlyArray<Slot>, peers?: Readonly<Record<string, number>>): Array<number> => {
+  const live = t.store.live
+  const loads = new Array<number>(slots.length)
+  for (let i = 0; i < slots.length; i++) {
+    const m = slots[i]!.model
+    loads[i] = (peers?.[m] ?? 0) + (live.get(m) ?? 0)
+  }
+  return loads
+}
+
+const bySeq = (a: Entry, b: Entry): number => a.seq - b.seq
+
+/** The claims (newest version) whose target is `session`, in acquisition order. */
+export const claimsTargeting = (t: ClaimTable, session: string): ReadonlyArray<Claim> => {
+  rehome(t, undefined)
+  const set = t.store.byTarget.get(session)
+  if (set === undefined) return []
+  visits += set.size
+  const es = [...set]
+  if (es.length > 1) es.sort(bySeq)
+  return es.map((e) => e.cur!)
+}
+
+/** Whether some claim's target is `session`. */
+export const isTargeted = (t: ClaimTable, session: string): boolean => {
+  rehome(t, undefined)
+  return t.store.byTarget.has(session)
+}
+
+/** Whether some claim is owned by `session`. */
+export const isOwner = (t: ClaimTable, session: string): boolean => {
+  rehome(t, undefined)
+  return t.store.byOwner.has(session)
+}
+
+/** The first live claim in acquisition order whose target is `session` (SPEC §7.4; TRACE.md §6). */
+export const liveTarget = (t: ClaimTable, session: string | undefined, now: number): Claim | undefined => {
+  if (session === undefined) return undefined
+  rehome(t, undefined)
+  const set = t.store.byTarget.get(session)
+  if (set === undefined) return undefined
+  let best: Entry | undefined
+  for (const e of set) {
+    visits++
+    if (isLive(e.cur!, now) && (best === undefined || e.seq < best.seq)) best = e
+  }
+  return best?.cur
+}
+
+/** The unbound claims of `owner`, in acquisition order. */
+export const unboundOf = (t: ClaimTable, owner: string): ReadonlyArray<Claim> => {
+  rehome(t, undefined)
+  const set = t.store.byOwner.get(owner)
+  if (set === undefined) return []
+  const es: Array<Entry> = []
+  for (const e of set) {
+    visits++
+    if (e.cur!.targetSession === null) es.push(e)
+  }
+  es.sort(bySeq)
+  return es.map((e) => e.cur!)
+}
+
+/**
+ * The unbound claims, oldest first, while `accept` takes them: acquisition order is the order of
+ * acquisition times, so the caller stops at the first that is still young.
+ */
+export const oldestUnbound = (t: ClaimTable, accept: (c: Claim) => boolean): ReadonlyArray<Claim> => {
+  rehome(t, undefined)
+  const s = t.store
+  while (s.unboundHead < s.unbound.length) {
+    const e = s.unbound[s.unboundHead]!
+    if (e.cur !== undefined && e.cur.targetSession === null && e.seq === s.unboundSeq[s.unboundHead]) break
+    visits++
+    s.unboundHead++
+  }
+  if (s.unboundHead > 1024 && s.unboundHead * 2 > s.unbound.length) {
+    s.unbound = s.unbound.slice(s.unboundHead)
+    s.unboundSeq = s.unboundSeq.slice(s.unboundHead)
+    s.unboundHead = 0
+  }
+  const out: Array<Claim> = []
+  for (let i = s.unboundHead; i < s.unbound.length; i++) {
+    const e = s.unbound[i]!
+    visits++
+    if (e.cur === undefined || e.cur.targetSession !== null || e.seq !== s.unboundSeq[i]) continue
+    if (!accept(e.cur)) break
+    out.push(e.cur)
+  }
+  return out
+}
+
+/** The earliest acquisition time held, or +∞ for an empty table. */
+export const oldestAcquired = (t: ClaimTable): number => {
+  if (!isNewest(t)) return claimList(t)[0]?.acquiredAt ?? Number.POSITIVE_INFINITY
+  const s = t.store
+  for (let i = 0; i < s.order.length; i++) {
+    const e = s.order[i]!
+    visits++
+    if (e.cur !== undefined && e.seq === s.orderSeq[i]) return e.cur.acquiredAt
+  }
+  return Number.POSITIVE_INFINITY
+}
+
+/**
+ * A sweep's candidates at `at`, in acquisition order: every claim whose deadline may have come, whose
+ * abort is owed, or whose id is in `blocked`. No other claim can be unbound, hung, blocked or owed an
+ * abort at `at` (TRACE.md §6), so a sweep that judges only these decides what judging all would.
+ * The deadline entries taken out are put back by `keepDeadlines` once the sweep has judged them.
+ */
+export const sweepCandidates = (t: ClaimTable, at: number, blocked: ReadonlySet<string> | undefined): ReadonlyArray<Claim> => {
+  const s = t.store
+  const mark = ++s.marks
+  const found: Array<Entry> = []
+  const take = (e: Entry): void => {
+    if (e.cur === undefined || e.mark === mark) return
+    e.mark = mark
+    found.push(e)
+  }
+  while (s.heap.length > 0 && ready(s.heap[0]!, at)) {
+    visits++
+    const item = heapPop(s.heap)!
+    if (item.stamp !== item.e.stamp) continue
+    item.e.stamp = 0
+    take(item.e)
+  }
+  for (const e of s.owed) {
+    visits++
+    take(e)
+  }
+  if (blocked !== undefined) {
+    for (const key of blocked) {
+      visits++
+      const e = s.entries.get(key)
+      if (e !== undefined) take(e)
+    }
+  }
+  if (found.length > 1) found.sort(bySeq)
+  return found.map((e) => e.cur!)
+}
+
+/**
+ * After a sweep: the candidates still held that have no deadline entry (judged young or healthy, or
+ * skipped) get one again, from `sinceOf` (the later of the target's last activity and the acquisition).
+ */
+export const keepDeadlines = (t: ClaimTable, candidates: ReadonlyArray<Claim>, sinceOf: (c: Claim) => number): void => {
+  const s = t.store
+  for (const old of candidates) {
+    const e = s.entries.get(old.key)
+    const c = e?.cur
+    if (e === undefined || c === undefined || e.stamp !== 0 || !needsDeadline(c)) continue
+    pushDue(s, e, c, sinceOf(c))
+  }
+}
+
+/** What the indexes hold, for tests that compare them with a recount from the claims. */
+export const indexView = (t: ClaimTable) => {
+  claimsAt(t, t.store.at, t.store.timing ?? { hangMinAgeMs: 0, hangSilenceMs: 0 })
+  const s = t.store
+  const keys = (set: ReadonlySet<Entry>) => [...set].sort(bySeq).map((e) => e.key)
+  const due = new Map<string, { readonly k: number; readonly strict: boolean }>()
+  for (const item of s.heap) if (item.stamp === item.e.stamp && item.e.cur !== undefined) due.set(item.e.key, { k: item.k, strict: item.strict })
+  return {
+    at: s.at,
+    live: new Map(s.live),
+    byTarget: new Map([...s.byTarget].map(([k, set]) => [k, keys(set)] as const)),
+    byOwner: new Map([...s.byOwner].map(([k, set]) => [k, keys(set)] as const)),
+    owed: keys(s.owed),
+    due,
+    ready: (key: { readonly k: number; readonly strict: boolean }, at: number) => ready({ ...key, e: undefined as never, stamp: 0 }, at)
+  }
+}
