@@ -52,6 +52,13 @@ const restore = (vars: Record<string, string | undefined>) => {
   }
 }
 
+/**
+ * Files the plugin could have written into the working directory since `before` (the working tree is
+ * shared with other work, so only names the plugin writes count: claims, cooldowns, the lock, traces).
+ */
+const strayFiles = (before: ReadonlyArray<string>): Array<string> =>
+  readdirSync(process.cwd()).filter((f) => !before.includes(f) && /^(claims\.|cooldown\.|pool\.lock|opencode-pool)|\.jsonl$|\.tmp$/.test(f))
+
 const nest = (depth: number): unknown => {
   let v: unknown = { leaf: true }
   for (let i = 0; i < depth; i++) v = { a: v, b: [v] }
@@ -68,6 +75,7 @@ type Recipe =
   | { readonly k: "revoked" | "traps" | "unprintable" }
   | { readonly k: "nest"; readonly depth: number }
   | { readonly k: "huge"; readonly n: number }
+  | { readonly k: "logFn"; readonly answer: "ok" | "reject" | "throw" | "hostile" }
   | { readonly k: "obj"; readonly how: How; readonly fields: Readonly<Record<string, Recipe>>; readonly keys: ReadonlyArray<string> }
 
 /** The hostile value a recipe describes: `getters` makes `keys` throw, `proxy` lets only `keys` be read. */
@@ -85,6 +93,12 @@ const build = (r: Recipe): unknown => {
       return nest(r.depth)
     case "huge":
       return "x".repeat(r.n)
+    case "logFn":
+      // a client's app.log: answers, fails, throws, or answers something hostile
+      return () => {
+        if (r.answer === "throw") throw revoked()
+        return r.answer === "ok" ? Promise.resolve({ data: true }) : r.answer === "reject" ? Promise.reject(unprintable()) : Promise.resolve(throwingGetters({ error: 1 }, ["error"]))
+      }
     case "obj": {
       const o: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(r.fields)) Object.defineProperty(o, k, { value: build(v), enumerable: true, writable: true, configurable: true })
@@ -255,7 +269,7 @@ describe("fuzz: hook payloads", () => {
     restore({ XDG_CONFIG_HOME: configHome })
     // nothing was written outside the given directories
     expect(readdirSync(b.dir)).toEqual(["state"])
-    expect(readdirSync(process.cwd()).sort()).toEqual(cwdBefore)
+    expect(strayFiles(cwdBefore)).toEqual([])
   })
 
   type Hook = (input: unknown, output?: unknown) => Promise<unknown>
@@ -404,23 +418,37 @@ describe("fuzz: the plugin entry", () => {
       const options = maybeR(
         obj(fc.record({ enabled: maybe(fc.boolean()), models: maybe(fc.constant(POOL2)), maxSlots: anyValue, reapMs: anyValue, logLevel: anyValue, lockWaitMs: maybe(fc.integer({ min: 0, max: 50 })) }))
       )
-      const ctx = maybeR(obj(fc.record({ client: anyValue, directory: maybe(fc.constant(dir)) })))
+      const logClient = obj(fc.record({ app: maybeR(obj(fc.record({ log: fc.constantFrom("ok" as const, "reject" as const, "throw" as const, "hostile" as const).map((answer): Recipe => ({ k: "logFn", answer })) }))) }))
+      const ctx = maybeR(obj(fc.record({ client: fc.oneof(anyValue, logClient), directory: maybe(fc.constant(dir)) })))
       const cwdBefore = readdirSync(process.cwd()).sort()
+      // a hostile client sends the log to stderr: kept out of the test output; no promise may be left rejected
+      const original = process.stderr.write.bind(process.stderr)
+      process.stderr.write = (() => true) as typeof process.stderr.write
+      const rejected: Array<unknown> = []
+      const onRejection = (e: unknown) => void rejected.push(e)
+      process.on("unhandledRejection", onRejection)
       try {
         await fc.assert(
           fc.asyncProperty(ctx, options, async (c, o) => {
             const hooks = await bounded(opencodePool(build(c) as never, build(o) as never))
             expect(typeof hooks).toBe("object")
+            const before = hooks["tool.execute.before"]
+            if (before !== undefined) await bounded(before({ tool: "task", sessionID: "p", callID: "c1" }, { args: { subagent_type: "explore" } }))
             await bounded(hooks.dispose?.() ?? Promise.resolve())
           }),
           fuzzParams(runs)
         )
+        await new Promise((r) => setTimeout(r, 20))
       } finally {
+        process.stderr.write = original
+        process.off("unhandledRejection", onRejection)
         restore({ OCPOOL_STATE_DIR: saved.state, OCPOOL_TRACE: saved.trace, XDG_CONFIG_HOME: saved.config })
       }
-      expect(readdirSync(dir).every((f) => ["state", "trace.jsonl", "config"].includes(f))).toBe(true)
+      expect(rejected).toEqual([])
+      // the state dir, the config dir and the trace (with its decisions file), nothing else
+      expect(readdirSync(dir).filter((f) => !["state", "config"].includes(f) && !f.startsWith("trace.jsonl"))).toEqual([])
       expect(existsSync(join(dir, "state"))).toBe(true)
-      expect(readdirSync(process.cwd()).sort()).toEqual(cwdBefore)
+      expect(strayFiles(cwdBefore)).toEqual([])
     },
     fuzzTimeout(2_000, Math.max(20, Math.ceil(FUZZ_RUNS / 50)))
   )

@@ -191,6 +191,37 @@ describe("plugin: hostile hook inputs", () => {
     for (const h of hostiles()) await expect(execute(h, h)).resolves.toContain("explore")
   })
 
+  it("US-17 a hostile client only sends the log to stderr: routing goes on and no promise is left rejected", async () => {
+    const dir = tmp()
+    const clients: Array<unknown> = [
+      throwingGetters({ app: {} }, ["app"], () => revoked()),
+      { app: { log: () => Promise.resolve(revoked()) } },
+      { app: { log: () => Promise.resolve(throwingGetters({ error: undefined }, ["error"])) } },
+      { app: { log: () => Promise.resolve({ error: undefined }) } }
+    ]
+    const rejected: Array<unknown> = []
+    const onRejection = (e: unknown) => void rejected.push(e)
+    process.on("unhandledRejection", onRejection)
+    const writes: Array<string> = []
+    const original = process.stderr.write.bind(process.stderr)
+    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write
+    try {
+      for (const [i, client] of clients.entries()) {
+        const hooks = await opencodePool({ client, directory: dir } as never, { stateDir: join(dir, `state${i}`), models: POOL2 } as never)
+        const output = { args: { subagent_type: "explore" } as Record<string, unknown> }
+        await hooks["tool.execute.before"]!({ tool: "task", sessionID: "p", callID: "c1" }, output)
+        expect(output.args.subagent_type).toBe("explore-1")
+        await hooks.dispose?.()
+      }
+      await sleep(20)
+    } finally {
+      process.stderr.write = original
+      process.off("unhandledRejection", onRejection)
+    }
+    expect(rejected).toEqual([])
+    expect(writes.filter((w) => w.startsWith("opencode-pool info: routed explore -> explore-1")).length).toBeGreaterThanOrEqual(3)
+  })
+
   it("US-17 the plugin entry never throws on hostile options or context", async () => {
     const dir = tmp()
     const stateDir = join(dir, "state")
