@@ -5,6 +5,7 @@
  * sampled activity, one-time warnings). Immutable: `engineStep` returns a new state.
  */
 import type { Slot } from "../pool.js"
+import { getClaim, isOwner, isTargeted } from "../trace/claimTable.js"
 import { DEFAULT_TIMING, type ReaperTiming } from "../reaper.js"
 import { initialState, traceState, type TraceState } from "../trace/machine.js"
 
@@ -83,6 +84,24 @@ export const blockedInTree = (state: Pick<EngineState, "asks" | "parents">, sess
   return false
 }
 
+/**
+ * Every session `blockedInTree` holds blocked: those with a pending ask, and their ancestors up to 64
+ * levels. Costs the pending asks, not the sessions or claims known.
+ */
+export const blockedSessions = (state: Pick<EngineState, "asks" | "parents">): ReadonlySet<string> => {
+  const out = new Set<string>()
+  for (const [asked, set] of state.asks) {
+    if (set.size === 0) continue
+    out.add(asked)
+    let s: string | undefined = state.parents.get(asked)
+    for (let depth = 0; s !== undefined && depth < 64; depth++) {
+      out.add(s)
+      s = state.parents.get(s)
+    }
+  }
+  return out
+}
+
 const filterMap = <K, V>(m: ReadonlyMap<K, V>, keep: (v: V, k: K) => boolean): ReadonlyMap<K, V> => {
   let out: Map<K, V> | undefined
   for (const [k, v] of m) {
@@ -98,12 +117,7 @@ const filterMap = <K, V>(m: ReadonlyMap<K, V>, keep: (v: V, k: K) => boolean): R
  * quiet for SESSION_MEMORY_MS, no own claim on them, nothing asked in them. Run with every timer sweep.
  */
 export const forgetQuietSessions = (state: EngineState, now: number): EngineState => {
-  const targets = new Set<string>()
-  const owners = new Set<string>()
-  for (const c of state.machine.claims) {
-    if (c.targetSession !== null) targets.add(c.targetSession)
-    if (c.ownerSession !== null) owners.add(c.ownerSession)
-  }
+  const table = state.machine.table
   // a pending ask keeps the whole chain above it: it blocks every ancestor's claim
   const asking = new Set<string>()
   for (const [asked, set] of state.asks) {
@@ -113,19 +127,18 @@ export const forgetQuietSessions = (state: EngineState, now: number): EngineStat
       s = state.parents.get(s)
     }
   }
-  const keep = (s: string) => targets.has(s) || owners.has(s) || asking.has(s)
+  const keep = (s: string) => isTargeted(table, s) || isOwner(table, s) || asking.has(s)
   const sampled = filterMap(state.sampled, (at, s) => now - at <= SESSION_MEMORY_MS || keep(s))
-  const claimed = new Set(state.machine.claims.map((c) => c.key))
   return {
     ...state,
     sampled,
     parents: filterMap(state.parents, (_p, s) => sampled.has(s) || keep(s)),
     children: filterMap(state.children, (ring, owner) => {
       const newest = ring.at(-1)
-      return (newest !== undefined && now - newest.createdAt <= CHILD_MEMORY_MS) || owners.has(owner)
+      return (newest !== undefined && now - newest.createdAt <= CHILD_MEMORY_MS) || isOwner(table, owner)
     }),
     asks: filterMap(state.asks, (set) => set.size > 0),
-    signalled: filterMap(state.signalled, (_c, key) => claimed.has(key)),
+    signalled: filterMap(state.signalled, (_c, key) => getClaim(table, key) !== undefined),
     signals: filterMap(state.signals, (at) => now - at < SIGNAL_DEDUPE_MS),
     requests: filterMap(state.requests, (times) => times.length > 0 && now - times[times.length - 1]! < SPIN_WINDOW_MS),
     warnedUntil: filterMap(state.warnedUntil, (until) => until > now),

@@ -5,19 +5,20 @@
  * effects the shell carries out: publish own claims, write or remove cooldown records, request aborts,
  * log. Pure; `ocpool replay` runs the same trace machine over the recorded lines.
  */
-import { liveTargetOf, type Claim } from "../claims.js"
+import type { Claim } from "../claims.js"
 import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
 import type { Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { judgeClaim } from "../reaper.js"
 import { providerOf } from "../signals.js"
+import { acquisitionOrder, claimsTargeting, getClaim, isTargeted, liveTarget, oldestUnbound, unboundOf } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
 import { step, type AbortRequest, type TraceState } from "../trace/machine.js"
 import { peerCooling, peerLoad, type PoolSnapshot } from "./snapshot.js"
 import {
   ACTIVITY_SAMPLE_MS,
-  blockedInTree,
+  blockedSessions,
   CHILD_MEMORY_MS,
   CHILD_RING,
   CHILD_SLACK_MS,
@@ -166,7 +167,7 @@ class Draft {
     }
     for (const a of requested) {
       this.aborts.push(a)
-      const c = r.state.claims.find((x) => x.key === a.claim)
+      const c = getClaim(r.state.table, a.claim)
       this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`)
     }
     return r.decisions
@@ -195,12 +196,12 @@ class Draft {
         return
       case "abort": {
         if (d.ok) return
-        const c = this.machine.claims.find((x) => x.key === d.claim)
+        const c = getClaim(this.machine.table, d.claim)
         if (c !== undefined) this.log("warn", `abort failed claim=${d.claim} session=${d.session} attempt=${c.abortAttempts}/3: ${this.abortReason ?? "failed"}`)
         return
       }
       case "release": {
-        const c = before.claims.find((x) => x.key === d.claim)
+        const c = getClaim(before.table, d.claim)
         if (c === undefined) return
         if (d.reason === "hung") this.log("warn", this.reapLine(c, "aborted"))
         else if (d.reason === "unbound") this.log("warn", this.reapLine(c, "unbound"))
@@ -222,14 +223,14 @@ class Draft {
   }
 
   /** Back-fill (SPEC §8.2 step 4): the newest unbound-to-us child of the owner, created around the claim. */
-  backfill(c: Claim, bound: ReadonlySet<string>): string | undefined {
+  backfill(c: Claim): string | undefined {
     if (c.ownerSession === null) return undefined
     const ring = this.state.children.get(c.ownerSession) ?? []
     for (let i = ring.length - 1; i >= 0; i--) {
       const child = ring[i]!
       if (this.at - child.createdAt > CHILD_MEMORY_MS) break
       if (child.createdAt < c.acquiredAt - CHILD_SLACK_MS) continue
-      if (bound.has(child.id)) continue
+      if (isTargeted(this.machine.table, child.id)) continue
       return child.id
     }
     return undefined
@@ -237,22 +238,24 @@ class Draft {
 
   /** What a sweep needs first: back-fill binds for old unbound claims, then the claims found blocked. */
   prepareSweep(): { readonly blocked?: ReadonlyArray<string> } {
-    const bound = new Set<string>()
-    for (const c of this.machine.claims) if (c.targetSession !== null) bound.add(c.targetSession)
+    // the claims a sweep would release as unbound: unbound ones past the minimum age, oldest first
     const never = { now: this.at, blocked: false, lastActivity: () => undefined }
-    for (const c of this.machine.claims) {
-      if (judgeClaim(c, never, this.machine.timing ?? this.state.timing)._tag !== "Unbound") continue
-      const child = this.backfill(c, bound)
+    const timing = this.machine.timing ?? this.state.timing
+    const unbound = oldestUnbound(this.machine.table, (c) => judgeClaim(c, never, timing)._tag !== "Young")
+    for (const c of unbound) {
+      if (judgeClaim(c, never, timing)._tag !== "Unbound") continue
+      const child = this.backfill(c)
       if (child === undefined) continue
-      bound.add(child)
       this.apply({ at: this.at, type: "bind", claim: c.key, session: child, activity: false })
     }
-    const blocked = this.machine.claims.flatMap((c) => (c.targetSession !== null && blockedInTree(this.state, c.targetSession) ? [c.key] : []))
-    return blocked.length > 0 ? { blocked } : {}
+    // the claims whose target has a question or permission pending in its tree, in acquisition order
+    const held: Array<Claim> = []
+    for (const s of blockedSessions(this.state)) for (const c of claimsTargeting(this.machine.table, s)) held.push(c)
+    return held.length > 0 ? { blocked: acquisitionOrder(this.machine.table, held) } : {}
   }
 
   liveTarget(session: string): Claim | undefined {
-    return liveTargetOf(this.machine.claims, session, this.at)
+    return liveTarget(this.machine.table, session, this.at)
   }
 
   /** Sampled activity (SPEC §6.4): at most once per ACTIVITY_SAMPLE_MS per session. */
@@ -278,7 +281,7 @@ class Draft {
     const decisions = this.apply(line)
     const cool = decisions.find((d): d is Extract<Decision, { type: "cool" }> => d.type === "cool")
     if (cool === undefined) return
-    if (target !== undefined && this.machine.claims.some((c) => c.key === target.key)) {
+    if (target !== undefined && getClaim(this.machine.table, target.key) !== undefined) {
       this.set("signalled", setIn(this.state.signalled, target.key, cool.reason))
     }
     if (cool.reason !== "unavailable" && cool.reason !== "auth") return
@@ -295,7 +298,7 @@ class Draft {
 
   /** A task's end: a signalled claim's end is not a success. */
   taskEnd(key: string, ok: boolean): void {
-    const c = this.machine.claims.find((x) => x.key === key)
+    const c = getClaim(this.machine.table, key)
     if (c === undefined) return
     const success = ok && !this.state.signalled.has(key)
     if (c.targetSession !== null && this.state.busy.has(c.targetSession)) {
@@ -363,7 +366,7 @@ const run = (d: Draft, event: EngineEvent): void => {
       while (ring.length > CHILD_RING) ring.shift()
       d.set("children", setIn(d.state.children, event.parent, ring))
       const variant = event.agent ?? /\(@([a-z]+-[0-9]+) subagent\)\s*$/.exec(event.title ?? "")?.[1]
-      const unbound = d.machine.claims.filter((c) => c.ownerSession === event.parent && c.targetSession === null)
+      const unbound = unboundOf(d.machine.table, event.parent)
       let match = unbound.find((c) => `${c.base}-${c.slot}` === variant)
       if (match === undefined && (variant === undefined || VARIANT_PATTERN.test(variant))) match = unbound[0]
       if (match !== undefined) {
@@ -479,7 +482,7 @@ const run = (d: Draft, event: EngineEvent): void => {
       d.state = forgetQuietSessions(d.state, at)
       return
     case "aborted": {
-      const c = d.machine.claims.find((x) => x.key === event.claim)
+      const c = getClaim(d.machine.table, event.claim)
       if (c === undefined || !c.abortInFlight) return
       d.log("debug", `abort of ${c.targetSession ?? "-"}: ${event.ok ? "confirmed" : event.reason}`)
       d.abortReason = event.reason
@@ -543,7 +546,7 @@ export const engineStep = (state: EngineState, event: EngineEvent, now: number, 
     lines: d.lines,
     decisions: d.decisions,
     aborts: d.aborts,
-    publish: after.claims !== before.claims || after.reaped !== before.reaped,
+    publish: after.table !== before.table || after.reaped !== before.reaped,
     cool,
     uncool,
     logs: d.logs,

@@ -532,8 +532,8 @@ export const unboundOf = (t: ClaimTable, owner: string): ReadonlyArray<Claim> =>
 }
 
 /**
- * The unbound claims, oldest first, while `accept` takes them: acquisition order is the order of
- * acquisition times, so the caller stops at the first that is still young.
+ * The unbound claims, oldest first, up to the first that `accept` refuses: acquisition order is the
+ * order of acquisition times, so a caller looking for old claims stops at the first young one.
  */
 export const oldestUnbound = (t: ClaimTable, accept: (c: Claim) => boolean): ReadonlyArray<Claim> => {
   rehome(t, undefined)
@@ -558,6 +558,18 @@ export const oldestUnbound = (t: ClaimTable, accept: (c: Claim) => boolean): Rea
     out.push(e.cur)
   }
   return out
+}
+
+/** The ids of `claims` (held in `t`), each once, in acquisition order. */
+export const acquisitionOrder = (t: ClaimTable, claims: ReadonlyArray<Claim>): Array<string> => {
+  rehome(t, undefined)
+  const es = new Set<Entry>()
+  for (const c of claims) {
+    visits++
+    const e = t.store.entries.get(c.key)
+    if (e?.cur !== undefined) es.add(e)
+  }
+  return [...es].sort(bySeq).map((e) => e.key)
 }
 
 /** The earliest acquisition time held, or +∞ for an empty table. */
