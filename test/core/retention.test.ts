@@ -9,7 +9,8 @@ import { decodeIdTime, ID_PATTERN } from "../../src/core/retention/ids.js"
 import { deletionOrder } from "../../src/core/retention/tables.js"
 import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
 import { vacuumVerdict } from "../../src/core/retention/vacuum.js"
-import { eventWindow } from "../../src/core/retention/window.js"
+import { eventWindow, MAX_DAYS, MAX_GRACE_HOURS, windowProblem } from "../../src/core/retention/window.js"
+import { parseNonNegative, parsePositiveInteger } from "../../src/core/retention/flags.js"
 import { withBusyRetry } from "../../src/cli/sweep/busy.js"
 import { DbBusy, DbFailed } from "../../src/services/RetentionStore.js"
 import { makeId, seeded } from "../retention/opencodeDb.js"
@@ -296,6 +297,37 @@ describe("vacuum verdicts (SPEC §11.5)", () => {
     expect(vacuumVerdict({ ...base, openBy: [7], freeBytes: 1, force: true })._tag).toBe("Run")
     expect(vacuumVerdict({ ...base, dryRun: true, force: true })._tag).toBe("WouldRun")
     expect(vacuumVerdict({ ...base, requested: false })._tag).toBe("NotRequested")
+  })
+})
+
+describe("flag values (SPEC §11.1, §12.1)", () => {
+  it("US-32 US-33 --days and --grace-hours: 0 to their caps, fractions allowed; beyond the dates a cutoff can name is one line", () => {
+    expect(parseNonNegative("days", undefined, 30, MAX_DAYS)).toEqual({ _tag: "Value", value: 30 })
+    expect(parseNonNegative("days", "1.5", 30, MAX_DAYS)).toEqual({ _tag: "Value", value: 1.5 })
+    expect(parseNonNegative("days", "-0", 30, MAX_DAYS)).toEqual({ _tag: "Value", value: 0 })
+    expect(parseNonNegative("days", "1e8", 30, MAX_DAYS)).toEqual({ _tag: "Value", value: 1e8 })
+    expect(parseNonNegative("days", "1e9", 30, MAX_DAYS)).toEqual({ _tag: "Problem", message: "--days must be at most 100000000, got '1e9'" })
+    expect(parseNonNegative("days", "1e400", 30, MAX_DAYS)).toEqual({ _tag: "Problem", message: "--days must be at most 100000000, got '1e400'" })
+    expect(parseNonNegative("grace-hours", "1e12", 24, MAX_GRACE_HOURS)).toEqual({ _tag: "Problem", message: "--grace-hours must be at most 2400000000, got '1e12'" })
+    expect(parseNonNegative("days", "-1", 30, MAX_DAYS)).toEqual({ _tag: "Problem", message: "--days must be a number ≥ 0, got '-1'" })
+    expect(parseNonNegative("days", "\u001b]0;x\u0007", 30, MAX_DAYS)).toEqual({ _tag: "Problem", message: "--days must be a number ≥ 0, got '\\u001b]0;x\\u0007'" })
+    expect(parseNonNegative("days", `${"1".repeat(100)}`, 30, MAX_DAYS)).toMatchObject({ _tag: "Problem", message: expect.stringMatching(/^--days must be a number ≥ 0, got '1{40}…'$/) })
+  })
+
+  it("US-32 US-33 --limit: an integer from 1 to 2^53 − 1", () => {
+    expect(parsePositiveInteger("limit", undefined)).toEqual({ _tag: "Value", value: undefined })
+    expect(parsePositiveInteger("limit", "9007199254740991")).toEqual({ _tag: "Value", value: 9007199254740991 })
+    expect(parsePositiveInteger("limit", "9007199254740992")).toEqual({ _tag: "Problem", message: "--limit must be at most 9007199254740991, got '9007199254740992'" })
+    expect(parsePositiveInteger("limit", "0")).toEqual({ _tag: "Problem", message: "--limit must be an integer ≥ 1, got '0'" })
+  })
+
+  it("US-32 US-33 at the largest values every cutoff is still a date; a clock outside the Date range is named", () => {
+    const now = Date.UTC(2026, 11, 1)
+    expect(windowProblem(now, MAX_DAYS, MAX_GRACE_HOURS)).toBeUndefined()
+    expect(() => new Date(now - MAX_DAYS * 86_400_000).toISOString()).not.toThrow()
+    expect(windowProblem(now, 1e9, 0)).toMatch(/^--days 1000000000 puts the cutoff outside/)
+    expect(windowProblem(now, 0, 1e12)).toMatch(/^--grace-hours 1000000000000 puts the cutoff outside/)
+    expect(windowProblem(9e15, 0, 0)).toMatch(/^the clock reads/)
   })
 })
 
