@@ -60,7 +60,9 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
       })
       // A file that is not SQLite fails here, and so does a database another connection has locked:
       // the schema check tells the two apart, and runs the pragmas again (under the busy back-off).
-      let pragmasFailed = Option.isSome(yield* pragmas.pipe(Effect.flip, Effect.option))
+      // That first try counts as the schema check's first: its failure is reported there, not run again.
+      let unreported = Option.getOrUndefined(yield* pragmas.pipe(Effect.flip, Effect.option))
+      let pragmasFailed = unreported !== undefined
       const openProblem = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new NotOpencodeDb({ reason: messageOf(e) }))
 
       /** BEGIN IMMEDIATE, the body, COMMIT; ROLLBACK on any failure. Returns the time the write lock was held. */
@@ -116,6 +118,11 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
       return RetentionStore.of({
         checkSchema: Effect.gen(function* () {
           openTry++
+          if (unreported !== undefined) {
+            const failure = unreported
+            unreported = undefined
+            return yield* openProblem(failure)
+          }
           if (pragmasFailed) {
             yield* pragmas.pipe(Effect.mapError(openProblem))
             pragmasFailed = false
