@@ -79,6 +79,8 @@ interface Store {
   readonly owed: Set<Entry>
   readonly byTarget: Map<string, Set<Entry>>
   readonly byOwner: Map<string, Set<Entry>>
+  /** The unbound claims of each owner session. */
+  readonly unboundByOwner: Map<string, Set<Entry>>
   /** The latest time the heartbeat queue was advanced to. */
   at: number
   /** The timing the heap's keys were computed with. */
@@ -120,6 +122,7 @@ const newStore = (): Store => ({
   owed: new Set(),
   byTarget: new Map(),
   byOwner: new Map(),
+  unboundByOwner: new Map(),
   at: Number.NEGATIVE_INFINITY,
   timing: undefined,
   marks: 0
@@ -282,6 +285,10 @@ const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefine
     if (old?.ownerSession != null) removeFrom(s.byOwner, old.ownerSession, e)
     if (c?.ownerSession != null) addTo(s.byOwner, c.ownerSession, e)
   }
+  const wasUnbound = old !== undefined && old.targetSession === null && old.ownerSession !== null
+  const isUnbound = c !== undefined && c.targetSession === null && c.ownerSession !== null
+  if (wasUnbound && (!isUnbound || old.ownerSession !== c.ownerSession)) removeFrom(s.unboundByOwner, old.ownerSession!, e)
+  if (isUnbound) addTo(s.unboundByOwner, c.ownerSession!, e)
   if (c !== undefined && owes(c)) s.owed.add(e)
   else s.owed.delete(e)
   const deadlineMoved =
@@ -393,6 +400,7 @@ const reindexFresh = (s: Store, e: Entry, c: Claim, seq: number): void => {
     s.unboundSeq.push(seq)
   }
   if (c.ownerSession !== null) addTo(s.byOwner, c.ownerSession, e)
+  if (c.ownerSession !== null && c.targetSession === null) addTo(s.unboundByOwner, c.ownerSession, e)
   if (owes(c)) s.owed.add(e)
 }
 
@@ -520,14 +528,11 @@ export const liveTarget = (t: ClaimTable, session: string | undefined, now: numb
 /** The unbound claims of `owner`, in acquisition order. */
 export const unboundOf = (t: ClaimTable, owner: string): ReadonlyArray<Claim> => {
   rehome(t, undefined)
-  const set = t.store.byOwner.get(owner)
+  const set = t.store.unboundByOwner.get(owner)
   if (set === undefined) return []
-  const es: Array<Entry> = []
-  for (const e of set) {
-    visits++
-    if (e.cur!.targetSession === null) es.push(e)
-  }
-  es.sort(bySeq)
+  visits += set.size
+  const es = [...set]
+  if (es.length > 1) es.sort(bySeq)
   return es.map((e) => e.cur!)
 }
 
@@ -635,9 +640,9 @@ export const keepDeadlines = (t: ClaimTable, candidates: ReadonlyArray<Claim>, s
   }
 }
 
-/** What the indexes hold, for tests that compare them with a recount from the claims. */
-export const indexView = (t: ClaimTable) => {
-  claimsAt(t, t.store.at, t.store.timing ?? { hangMinAgeMs: 0, hangSilenceMs: 0 })
+/** What the indexes hold at `at` (readied as for a line), for tests that compare them with a recount from the claims. */
+export const indexView = (t: ClaimTable, at: number, timing: ReaperTiming) => {
+  claimsAt(t, at, timing)
   const s = t.store
   const keys = (set: ReadonlySet<Entry>) => [...set].sort(bySeq).map((e) => e.key)
   const due = new Map<string, { readonly k: number; readonly strict: boolean }>()
@@ -647,6 +652,7 @@ export const indexView = (t: ClaimTable) => {
     live: new Map(s.live),
     byTarget: new Map([...s.byTarget].map(([k, set]) => [k, keys(set)] as const)),
     byOwner: new Map([...s.byOwner].map(([k, set]) => [k, keys(set)] as const)),
+    unboundByOwner: new Map([...s.unboundByOwner].map(([k, set]) => [k, keys(set)] as const)),
     owed: keys(s.owed),
     due,
     ready: (key: { readonly k: number; readonly strict: boolean }, at: number) => ready({ ...key, e: undefined as never, stamp: 0 }, at)
