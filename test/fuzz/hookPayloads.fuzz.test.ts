@@ -52,6 +52,12 @@ const restore = (vars: Record<string, string | undefined>) => {
   }
 }
 
+/** Every 100th call yields to the event loop: the hooks write with synchronous I/O, and the test runner must be heard. */
+let calls = 0
+const breathe = async (): Promise<void> => {
+  if (++calls % 100 === 0) await new Promise((r) => setImmediate(r))
+}
+
 /**
  * Files the plugin could have written into the working directory since `before` (the working tree is
  * shared with other work, so only names the plugin writes count: claims, cooldowns, the lock, traces).
@@ -278,6 +284,7 @@ describe("fuzz: hook payloads", () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(taskInput, taskOutput, async (ri, ro) => {
+          await breathe()
           const input = build(ri)
           const output = build(ro)
           const before = await outcome(hook("tool.execute.before")(input, output))
@@ -312,6 +319,7 @@ describe("fuzz: hook payloads", () => {
       const input = recipe(fc.record({ tool: value(fc.constant("task")), sessionID: maybe(ids), callID: maybe(ids) }), ["tool"])
       await fc.assert(
         fc.asyncProperty(input, args, async (ri, ra) => {
+          await breathe()
           const o = await outcome(hook("tool.execute.before")(build(ri), { args: build(ra) }))
           if (!isRefusal(o)) throw new Error(`expected a refusal, got ${o.threw ? String(o.error) : "none"}`)
         }),
@@ -327,6 +335,7 @@ describe("fuzz: hook payloads", () => {
       const input = maybeR(obj(fc.record({ sessionID: maybe(ids), agent: anyValue, model: anyValue, provider: anyValue, message: anyValue })))
       await fc.assert(
         fc.asyncProperty(input, anyValue, async (i, o) => {
+          await breathe()
           const r = await outcome(hook("chat.params")(build(i), build(o)))
           if (r.threw) throw r.error
         }),
@@ -343,6 +352,7 @@ describe("fuzz: hook payloads", () => {
       let n = 0
       await fc.assert(
         fc.asyncProperty(fc.array(eventInput, { minLength: 1, maxLength: 4 }), async (events) => {
+          await breathe()
           const call = `e${n++}`
           const agent = await bounded(spawn(b, "p", call))
           await bounded(childCreated(b, "s1", "p", agent))
@@ -364,6 +374,7 @@ describe("fuzz: hook payloads", () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(configInput, async (c) => {
+          await breathe()
           const r = await outcome(hook("config")(build(c)))
           if (r.threw) throw r.error
         }),
@@ -379,6 +390,7 @@ describe("fuzz: hook payloads", () => {
       const execute = (b.hooks.tool!.pool_status as unknown as { execute: (a: unknown, c: unknown) => Promise<unknown> }).execute
       await fc.assert(
         fc.asyncProperty(anyValue, anyValue, async (a, c) => {
+          await breathe()
           expect(typeof (await bounded(execute(build(a), build(c))))).toBe("string")
         }),
         fuzzParams()
@@ -390,14 +402,12 @@ describe("fuzz: hook payloads", () => {
   it(
     "US-17 the plugin options are read as a bounded plain copy whatever they are",
     async () => {
-      let n = 0
       await fc.assert(
         fc.asyncProperty(maybeR(obj(fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 8 }))), async (o) => {
+          await breathe()
           const options = pluginOptions(build(o))
           // a plain copy: JSON-safe, and copying it again changes nothing
           if (options !== undefined) expect(JSON.stringify(jsonCopy(options))).toBe(JSON.stringify(options))
-          // a pure property: let the event loop (and the test runner) breathe now and then
-          if (++n % 100 === 0) await new Promise((r) => setImmediate(r))
         }),
         fuzzParams()
       )
@@ -433,6 +443,7 @@ describe("fuzz: the plugin entry", () => {
       try {
         await fc.assert(
           fc.asyncProperty(ctx, options, async (c, o) => {
+            await breathe()
             const hooks = await bounded(opencodePool(build(c) as never, build(o) as never))
             expect(typeof hooks).toBe("object")
             const before = hooks["tool.execute.before"]
