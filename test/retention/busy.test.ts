@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, type Exit, TestClock } from "effect"
+import { Effect, type Exit, Layer, TestClock } from "effect"
 import { sweepEvents } from "../../src/cli/sweep/events.js"
 import { sweepSessions } from "../../src/cli/sweep/sessions.js"
 import { memoryLines } from "../../src/layers/RetentionLogMemory.js"
+import { DbBusy, RetentionStore } from "../../src/services/RetentionStore.js"
 import { tempDb, type TempDb } from "./opencodeDb.js"
 import { DAY, NOW, layers, runEvents, runSessions } from "./run.js"
 
@@ -31,6 +32,13 @@ const withLockedDb = <A, E, R>(body: (t: TempDb, locker: Database.Database) => E
         locker.close()
         t.dispose()
       })
+  )
+
+const withDb = <A, E, R>(body: (t: TempDb) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => tempDb()),
+    body,
+    (t) => Effect.sync(() => t.dispose())
   )
 
 /** Runs `self` forked, moving the TestClock 50 ms at a time; `at(ms)` runs once the clock passed NOW + ms. */
@@ -125,6 +133,58 @@ describe("a locked database (SPEC §11.1)", () => {
           expect(e2).toMatchObject({ _tag: "NotOpencodeDb", reason: "no table 'event'" })
         }),
       (t) => Effect.sync(() => t.dispose())
+    )
+  )
+
+  /** The live store, with one of its reads failing busy on every try. */
+  const busyRead = (path: string, read: "countTree" | "treeChanged" | "scanEvents", lines = memoryLines()) =>
+    Layer.effect(
+      RetentionStore,
+      Effect.map(RetentionStore, (store) => RetentionStore.of({ ...store, [read]: () => Effect.fail(new DbBusy({ reason: "database is locked" })) }))
+    ).pipe(Layer.provideMerge(layers(path, { lines })))
+
+  it.effect("US-32 a tree check that stays busy midway stops sweep sessions busy: nothing of that tree goes, the remainder is reported, the run line is written", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        t.db.session({ created: NOW - 40 * DAY })
+        t.db.session({ created: NOW - 41 * DAY })
+        const lines = memoryLines()
+        const program = sweepSessions({ db: t.path, days: 30, graceHours: 24, dryRun: false, withEvents: true, vacuum: false, force: false }).pipe(
+          Effect.provide(busyRead(t.path, "treeChanged", lines))
+        )
+        const { exit } = yield* driven(program)
+        expect(exit).toMatchObject({ _tag: "Success", value: { roots: 0, remainingRoots: 2, stoppedBy: "busy", stopReason: "database is locked" } })
+        expect(t.db.count("session")).toBe(2)
+        expect(lines.archive).toEqual([])
+        expect(JSON.parse(lines.runs["session-retire"][0]!)).toMatchObject({ roots: 0, remainingRoots: 2 })
+      })
+    )
+  )
+
+  it.effect("US-32 a dry run whose counts stay busy stops busy too", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        t.db.session({ created: NOW - 40 * DAY })
+        const program = sweepSessions({ db: t.path, days: 30, graceHours: 24, dryRun: true, withEvents: true, vacuum: false, force: false }).pipe(
+          Effect.provide(busyRead(t.path, "countTree"))
+        )
+        const { exit } = yield* driven(program)
+        expect(exit).toMatchObject({ _tag: "Success", value: { roots: 0, remainingRoots: 1, stoppedBy: "busy" } })
+      })
+    )
+  )
+
+  it.effect("US-33 an event scan that stays busy before anything was deleted fails busy (exit 75), nothing deleted", () =>
+    withDb((t) =>
+      Effect.gen(function* () {
+        const s = t.db.session({ created: NOW - 40 * DAY })
+        t.db.events(s, [NOW - 40 * DAY])
+        const program = sweepEvents({ db: t.path, days: 7, graceHours: 1, dryRun: false, vacuum: false, force: false }).pipe(Effect.provide(busyRead(t.path, "scanEvents")))
+        const { exit, elapsed } = yield* driven(Effect.flip(program))
+        expect(exit).toMatchObject({ _tag: "Success", value: { _tag: "DbBusy" } })
+        expect(elapsed).toBeGreaterThanOrEqual(7_750)
+        expect(t.db.count("event")).toBe(1)
+      })
     )
   )
 })
