@@ -119,15 +119,21 @@ export const jsonCopy = (value: unknown, limits: CopyLimits = COPY_LIMITS): unkn
       }
       return out
     }
-    if (attempt(() => v instanceof Date, false)) return attempt(() => (v as Date).toISOString(), null)
-    if (attempt(() => v instanceof Number || v instanceof String || v instanceof Boolean, false)) return copy(attempt(() => v.valueOf(), null), depth)
+    // a plain object (the usual case) needs none of the instance checks
+    const plain = attempt(() => Object.getPrototypeOf(v) === Object.prototype, false)
+    if (!plain) {
+      if (attempt(() => v instanceof Date, false)) return attempt(() => (v as Date).toISOString(), null)
+      if (attempt(() => v instanceof Number || v instanceof String || v instanceof Boolean, false)) return copy(attempt(() => v.valueOf(), null), depth)
+    }
     const out: Record<string, unknown> = {}
     const keys = attempt(() => Object.keys(v), [] as Array<string>)
-    if (attempt(() => v instanceof Error, false)) for (const k of ["message", "name"]) if (!keys.includes(k)) keys.unshift(k)
-    for (const k of keys.slice(0, limits.keys)) {
+    if (!plain && attempt(() => v instanceof Error, false)) for (const k of ["message", "name"]) if (!keys.includes(k)) keys.unshift(k)
+    for (const k of keys.length > limits.keys ? keys.slice(0, limits.keys) : keys) {
       if (budget <= 0) break
       const item = copy(field(v, k), depth)
-      if (item !== undefined) define(out, k, item)
+      if (item === undefined) continue
+      if (k === "__proto__") define(out, k, item)
+      else out[k] = item
     }
     return out
   }
