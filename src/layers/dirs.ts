@@ -25,7 +25,7 @@ export const dirReason = (code: string): string => {
     case "ENOENT":
       return "cannot be created (no such file or directory)"
     case "ENOTDIR":
-      return "a path component is not a directory"
+      return "not a directory"
     case "EEXIST":
       return "exists and is not a directory"
     case "EACCES":
@@ -54,7 +54,7 @@ export const makeDir = (dir: string, mode = 0o700): DirProblem | undefined => {
       break
     } catch (e) {
       const code = codeOf(e)
-      if (code !== "ENOENT") return { path: p, code }
+      if (code !== "ENOENT" && code !== "ENOTDIR") return { path: p, code } // ENOTDIR: keep walking up to the file in the way
       missing.push(p)
       const parent = dirname(p)
       if (parent === p) return { path: p, code } // the root itself is missing: nothing to build on

@@ -1,0 +1,214 @@
+/**
+ * The state directory, its trust, and the directories the plugin and the CLI create (SPEC §2.1):
+ * directories under /proc or behind a file end at once with a named problem; a state directory that
+ * is a symbolic link, another user's, wider than 0700 or holding foreign files is read but never
+ * cleaned; no home directory is a value, never a throw.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, TestClock } from "effect"
+import fc from "fast-check"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import { encodeClaimFile } from "../../src/core/claimFile.js"
+import { judgeStateDir, STATE_ENTRY } from "../../src/core/stateTrust.js"
+import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
+import { ClaimStoreFile } from "../../src/layers/ClaimStoreFile.js"
+import { CooldownStoreFile } from "../../src/layers/CooldownStoreFile.js"
+import { makeDir } from "../../src/layers/dirs.js"
+import { PoolLockFile } from "../../src/layers/PoolLockFile.js"
+import { RetentionLogFile } from "../../src/layers/RetentionLogFile.js"
+import { inspectStateDir, resolveStateDir, StateDirLive } from "../../src/layers/StateDirLive.js"
+import { TraceRecorderFile } from "../../src/layers/TraceRecorderFile.js"
+import { homeDir, xdgDir } from "../../src/layers/xdg.js"
+import type { LogLevel } from "../../src/services/AppLog.js"
+import { ClaimStore } from "../../src/services/ClaimStore.js"
+import { CooldownStore } from "../../src/services/CooldownStore.js"
+import { PoolLock } from "../../src/services/PoolLock.js"
+import { RetentionLog } from "../../src/services/RetentionLog.js"
+import { StateDir } from "../../src/services/StateDir.js"
+import { TraceRecorder } from "../../src/services/TraceRecorder.js"
+
+const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-statedir-"))
+const DEAD_PID = 2 ** 22 + 12_345 // above Linux's pid_max default: never alive
+
+/** A state dir's worth of litter: a dead peer's claim file, an old orphan tmp, an unparseable cooldown. */
+const litter = (dir: string) => {
+  writeFileSync(join(dir, `claims.${DEAD_PID}.json`), encodeClaimFile({ pid: DEAD_PID, startTime: null, host: hostname(), writtenAt: Date.now(), reaped: 0, claims: [] }))
+  writeFileSync(join(dir, "claims.7.json.tmp"), "{}")
+  writeFileSync(join(dir, "cooldown.zen_2falpha.json"), "not json")
+  const old = (Date.now() - 600_000) / 1000
+  for (const n of ["claims.7.json.tmp", "cooldown.zen_2falpha.json"]) utimesSync(join(dir, n), old, old)
+  return readdirSync(dir).sort()
+}
+
+/** Boots the state dir and both stores as the plugin does, and reads everything once. */
+const bootAndRead = (option: string | undefined, env: NodeJS.ProcessEnv) => {
+  const logs: Array<{ level: LogLevel; message: string }> = []
+  const state = StateDirLive(option, env).pipe(Layer.provide(AppLogMemory(logs)))
+  return Effect.gen(function* () {
+    const dir = yield* StateDir
+    yield* (yield* ClaimStore).readPeers(Date.now())
+    yield* (yield* CooldownStore).readAll(Date.now())
+    return { dir, logs }
+  }).pipe(Effect.provide(Layer.mergeAll(ClaimStoreFile, CooldownStoreFile).pipe(Layer.provideMerge(state))), Effect.scoped)
+}
+
+describe("directories are created level by level (SPEC §2.1)", () => {
+  it("US-9 a directory under /proc, behind a regular file or behind nothing ends at once with the path and code", () => {
+    expect(makeDir("/proc/nope/state")).toEqual({ path: "/proc/nope", code: "ENOENT" })
+    const dir = tmp()
+    writeFileSync(join(dir, "file"), "x")
+    expect(makeDir(join(dir, "file", "a", "b"))).toMatchObject({ path: join(dir, "file"), code: "ENOTDIR" })
+    expect(makeDir(join(dir, "file"))).toMatchObject({ code: "EEXIST" })
+    expect(makeDir(join(dir, "a", "b", "c"), 0o700)).toBeUndefined()
+    expect(statSync(join(dir, "a", "b", "c")).mode & 0o777).toBe(0o700)
+    expect(makeDir(join(dir, "a", "b", "c"))).toBeUndefined() // already there
+  })
+
+  it.live("US-9 a state dir under /proc boots at once: one 'state dir … unusable' warning, memory mode", () =>
+    Effect.gen(function* () {
+      const { dir, logs } = yield* bootAndRead("/proc/nope/state", {})
+      expect(dir.dir).toBeUndefined()
+      expect(logs.filter((l) => l.message.includes("state dir") && l.message.includes("unusable"))).toHaveLength(1)
+      const fromEnv = yield* bootAndRead(undefined, { OCPOOL_STATE_DIR: "/proc/nope" })
+      expect(fromEnv.dir.dir).toBeUndefined()
+      expect(fromEnv.logs).toHaveLength(1)
+    })
+  )
+
+  it.live("US-45 a trace path under /proc or behind a file: one warning at boot, nothing recorded, no hang", () =>
+    Effect.gen(function* () {
+      const base = tmp()
+      writeFileSync(join(base, "file"), "x")
+      for (const template of ["/proc/nope/t.jsonl", join(base, "file", "t-%p.jsonl")]) {
+        const logs: Array<{ level: LogLevel; message: string }> = []
+        yield* Effect.gen(function* () {
+          const rec = yield* TraceRecorder
+          yield* rec.record([{ type: "pool", at: 1 } as never], [])
+          yield* rec.record([{ type: "pool", at: 2 } as never], [])
+        }).pipe(Effect.provide(TraceRecorderFile(template).pipe(Layer.provide(AppLogMemory(logs)))))
+        expect(logs.map((l) => l.message).filter((m) => m.includes("recording stopped"))).toHaveLength(1)
+      }
+    })
+  )
+
+  it.live("US-32 the sweeps' run log under /proc fails as a typed error instead of looping", () =>
+    Effect.gen(function* () {
+      const r = yield* Effect.flatMap(RetentionLog, (l) => l.run("event-prune", "{}")).pipe(Effect.provide(RetentionLogFile("/proc/nope/opencode-pool")), Effect.either)
+      expect(r).toMatchObject({ _tag: "Left", left: { reason: "/proc/nope: cannot be created (no such file or directory)" } })
+    })
+  )
+})
+
+describe("the home directory (SPEC §2.1)", () => {
+  const noSystemHome = () => {
+    throw Object.assign(new Error("uv_os_homedir returned ENOENT"), { code: "ERR_SYSTEM_ERROR" })
+  }
+
+  it("US-15 no HOME and no system entry is no home, never a throw; an XDG variable still names its directory", () => {
+    expect(homeDir({}, noSystemHome)).toBeUndefined()
+    expect(homeDir({ HOME: "" }, noSystemHome)).toBeUndefined()
+    expect(homeDir({ HOME: "relative/home" }, noSystemHome)).toBeUndefined()
+    expect(homeDir({ HOME: "/h" }, noSystemHome)).toBe("/h")
+    expect(xdgDir("XDG_STATE_HOME", {}, noSystemHome)).toBeUndefined()
+    expect(xdgDir("XDG_STATE_HOME", { XDG_STATE_HOME: "/s" }, noSystemHome)).toBe("/s")
+  })
+
+  it("US-15 a relative XDG variable is ignored for its default under the home directory", () => {
+    expect(xdgDir("XDG_CONFIG_HOME", { HOME: "/h", XDG_CONFIG_HOME: "rel/config" })).toBe("/h/.config")
+    expect(xdgDir("XDG_DATA_HOME", { HOME: "/h", XDG_DATA_HOME: "" })).toBe("/h/.local/share")
+  })
+
+  it.live("US-9 the plugin's state dir without any home directory: one warning, memory mode", () =>
+    Effect.gen(function* () {
+      expect(resolveStateDir("~/state", { HOME: "relative" })._tag).toBe("Dir") // relative HOME: the system entry stands in
+      const { dir, logs } = yield* bootAndRead(undefined, { HOME: "", XDG_STATE_HOME: "relative/state", OCPOOL_STATE_DIR: "/proc/nope" })
+      expect(dir.dir).toBeUndefined()
+      expect(logs).toHaveLength(1)
+    })
+  )
+})
+
+describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", () => {
+  it.live("US-9 a trusted state dir (0700, this user's, only state files) is cleaned of dead, orphan and unparseable files", () =>
+    Effect.gen(function* () {
+      const dir = join(tmp(), "state")
+      mkdirSync(dir, { mode: 0o700 })
+      litter(dir)
+      const { dir: state, logs } = yield* bootAndRead(dir, {})
+      expect(state.trusted).toBe(true)
+      expect(logs).toEqual([])
+      expect(readdirSync(dir)).toEqual([])
+    })
+  )
+
+  it.live("US-9 a state dir that is a symbolic link: one warning, its target read but nothing in it deleted", () =>
+    Effect.gen(function* () {
+      const base = tmp()
+      const target = join(base, "elsewhere")
+      mkdirSync(target, { mode: 0o700 })
+      const before = litter(target)
+      symlinkSync(target, join(base, "state"))
+      const { dir, logs } = yield* bootAndRead(join(base, "state"), {})
+      expect(dir.dir).toBe(join(base, "state"))
+      expect(dir.trusted).toBe(false)
+      expect(logs.map((l) => l.message)).toEqual([expect.stringContaining("symbolic link")])
+      expect(readdirSync(target).sort()).toEqual(before)
+    })
+  )
+
+  it.live("US-9 a state dir with mode 0755, or holding a file that is not a state file, is read and left as it is", () =>
+    Effect.gen(function* () {
+      const wide = join(tmp(), "state")
+      mkdirSync(wide)
+      chmodSync(wide, 0o755)
+      const wideBefore = litter(wide)
+      const w = yield* bootAndRead(wide, {})
+      expect(w.logs.map((l) => l.message)).toEqual([expect.stringContaining("mode 755")])
+      expect(readdirSync(wide).sort()).toEqual(wideBefore)
+      const foreign = tmp()
+      writeFileSync(join(foreign, "notes.txt"), "mine")
+      const foreignBefore = litter(foreign)
+      const f = yield* bootAndRead(foreign, {})
+      expect(f.logs.map((l) => l.message)).toEqual([expect.stringContaining('"notes.txt"')])
+      expect(readdirSync(foreign).sort()).toEqual(foreignBefore)
+    })
+  )
+
+  it("US-9 the trust rule: any symlink, other owner, group or other permission bit, or stranger makes a dir untrusted", () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.boolean(), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 0o777 }), fc.option(fc.string(), { nil: undefined }), (isSymlink, isDirectory, uid, mode, stranger) => {
+        const verdict = judgeStateDir({ isSymlink, isDirectory, uid, ownUid: 1, mode, stranger })
+        const expected = !isSymlink && isDirectory && uid === 1 && (mode & 0o077) === 0 && stranger === undefined
+        expect(verdict.trusted).toBe(expected)
+      }),
+      { seed: 20261201, numRuns: 500 }
+    )
+    expect(["claims.12.json", "claims.12-3.json.tmp", "cooldown.zen_2falpha.json", "pool.lock", "popups.json"].every((n) => STATE_ENTRY.test(n))).toBe(true)
+    expect(["notes.txt", ".bashrc", "claims.x.json", "cooldown..json", "a.tmp"].some((n) => STATE_ENTRY.test(n))).toBe(false)
+    expect(inspectStateDir("/proc/nope")).toMatchObject({ trusted: false })
+  })
+})
+
+describe("the pool lock waits on a bounded schedule (SPEC §5.3)", () => {
+  it.effect("US-40 a lock held by a live process is polled until lockWaitMs, then the work goes ahead without it, counted once", () =>
+    Effect.gen(function* () {
+      const dir = tmp()
+      writeFileSync(join(dir, "pool.lock"), JSON.stringify({ pid: process.pid, startTime: null, host: hostname(), at: 0 }))
+      const logs: Array<{ level: LogLevel; message: string }> = []
+      const layer = PoolLockFile(250).pipe(Layer.provide(Layer.mergeAll(AppLogMemory(logs), Layer.succeed(StateDir, { dir, pid: process.pid, host: hostname(), startTime: null }))))
+      yield* Effect.gen(function* () {
+        const lock = yield* PoolLock
+        const fiber = yield* Effect.fork(lock.withLock(Effect.succeed("ran")))
+        yield* TestClock.adjust(240)
+        expect(fiber.unsafePoll()).toBeNull()
+        yield* TestClock.adjust(20)
+        expect(yield* Fiber.join(fiber)).toBe("ran")
+        expect(yield* lock.failOpens).toBe(1)
+        expect(logs.map((l) => l.message)).toEqual(["pool lock busy; routing without it"])
+        expect(existsSync(join(dir, "pool.lock"))).toBe(true)
+      }).pipe(Effect.provide(layer))
+    })
+  )
+})
