@@ -124,15 +124,19 @@ describe("plugin: signals (SPEC §7)", () => {
     expect(Object.keys(ownClaims(b))).toEqual(["p:c1"])
   })
 
-  it("US-31 the same error twice within 5 s for one session records one strike", async () => {
-    const b = await start({ models: POOL2 })
-    await spawn(b, "p", "c1")
-    await childCreated(b, "s1", "p", "explore-1")
-    const err = { name: "UnknownError", data: { message: '{"message":"limit reached"}' } }
-    await event(b, "session.error", { sessionID: "s1", error: err })
-    await assistantError(b, "s1", err)
-    expect(cooldown(b, "zen/alpha")?.strikes).toBe(1)
-  })
+  it.effect("US-31 the same error twice within 5 s for one session records one strike", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: POOL2 })
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      const err = { name: "UnknownError", data: { message: '{"message":"limit reached"}' } }
+      yield* P(() => event(b, "session.error", { sessionID: "s1", error: err }))
+      yield* TestClock.adjust(4_900)
+      yield* P(() => assistantError(b, "s1", err))
+      yield* P(() => settle(b))
+      expect(cooldown(b, "zen/alpha")).toMatchObject({ strikes: 1, since: T0 })
+    })
+  )
 
   it("US-31 an abort answering HTTP 500 keeps the claim with one failed attempt; sweeps retry; the 3rd failure releases it naming the session", async () => {
     const b = await start({ models: POOL2 }, ["HTTP 500"])
