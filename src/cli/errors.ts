@@ -1,5 +1,9 @@
 /** The CLI's typed failures and their exit codes (SPEC §12.1). */
 import { Data } from "effect"
+import { echo, printable } from "../core/printable.js"
+
+/** An `--expect` mismatch shows at most this many characters of each line. */
+const DECISION_ECHO_MAX = 400
 
 /** Exit 2: a file named on the command line cannot be read. */
 export class FileUnreadable extends Data.TaggedError("FileUnreadable")<{ readonly path: string; readonly reason: string }> {}
@@ -48,13 +52,14 @@ export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUn
 export const describeFailure = (e: CliFailure): { readonly message: string; readonly exitCode: number } => {
   switch (e._tag) {
     case "FileUnreadable":
-      return { message: `cannot read ${e.path}: ${e.reason}`, exitCode: 2 }
+      return { message: `cannot read ${printable(e.path)}: ${printable(e.reason)}`, exitCode: 2 }
     case "TraceInvalid":
-      return { message: `${e.path}: line ${e.line}: ${e.reason}`, exitCode: 1 }
+      return { message: `${printable(e.path)}: line ${e.line}: ${printable(e.reason)}`, exitCode: 1 }
     case "ExpectMismatch":
-      return { message: `line ${e.line}: expected ${e.expected} | got ${e.got}`, exitCode: 1 }
+      // a decision is ~150 characters: whole lines are shown, a runaway line from the file is cut
+      return { message: `line ${e.line}: expected ${echo(e.expected, DECISION_ECHO_MAX)} | got ${echo(e.got, DECISION_ECHO_MAX)}`, exitCode: 1 }
     case "PoolUnusable":
-      return { message: `pool file ${e.path} is unusable: ${e.reason}`, exitCode: 1 }
+      return { message: `pool file ${printable(e.path)} is unusable: ${printable(e.reason)}`, exitCode: 1 }
     case "StateUnreadable":
       return { message: `state dir ${e.dir} unreadable: ${e.reason}`, exitCode: 1 }
     case "InitRefused":

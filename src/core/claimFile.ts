@@ -1,7 +1,7 @@
 /** The claim file `claims.<pid>.json` (SPEC §5.1): encoding and tolerant decoding; the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
 import type { Claim } from "./claims.js"
-import { JsonObject, orElse } from "./tolerant.js"
+import { Count, EpochMs, JsonObject, orElse, Pid } from "./tolerant.js"
 
 export interface ClaimFile {
   readonly pid: number
@@ -42,24 +42,28 @@ export const encodeClaimFile = (f: ClaimFile): string => {
 
 const ClaimEntry = Schema.Struct({
   base: Schema.String,
-  slot: orElse(Schema.Number, 0),
+  slot: orElse(Count, 0),
   model: Schema.String,
-  acquiredAt: Schema.Number,
-  heartbeatAt: Schema.Number,
+  acquiredAt: EpochMs,
+  heartbeatAt: EpochMs,
   ownerSession: orElse(Schema.NullOr(Schema.String), null),
   targetSession: orElse(Schema.NullOr(Schema.String), null),
-  abortAttempts: orElse(Schema.Number, 0),
+  abortAttempts: orElse(Count, 0),
   abortPending: orElse(Schema.Boolean, false)
 })
 
-/** The file itself: `pid` and a `claims` object are required, the rest has defaults; claims are decoded one by one. */
+/**
+ * The file itself: `pid` (an integer ≥ 1) and a `claims` object are required, the rest has defaults;
+ * claims are decoded one by one. Times must lie within the date range and counts be integers ≥ 0: a
+ * claim with `acquiredAt: 1e16` is invalid, not one from the far future.
+ */
 const ClaimFileJson = Schema.parseJson(
   Schema.Struct({
-    pid: Schema.Number,
+    pid: Pid,
     startTime: orElse(Schema.NullOr(Schema.String), null),
     host: orElse(Schema.String, ""),
-    writtenAt: orElse(Schema.Number, 0),
-    reaped: orElse(Schema.Number, 0),
+    writtenAt: orElse(EpochMs, 0),
+    reaped: orElse(Count, 0),
     claims: JsonObject
   })
 )

@@ -2,7 +2,7 @@
 import { Option, Schema } from "effect"
 import { STRIKE_DECAY_MS } from "./constants.js"
 import type { Cooldown, CoolSource } from "./cooldown.js"
-import { orElse } from "./tolerant.js"
+import { Count, EpochMs, orElse } from "./tolerant.js"
 
 const SAFE = /[A-Za-z0-9.-]/
 
@@ -31,22 +31,22 @@ export const encodeCooldown = (c: Cooldown): string =>
     source: c.source === "peer" ? "flat" : c.source
   })
 
-/** `model` and `until` are required; an unknown reason reads as `rate_limit`, any scope but `provider` as `model`. */
+/** `model` and `until` (a time within ±8.64e15 ms) are required; an unknown reason reads as `rate_limit`, any scope but `provider` as `model`. */
 const CooldownJson = Schema.parseJson(
   Schema.Struct({
     model: Schema.String,
     reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang"), "rate_limit"),
-    strikes: orElse(Schema.Number, 0),
+    strikes: orElse(Count, 0),
     scope: orElse(Schema.Literal("model", "provider"), "model"),
-    since: orElse(Schema.UndefinedOr(Schema.Number), undefined),
-    until: Schema.Number,
+    since: orElse(Schema.UndefinedOr(EpochMs), undefined),
+    until: EpochMs,
     source: orElse(Schema.String, "flat")
   })
 )
 
 const decodeFile = Schema.decodeUnknownOption(CooldownJson)
 
-/** A parsed file, or `undefined` when it is unusable (no `model`, no `until`, not JSON). */
+/** A parsed file, or `undefined` when it is unusable (no `model`, no `until` or one beyond the date range, not JSON). */
 export const decodeCooldown = (text: string): Cooldown | undefined => {
   const file = decodeFile(text)
   if (Option.isNone(file)) return undefined

@@ -1,17 +1,17 @@
 /** The content of `pool.lock` (SPEC §5.3); the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
 import type { LockFacts } from "./claims.js"
-import { orElse } from "./tolerant.js"
+import { EpochMs, orElse, Pid } from "./tolerant.js"
 
 export type LockContent = NonNullable<LockFacts["content"]>
 
-/** `pid` and `at` are required; a `host` or `startTime` that is not a string reads as `null`. */
+/** `pid` (an integer ≥ 1) and `at` (a time within ±8.64e15 ms) are required; a `host` or `startTime` that is not a string reads as `null`. */
 const LockJson = Schema.parseJson(
   Schema.Struct({
-    pid: Schema.Number,
+    pid: Pid,
     host: orElse(Schema.NullOr(Schema.String), null),
     startTime: orElse(Schema.NullOr(Schema.String), null),
-    at: Schema.Number
+    at: EpochMs
   })
 )
 

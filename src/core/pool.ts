@@ -3,6 +3,8 @@
  * Pure: text in, slots and warnings out.
  */
 import { MAX_SLOTS_DEFAULT, MAX_SLOTS_LIMIT, WEIGHT_MAX } from "./constants.js"
+import { JSON_MAX_DEPTH, jsonTooDeep } from "./limits.js"
+import { echo } from "./printable.js"
 
 export interface Slot {
   /** 1-based position in declaration order. */
@@ -50,7 +52,15 @@ export const resolveMaxSlots = (value: unknown): { readonly maxSlots: number; re
   }
 }
 
-const show = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value) ?? String(value))
+/** A value echoed in a warning: printable and cut to ECHO_MAX_CHARS (a value nested too deep to show is named so). */
+const show = (value: unknown): string => {
+  if (typeof value === "string") return echo(value)
+  try {
+    return echo(JSON.stringify(value) ?? String(value))
+  } catch {
+    return "(a value nested too deeply to show)"
+  }
+}
 
 /** SPEC §3.3, entries in order. */
 export const validateEntries = (entries: ReadonlyArray<PoolEntry>, maxSlots: number): PoolResult => {
@@ -62,7 +72,7 @@ export const validateEntries = (entries: ReadonlyArray<PoolEntry>, maxSlots: num
     const where = entry.line !== undefined ? `line ${entry.line}` : `entry ${i + 1}`
     const model = typeof entry.model === "string" ? entry.model.trim() : undefined
     if (slots.length >= maxSlots) {
-      warnings.push(`pool capped at ${maxSlots} slots: dropped ${model ?? show(entry.model)}`)
+      warnings.push(`pool capped at ${maxSlots} slots: dropped ${show(model ?? entry.model)}`)
       return
     }
     const cut = model === undefined ? -1 : model.indexOf("/")
@@ -76,7 +86,7 @@ export const validateEntries = (entries: ReadonlyArray<PoolEntry>, maxSlots: num
       const tierKey = show(entry.tier)
       if (!tiersWarned.has(tierKey)) {
         tiersWarned.add(tierKey)
-        warnings.push(`tier ${JSON.stringify(entry.tier)} read as weight ${raw as number}; prefer "weight"`)
+        warnings.push(`tier ${typeof entry.tier === "string" ? JSON.stringify(echo(entry.tier)) : show(entry.tier)} read as weight ${raw as number}; prefer "weight"`)
       }
     }
     let weight = raw === undefined ? 1 : numericValue(raw)
@@ -132,6 +142,7 @@ export const entriesFromFlat = (text: string): { readonly entries: ReadonlyArray
 /** Parses a pool file of either form (SPEC §3.2) and validates it (§3.3). */
 export const parsePoolText = (text: string, maxSlots: number = MAX_SLOTS_DEFAULT): PoolResult => {
   if (text.trimStart().startsWith("{")) {
+    if (jsonTooDeep(text)) return { _tag: "Unusable", reason: `nested too deeply (more than ${JSON_MAX_DEPTH} levels)`, warnings: [] }
     let parsed: unknown
     try {
       parsed = JSON.parse(text)

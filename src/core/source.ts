@@ -1,8 +1,10 @@
 /**
  * The pool source chain (SPEC §3.1): the first usable source wins; each unusable one warns and falls
  * through; the built-in fallback always works. Pure: the shell reads the files and passes their text.
+ * Warnings echo file content, so they are made printable (no escape sequence reaches a terminal or log).
  */
 import { BUILT_IN_SLOTS } from "./preset.js"
+import { printable } from "./printable.js"
 import { entriesFromJson, parsePoolText, validateEntries, type PoolResult, type Slot } from "./pool.js"
 
 export type PoolSource =
@@ -31,9 +33,9 @@ export const resolvePool = (sources: ReadonlyArray<PoolSource>, maxSlots: number
     }
     const result = source.kind === "object" ? fromObject(source.value, maxSlots) : parsePoolText(source.text, maxSlots)
     for (const w of result.warnings) warnings.push(`${source.origin}: ${w}`)
-    if (result._tag === "Usable") return { slots: result.slots, origin: source.origin, warnings }
+    if (result._tag === "Usable") return { slots: result.slots, origin: source.origin, warnings: warnings.map(printable) }
     warnings.push(`pool source ${source.origin} unusable (${result.reason}); falling through`)
   }
   const builtIn = validateEntries(BUILT_IN_SLOTS, maxSlots)
-  return { slots: builtIn._tag === "Usable" ? builtIn.slots : [], origin: "built-in", warnings }
+  return { slots: builtIn._tag === "Usable" ? builtIn.slots : [], origin: "built-in", warnings: warnings.map(printable) }
 }

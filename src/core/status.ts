@@ -6,6 +6,7 @@ import { capOf, isLive, type Claim } from "./claims.js"
 import { POOLED_BASES } from "./constants.js"
 import { isCooling, type CooldownTable, type CoolReason } from "./cooldown.js"
 import type { Slot } from "./pool.js"
+import { printable } from "./printable.js"
 import { pickSlot, type Pass } from "./routing.js"
 
 export interface ProcessSnapshot {
@@ -109,7 +110,7 @@ export interface RenderOptions {
   readonly reaper?: { readonly intervalMs: number; readonly lastSweepAt: number | undefined }
 }
 
-/** The text view of SPEC §9. */
+/** The text view of SPEC §9, every line printable (control characters from files escaped). */
 export const renderStatus = (view: StatusView, { now, processes, reaper }: RenderOptions): string => {
   const cooling = view.slots.filter((s) => s.cooling !== null).length
   const out: Array<string> = []
@@ -134,5 +135,6 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
     out.push(`reaper: every ${Math.round(reaper.intervalMs / 1000)}s, last sweep ${last}, reaped ${view.reaped}`)
   }
   for (const w of view.warnings) out.push(`warning: ${w}`)
-  return out.join("\n")
+  // claim keys, sessions, hosts and models come from files other processes wrote: no escape sequence reaches the terminal
+  return out.map(printable).join("\n")
 }

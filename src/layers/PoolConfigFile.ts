@@ -3,11 +3,13 @@
  * directory (`pool.txt`, else `pool.json`), the bundled `presets/free-tier.json`, the built-in fallback.
  */
 import { Effect, Layer } from "effect"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, lstatSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { POOL_FILE_MAX_BYTES } from "../core/limits.js"
 import { resolvePool, type PoolSource } from "../core/source.js"
 import { PoolConfig } from "../services/PoolConfig.js"
+import { readTextFile } from "./safeRead.js"
 import { expandHome, xdgDir } from "./xdg.js"
 
 /** The user config directory, or `undefined` when there is no home directory to find it under. */
@@ -29,12 +31,20 @@ export const bundledPreset = (): string | undefined => {
   return undefined
 }
 
+/** A pool file through safeRead: a regular file of at most POOL_FILE_MAX_BYTES, or a one-line reason. */
 const readSource = (origin: string, path: string): PoolSource => {
+  const read = readTextFile(path, POOL_FILE_MAX_BYTES)
+  if (read._tag === "Text") return { kind: "file", origin, text: read.text }
+  return read._tag === "Missing" ? { kind: "unreadable", origin, reason: "no such file or directory", missing: true } : { kind: "unreadable", origin, reason: read.reason, missing: false }
+}
+
+/** Something is at `path`, even a dangling link or a link loop (which then warns instead of being skipped). */
+const present = (path: string): boolean => {
   try {
-    return { kind: "file", origin, text: readFileSync(path, "utf8") }
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    return { kind: "unreadable", origin, reason: code ?? String(e), missing: code === "ENOENT" }
+    lstatSync(path)
+    return true
+  } catch {
+    return false
   }
 }
 
@@ -84,11 +94,11 @@ export const gatherSources = (o: PoolSourceOptions, env: NodeJS.ProcessEnv = pro
     watched.push(dir)
     const txt = join(dir, "pool.txt")
     const json = join(dir, "pool.json")
-    const hasTxt = existsSync(txt)
+    const hasTxt = present(txt)
     if (hasTxt) {
       sources.push(readSource(txt, txt))
-      if (existsSync(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
-    } else if (existsSync(json)) {
+      if (present(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
+    } else if (present(json)) {
       sources.push(readSource(json, json))
     }
   }

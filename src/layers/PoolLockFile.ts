@@ -4,13 +4,15 @@
  * 10 ms up to `lockWaitMs`, then the work goes ahead without it (warned at most once a minute, counted).
  */
 import { Clock, Effect, Layer, Ref, Schedule } from "effect"
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
+import { closeSync, openSync, statSync, unlinkSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { isLockStale } from "../core/claims.js"
+import { STATE_FILE_MAX_BYTES } from "../core/limits.js"
 import { decodeLockFile } from "../core/lockFile.js"
 import { AppLog } from "../services/AppLog.js"
 import { PoolLock } from "../services/PoolLock.js"
 import { StateDir } from "../services/StateDir.js"
+import { readTextFile } from "./safeRead.js"
 import { pidState, startTimeOf } from "./proc.js"
 
 const LOCK_POLL_MS = 10
@@ -47,11 +49,9 @@ export const PoolLockFile = (lockWaitMs: number) =>
           try {
             const st = statSync(lockPath)
             let content
-            try {
-              content = decodeLockFile(readFileSync(lockPath, "utf8"))
-            } catch {
-              content = undefined // unreadable: only its mtime counts
-            }
+            // not a regular file, too large or unreadable: only its mtime counts
+            const read = readTextFile(lockPath, STATE_FILE_MAX_BYTES)
+            content = read._tag === "Text" ? decodeLockFile(read.text) : undefined
             const local = content !== undefined && content.host === state.host ? content : undefined
             stale = isLockStale(
               {
@@ -80,7 +80,8 @@ export const PoolLockFile = (lockWaitMs: number) =>
       const release = (lockPath: string, body: string) =>
         Effect.sync(() => {
           try {
-            if (readFileSync(lockPath, "utf8") === body) unlinkSync(lockPath)
+            const read = readTextFile(lockPath, STATE_FILE_MAX_BYTES)
+            if (read._tag === "Text" && read.text === body) unlinkSync(lockPath)
           } catch {
             // gone already
           }

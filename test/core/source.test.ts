@@ -45,6 +45,6 @@ describe("pool source chain (SPEC §3.1)", () => {
     expect(plain.notes).toEqual([`both ${join(dir, "pool.txt")} and ${join(dir, "pool.json")} exist; ${join(dir, "pool.json")} is ignored`])
     expect(resolvePool(plain.sources, 4).slots.map((s) => s.model)).toEqual(["go/txt"])
     const missing = gatherSources({ models: undefined, modelsFile: "absent.txt", maxSlots: 4, directory: project }, env)
-    expect(resolvePool(missing.sources, 4).warnings.some((w) => w.includes("absent.txt") && w.includes("ENOENT"))).toBe(true)
+    expect(resolvePool(missing.sources, 4).warnings.some((w) => w.includes("absent.txt") && w.includes("no such file or directory"))).toBe(true)
   })
 })

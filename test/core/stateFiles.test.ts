@@ -119,10 +119,14 @@ describe("claim file decoding (SPEC §5.1)", () => {
     expect(f?.claims.map((c) => c.key)).toEqual(["first", "last"])
   })
 
-  it("US-6 huge numbers are still numbers: 1e999 reads as Infinity, 2^64 loses precision but is kept", () => {
-    const f = decodeClaimFile('{"pid":1e999,"claims":{"k":{"base":"b","model":"m","acquiredAt":18446744073709551616,"heartbeatAt":-1e999,"slot":1e400}}}')
-    expect(f?.pid).toBe(Infinity)
-    expect(f?.claims[0]).toMatchObject({ acquiredAt: 2 ** 64, heartbeatAt: -Infinity, slot: Infinity })
+  it("US-9 numbers out of range are invalid values: a pid of 1e999 spoils the file, a claim time beyond ±8.64e15 or a fractional slot drops the claim", () => {
+    expect(decodeClaimFile('{"pid":1e999,"claims":{}}')).toBeUndefined()
+    expect(decodeClaimFile('{"pid":0,"claims":{}}')).toBeUndefined()
+    expect(decodeClaimFile('{"pid":1.5,"claims":{}}')).toBeUndefined()
+    const claims = (fields: Record<string, unknown>) => decodeClaimFile(claimFile({ first: CLAIM, bad: { ...CLAIM, ...fields } }))?.claims.map((c) => c.key)
+    for (const bad of [{ acquiredAt: 2 ** 64 }, { heartbeatAt: 8.64e15 + 1 }, { acquiredAt: -1e16 }]) expect(claims(bad)).toEqual(["first"])
+    expect(decodeClaimFile(claimFile({ k: { ...CLAIM, slot: 1e400, abortAttempts: -1 } }))?.claims[0]).toMatchObject({ slot: 0, abortAttempts: 0 })
+    expect(decodeClaimFile('{"pid":1,"writtenAt":1e16,"reaped":-3,"claims":{}}')).toMatchObject({ writtenAt: 0, reaped: 0 })
   })
 
   it("US-6 a deeply nested value in an ignored field does not spoil the file", () => {
@@ -187,8 +191,16 @@ describe("cooldown file decoding (SPEC §5.4)", () => {
     expect(decodeCooldown(text)).toBeUndefined()
   })
 
-  it("US-6 a huge until is still a number: 1e999 reads as Infinity", () => {
-    expect(decodeCooldown('{"model":"m","until":1e999}')).toMatchObject({ until: Infinity, since: Infinity })
+  it.each([["1e999 (Infinity)", "1e999"], ["1e16", "1e16"], ["8.64e15 + 1", "8640000000000001"], ["-1e16", "-1e16"]])(
+    "US-9 an until beyond the date range is an invalid value and the file unusable: %s",
+    (_, until) => {
+      expect(decodeCooldown(`{"model":"m","until":${until}}`)).toBeUndefined()
+    }
+  )
+
+  it("US-9 the date range's ends are still times; a since or strikes out of range reads as its default", () => {
+    expect(decodeCooldown('{"model":"m","until":8.64e15}')?.until).toBe(8.64e15)
+    expect(decodeCooldown('{"model":"m","until":5,"since":1e16,"strikes":-2}')).toMatchObject({ since: 5, strikes: 0 })
   })
 })
 
@@ -224,8 +236,8 @@ describe("lock file decoding (SPEC §5.3)", () => {
     expect(decodeLockFile(text)).toBeUndefined()
   })
 
-  it("US-6 a huge at is still a number: 1e999 reads as Infinity", () => {
-    expect(decodeLockFile('{"pid":1,"at":1e999}')?.at).toBe(Infinity)
+  it("US-40 an at beyond the date range or a pid that is not an integer ≥ 1 makes the lock unusable (only its mtime counts)", () => {
+    for (const text of ['{"pid":1,"at":1e999}', '{"pid":1,"at":8640000000000001}', '{"pid":-1,"at":2}', '{"pid":1e999,"at":2}']) expect(decodeLockFile(text)).toBeUndefined()
   })
 })
 

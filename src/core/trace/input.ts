@@ -9,6 +9,8 @@
 import { Data } from "effect"
 import type { CoolReason } from "../cooldown.js"
 import { isRecord } from "../json.js"
+import { JSON_MAX_DEPTH, jsonTooDeep, TIMING_MAX_MS, TRACE_TIME_MAX_MS } from "../limits.js"
+import { echo } from "../printable.js"
 
 /** `pending`: the abort was requested and its outcome arrives later, on its own `aborted` line. */
 export type AbortOutcome = "ok" | "fail" | "pending"
@@ -118,6 +120,12 @@ const num = (o: Obj, key: string): number => {
   return v
 }
 
+/** A required time (epoch ms) within ±TRACE_TIME_MAX_MS. */
+const time = (o: Obj, key: string): number => {
+  const v = num(o, key)
+  return isTraceTime(v) ? v : fail(`field "${key}" must be within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
+}
+
 const optNum = (o: Obj, key: string): number | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
@@ -139,13 +147,16 @@ const reqBool = (o: Obj, key: string): boolean => {
   return v
 }
 
-/** A reaper timing on a `pool` line: an integer number of milliseconds ≥ 1. */
+/** A reaper timing on a `pool` line: an integer number of milliseconds, 1 to TIMING_MAX_MS (24.8 days). */
 const optTiming = (o: Obj, key: string): number | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) return fail(`field "${key}" must be an integer ≥ 1 (ms)`)
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1 || v > TIMING_MAX_MS) return fail(`field "${key}" must be an integer 1-${TIMING_MAX_MS} (ms)`)
   return v
 }
+
+/** A time on a line: within ±TRACE_TIME_MAX_MS, so every window the rules add to it still lands on a date. */
+const isTraceTime = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= TRACE_TIME_MAX_MS
 
 const outcome = (v: unknown, key: string): AbortOutcome => {
   if (v === "ok" || v === "fail" || v === "pending") return v
@@ -165,7 +176,7 @@ const abortsOf = (o: Obj): Readonly<Record<string, AbortOutcome>> | undefined =>
   if (o.aborts === undefined || o.aborts === null) return undefined
   if (!isRecord(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
   const aborts: Record<string, AbortOutcome> = {}
-  for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${k}`)
+  for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${echo(k)}`)
   return aborts
 }
 
@@ -188,6 +199,7 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
     if (!isRecord(p) || typeof p.model !== "string" || typeof p.until !== "number" || typeof p.reason !== "string" || !REASONS.has(p.reason)) {
       return fail(`peerCooling[${i}] must be {model, until, reason} with a known reason`)
     }
+    if (!isTraceTime(p.until)) return fail(`peerCooling[${i}].until must be a time within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
     if (p.strikes !== undefined && p.strikes !== null && (typeof p.strikes !== "number" || !Number.isSafeInteger(p.strikes) || p.strikes < 0)) {
       return fail(`peerCooling[${i}].strikes must be an integer ≥ 0`)
     }
@@ -208,21 +220,25 @@ export const decodeLine = (line: string): TraceInput | InputError => {
     return decodeOrThrow(line)
   } catch (e) {
     if (e instanceof Invalid) return new InputError({ message: e.message })
-    return new InputError({ message: String(e) })
+    // not expected: whatever it is, one bounded line (never a stack)
+    return new InputError({ message: echo(e instanceof Error ? `${e.name}: ${e.message}` : String(e), 200) })
   }
 }
 
 const decodeOrThrow = (line: string): TraceInput => {
+  // nesting is refused before parsing: later walks of the value (validation, messages) recurse
+  if (jsonTooDeep(line)) return fail(`nested too deeply (more than ${JSON_MAX_DEPTH} levels)`)
   let parsed: unknown
   try {
     parsed = JSON.parse(line)
   } catch (e) {
-    return fail(`invalid JSON: ${(e as Error).message}`)
+    return fail(`invalid JSON: ${echo((e as Error).message, 200)}`)
   }
   if (!isRecord(parsed)) return fail("a line must be a JSON object")
   const o = parsed
   if (o.at === undefined) return fail(`missing required field "at"`)
   if (typeof o.at !== "number" || !Number.isSafeInteger(o.at)) return fail(`field "at" must be an integer (epoch ms)`)
+  if (!isTraceTime(o.at)) return fail(`field "at" must be within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
   const at = o.at
   if (o.type === undefined) return fail(`missing required field "type"`)
   switch (o.type) {
@@ -272,7 +288,7 @@ const decodeOrThrow = (line: string): TraceInput => {
         at,
         session: str(o, "session"),
         message: str(o, "message"),
-        next: num(o, "next"),
+        next: time(o, "next"),
         provider: optStr(o, "provider"),
         abort: abortOf(o),
         aborts: abortsOf(o),
@@ -283,6 +299,6 @@ const decodeOrThrow = (line: string): TraceInput => {
     case "status":
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
     default:
-      return fail(`unknown type ${JSON.stringify(o.type)}`)
+      return fail(`unknown type ${typeof o.type === "string" ? JSON.stringify(echo(o.type)) : echo(JSON.stringify(o.type) ?? String(o.type))}`)
   }
 }

@@ -1,0 +1,56 @@
+/**
+ * Caps on what is read from files (docs/OPERATIONS.md "Limits"). Each is far above anything a real
+ * file reaches; a file beyond one is refused with a one-line reason instead of being read whole.
+ * Pure.
+ */
+
+/** A pool file (`pool.txt`, `pool.json`, `--pool`, `modelsFile`): a real one is a few hundred bytes. */
+export const POOL_FILE_MAX_BYTES = 1 << 20
+
+/** A claim, cooldown or lock file in the state directory: a real claim file holds a few dozen claims of ~300 bytes. */
+export const STATE_FILE_MAX_BYTES = 256 << 10
+
+/** One line of a trace or of an `--expect` decisions file, in UTF-16 code units (a real line is under 4 KiB). */
+export const LINE_MAX_CHARS = 1 << 20
+
+/** JSON nesting deeper than this (arrays and objects) is refused before it is parsed; real files nest 4 levels at most. */
+export const JSON_MAX_DEPTH = 64
+
+/** The largest epoch-ms time a JavaScript date can show: ±8.64e15 (100 000 000 days around 1970). */
+export const TIME_MAX_MS = 8.64e15
+
+/**
+ * The largest time a trace line may carry. Half the date range, so that any window the rules add to
+ * it (a stated reset is capped at 7 days, a reaper timing at TIMING_MAX_MS) still lands on a date.
+ */
+export const TRACE_TIME_MAX_MS = TIME_MAX_MS / 2
+
+/** The largest duration read from a file or an option: 2^31 − 1 ms (24.8 days), the longest timer a runtime keeps. */
+export const TIMING_MAX_MS = 2 ** 31 - 1
+
+/** A value echoed in an error or warning line is cut to this many characters (plus `…`). */
+export const ECHO_MAX_CHARS = 80
+
+/** An epoch-ms time that a date can show. */
+export const isEpochMs = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && Math.abs(n) <= TIME_MAX_MS
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`. A linear scan that skips strings:
+ * cheap enough to run before every `JSON.parse` of file text, so deep nesting is refused with a
+ * reason instead of overflowing the stack of whatever walks the parsed value later.
+ */
+export const jsonTooDeep = (text: string, max: number = JSON_MAX_DEPTH): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}
