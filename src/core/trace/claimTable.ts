@@ -7,8 +7,9 @@
  * - a min-heap of reaper deadlines, so a sweep visits only claims that may be due (SPEC §8.2): the key
  *   of a claim is a lower bound of the first time it can be unbound or hung; a claim found healthy is
  *   put back with its deadline recomputed from the activity seen since;
- * - the claims whose abort is owed (retried by every sweep), claims by target and by owner session,
- *   and the unbound claims in acquisition order (oldest first).
+ * - the claims whose abort is owed (retried by every sweep) and the claims by target session;
+ * - for the plugin's engine only, built when it first asks: claims by owner session, each owner's
+ *   unbound claims, and the unbound claims in acquisition order (oldest first).
  *
  * Persistent the way the activity table is (activity.ts): every claim id keeps its (version, claim)
  * history in one shared store, and a table is a version of it. Reading any version is cheap; writing
@@ -32,7 +33,12 @@ interface Rev {
 /** One claim id in a store: its history, and its place in the indexes (newest version only). */
 interface Entry {
   readonly key: string
-  readonly revs: Array<Rev>
+  /** The first revision, inline (most claim ids are written once or twice): version, claim, seq. */
+  readonly v0: number
+  readonly c0: Claim | undefined
+  readonly q0: number
+  /** The later revisions, versions ascending. */
+  revs: Array<Rev> | undefined
   cur: Claim | undefined
   seq: number
   /** Position of its heartbeat in the queue (absolute), when counted as live. */
@@ -62,6 +68,8 @@ interface Store {
   order: Array<Entry>
   orderSeq: Array<number>
   /** Unbound entries in acquisition order, with the seq they were queued at. */
+  /** Whether the owner indexes below (`unbound…`, `byOwner`, `unboundByOwner`) are kept: once asked for. */
+  owners: boolean
   unbound: Array<Entry>
   unboundSeq: Array<number>
   unboundHead: number
@@ -108,6 +116,7 @@ const newStore = (): Store => ({
   nextSeq: 0,
   order: [],
   orderSeq: [],
+  owners: false,
   unbound: [],
   unboundSeq: [],
   unboundHead: 0,
@@ -131,9 +140,11 @@ const newStore = (): Store => ({
 /** The empty table. Its store is sealed (latest ≠ its version), so the first use starts a new store. */
 export const emptyClaims: ClaimTable = { store: { ...newStore(), latest: 1 }, version: 0, size: 0, list: [] }
 
-const revAt = (revs: ReadonlyArray<Rev>, version: number): Rev | undefined => {
-  for (let i = revs.length - 1; i >= 0; i--) if (revs[i]!.v <= version) return revs[i]
-  return undefined
+/** The revision of `e` visible at `version`, if any. */
+const revAt = (e: Entry, version: number): Rev | undefined => {
+  const revs = e.revs
+  if (revs !== undefined) for (let i = revs.length - 1; i >= 0; i--) if (revs[i]!.v <= version) return revs[i]
+  return e.v0 <= version ? { v: e.v0, c: e.c0, q: e.q0 } : undefined
 }
 
 const isNewest = (t: ClaimTable): boolean => t.version === t.store.latest
@@ -142,7 +153,7 @@ const isNewest = (t: ClaimTable): boolean => t.version === t.store.latest
 export const getClaim = (t: ClaimTable, key: string): Claim | undefined => {
   const e = t.store.entries.get(key)
   if (e === undefined) return undefined
-  return isNewest(t) ? e.cur : revAt(e.revs, t.version)?.c
+  return isNewest(t) ? e.cur : revAt(e, t.version)?.c
 }
 
 /** The claims in acquisition order. */
@@ -158,7 +169,7 @@ export const claimList = (t: ClaimTable): ReadonlyArray<Claim> => {
   } else {
     const found: Array<Rev> = []
     for (const e of s.entries.values()) {
-      const r = revAt(e.revs, t.version)
+      const r = revAt(e, t.version)
       if (r?.c !== undefined) found.push(r)
     }
     found.sort((a, b) => a.q - b.q)
@@ -266,6 +277,42 @@ const pushHeartbeat = (s: Store, e: Entry, at: number): void => {
   s.hbEntry.push(e)
 }
 
+/** The owner indexes' part of `reindex` (called before `e` takes `c`). */
+const reindexOwner = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefined, seq: number): void => {
+  if (c !== undefined && c.targetSession === null && (old === undefined || old.targetSession !== null || e.seq !== seq)) {
+    s.unbound.push(e)
+    s.unboundSeq.push(seq)
+  }
+  if (old?.ownerSession !== c?.ownerSession || e.seq !== seq) {
+    if (old?.ownerSession != null) removeFrom(s.byOwner, old.ownerSession, e)
+    if (c?.ownerSession != null) addTo(s.byOwner, c.ownerSession, e)
+  }
+  const wasUnbound = old !== undefined && old.targetSession === null && old.ownerSession !== null
+  const isUnbound = c !== undefined && c.targetSession === null && c.ownerSession !== null
+  if (wasUnbound && (!isUnbound || old.ownerSession !== c.ownerSession)) removeFrom(s.unboundByOwner, old.ownerSession!, e)
+  if (isUnbound) addTo(s.unboundByOwner, c.ownerSession!, e)
+}
+
+/** Builds the owner indexes from the claims held, once; writes keep them from then on. */
+const withOwners = (t: ClaimTable): Store => {
+  rehome(t, undefined)
+  const s = t.store
+  if (s.owners) return s
+  for (let i = 0; i < s.order.length; i++) {
+    const e = s.order[i]!
+    const c = e.cur
+    visits++
+    if (c === undefined || e.seq !== s.orderSeq[i]) continue
+    if (c.ownerSession !== null) addTo(s.byOwner, c.ownerSession, e)
+    if (c.targetSession !== null) continue
+    s.unbound.push(e)
+    s.unboundSeq.push(e.seq)
+    if (c.ownerSession !== null) addTo(s.unboundByOwner, c.ownerSession, e)
+  }
+  s.owners = true
+  return s
+}
+
 /** Moves `e` from claim `old` to claim `c` (either may be absent) in every index. */
 const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefined, seq: number): void => {
   const sameHeartbeat = old !== undefined && c !== undefined && old.heartbeatAt === c.heartbeatAt && old.model === c.model && e.seq === seq
@@ -276,19 +323,8 @@ const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefine
   if (old?.targetSession !== c?.targetSession || e.seq !== seq) {
     if (old?.targetSession != null) removeFrom(s.byTarget, old.targetSession, e)
     if (c?.targetSession != null) addTo(s.byTarget, c.targetSession, e)
-    if (c !== undefined && c.targetSession === null) {
-      s.unbound.push(e)
-      s.unboundSeq.push(seq)
-    }
   }
-  if (old?.ownerSession !== c?.ownerSession || e.seq !== seq) {
-    if (old?.ownerSession != null) removeFrom(s.byOwner, old.ownerSession, e)
-    if (c?.ownerSession != null) addTo(s.byOwner, c.ownerSession, e)
-  }
-  const wasUnbound = old !== undefined && old.targetSession === null && old.ownerSession !== null
-  const isUnbound = c !== undefined && c.targetSession === null && c.ownerSession !== null
-  if (wasUnbound && (!isUnbound || old.ownerSession !== c.ownerSession)) removeFrom(s.unboundByOwner, old.ownerSession!, e)
-  if (isUnbound) addTo(s.unboundByOwner, c.ownerSession!, e)
+  if (s.owners) reindexOwner(s, e, old, c, seq)
   if (c !== undefined && owes(c)) s.owed.add(e)
   else s.owed.delete(e)
   const deadlineMoved =
@@ -308,25 +344,34 @@ const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefine
   else if (deadlineMoved) pushDue(s, e, c, c.acquiredAt)
 }
 
+const newEntry = (s: Store, key: string, v0: number, c0: Claim, q0: number): Entry => {
+  const e: Entry = { key, v0, c0, q0, revs: undefined, cur: undefined, seq: -1, hb: -1, live: false, stamp: 0, mark: 0 }
+  s.entries.set(key, e)
+  return e
+}
+
 const write = (t: ClaimTable, key: string, c: Claim | undefined, fresh: boolean): ClaimTable => {
   rehome(t, undefined)
   const s = t.store
   let e = s.entries.get(key)
-  if (e === undefined) {
-    e = { key, revs: [], cur: undefined, seq: -1, hb: -1, live: false, stamp: 0, mark: 0 }
-    s.entries.set(key, e)
-  }
-  const old = e.cur
-  let seq = e.seq
+  if (e === undefined && !(fresh && c !== undefined)) return t
+  const version = ++s.latest
+  const old = e?.cur
+  let seq = e === undefined ? -1 : e.seq
   if (fresh && c !== undefined) {
     seq = s.nextSeq++
+    e ??= newEntry(s, key, version, c, seq)
     s.order.push(e)
     s.orderSeq.push(seq)
   }
-  const version = ++s.latest
-  e.revs.push({ v: version, c, q: seq })
+  const entry = e!
+  if (entry.v0 !== version) {
+    const rev = { v: version, c, q: seq }
+    if (entry.revs === undefined) entry.revs = [rev]
+    else entry.revs.push(rev)
+  }
   s.held++
-  reindex(s, e, old, c, seq)
+  reindex(s, entry, old, c, seq)
   const size = t.size + (old === undefined ? 1 : 0) - (c === undefined ? 1 : 0)
   return { store: s, version, size, list: undefined }
 }
@@ -374,8 +419,7 @@ const rebuild = (t: ClaimTable, timing: ReaperTiming | undefined): void => {
   const s = newStore()
   s.timing = timing ?? t.store.timing
   for (const c of claims) {
-    const e: Entry = { key: c.key, revs: [{ v: 0, c, q: s.nextSeq }], cur: undefined, seq: -1, hb: -1, live: false, stamp: 0, mark: 0 }
-    s.entries.set(c.key, e)
+    const e = newEntry(s, c.key, 0, c, s.nextSeq)
     s.order.push(e)
     s.orderSeq.push(s.nextSeq)
     reindexFresh(s, e, c, s.nextSeq++)
@@ -395,12 +439,6 @@ const reindexFresh = (s: Store, e: Entry, c: Claim, seq: number): void => {
   e.live = true
   bump(s.live, c.model, 1)
   if (c.targetSession !== null) addTo(s.byTarget, c.targetSession, e)
-  else {
-    s.unbound.push(e)
-    s.unboundSeq.push(seq)
-  }
-  if (c.ownerSession !== null) addTo(s.byOwner, c.ownerSession, e)
-  if (c.ownerSession !== null && c.targetSession === null) addTo(s.unboundByOwner, c.ownerSession, e)
   if (owes(c)) s.owed.add(e)
 }
 
@@ -507,8 +545,7 @@ export const isTargeted = (t: ClaimTable, session: string): boolean => {
 
 /** Whether some claim is owned by `session`. */
 export const isOwner = (t: ClaimTable, session: string): boolean => {
-  rehome(t, undefined)
-  return t.store.byOwner.has(session)
+  return withOwners(t).byOwner.has(session)
 }
 
 /** The first live claim in acquisition order whose target is `session` (SPEC §7.4; TRACE.md §6). */
@@ -527,8 +564,7 @@ export const liveTarget = (t: ClaimTable, session: string | undefined, now: numb
 
 /** The unbound claims of `owner`, in acquisition order. */
 export const unboundOf = (t: ClaimTable, owner: string): ReadonlyArray<Claim> => {
-  rehome(t, undefined)
-  const set = t.store.unboundByOwner.get(owner)
+  const set = withOwners(t).unboundByOwner.get(owner)
   if (set === undefined) return []
   visits += set.size
   const es = [...set]
@@ -541,8 +577,7 @@ export const unboundOf = (t: ClaimTable, owner: string): ReadonlyArray<Claim> =>
  * order of acquisition times, so a caller looking for old claims stops at the first young one.
  */
 export const oldestUnbound = (t: ClaimTable, accept: (c: Claim) => boolean): ReadonlyArray<Claim> => {
-  rehome(t, undefined)
-  const s = t.store
+  const s = withOwners(t)
   while (s.unboundHead < s.unbound.length) {
     const e = s.unbound[s.unboundHead]!
     if (e.cur !== undefined && e.cur.targetSession === null && e.seq === s.unboundSeq[s.unboundHead]) break
@@ -643,7 +678,7 @@ export const keepDeadlines = (t: ClaimTable, candidates: ReadonlyArray<Claim>, s
 /** What the indexes hold at `at` (readied as for a line), for tests that compare them with a recount from the claims. */
 export const indexView = (t: ClaimTable, at: number, timing: ReaperTiming) => {
   claimsAt(t, at, timing)
-  const s = t.store
+  const s = withOwners(t)
   const keys = (set: ReadonlySet<Entry>) => [...set].sort(bySeq).map((e) => e.key)
   const due = new Map<string, { readonly k: number; readonly strict: boolean }>()
   for (const item of s.heap) if (item.stamp === item.e.stamp && item.e.cur !== undefined) due.set(item.e.key, { k: item.k, strict: item.strict })
