@@ -22,8 +22,8 @@ export interface CopyLimits {
 
 export const COPY_LIMITS: CopyLimits = { depth: 16, nodes: 10_000, keys: 1_000, text: TEXT_MAX }
 
-/** An object (not `null`); `typeof` never throws, not even on a revoked Proxy. */
-const isObject = (v: unknown): v is object => typeof v === "object" && v !== null
+/** An object or a function (both carry properties); `typeof` never throws, not even on a revoked Proxy. */
+const isObject = (v: unknown): v is object => (typeof v === "object" && v !== null) || typeof v === "function"
 
 /** `v[key]`, or `undefined` when `v` is not an object or the read throws. */
 export const field = (v: unknown, key: string): unknown => {
@@ -57,7 +57,7 @@ const attempt = <A>(f: () => A, fallback: A): A => {
 }
 
 /** An object that is not an array (guarded: `Array.isArray` throws on a revoked Proxy). */
-export const isPlainObject = (v: unknown): v is Record<string, unknown> => isObject(v) && attempt(() => !Array.isArray(v), false)
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && attempt(() => !Array.isArray(v), false)
 
 /** Sets `target[key] = value`; false when `target` is not an object or the write throws. */
 export const assign = (target: unknown, key: string, value: unknown): boolean => {

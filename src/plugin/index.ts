@@ -17,7 +17,7 @@ import { liveLayer } from "./live.js"
  * turns into a stderr line); `session` is handed through (its calls already run inside `tryPromise`).
  */
 const guardedClient = (client: unknown): unknown => {
-  if (typeof client !== "object" || client === null) return undefined
+  if ((typeof client !== "object" && typeof client !== "function") || client === null) return undefined
   return {
     app: {
       log: (options: unknown): Promise<{ readonly error: unknown }> =>

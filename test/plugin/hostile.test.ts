@@ -197,7 +197,8 @@ describe("plugin: hostile hook inputs", () => {
       throwingGetters({ app: {} }, ["app"], () => revoked()),
       { app: { log: () => Promise.resolve(revoked()) } },
       { app: { log: () => Promise.resolve(throwingGetters({ error: undefined }, ["error"])) } },
-      { app: { log: () => Promise.resolve({ error: undefined }) } }
+      { app: { log: () => Promise.resolve({ error: undefined }) } },
+      Object.assign(() => undefined, { app: { log: () => Promise.resolve({ error: undefined }) } })
     ]
     const rejected: Array<unknown> = []
     const onRejection = (e: unknown) => void rejected.push(e)
