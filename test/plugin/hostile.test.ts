@@ -223,6 +223,33 @@ describe("plugin: hostile hook inputs", () => {
     expect(writes.filter((w) => w.startsWith("opencode-pool info: routed explore -> explore-1")).length).toBeGreaterThanOrEqual(3)
   })
 
+  it("US-31 behind the guard, the client's session calls still reach opencode as methods", async () => {
+    const dir = tmp()
+    const calls: Array<string> = []
+    const session = {
+      name: "sdk",
+      abort(this: { name?: string }, o: { path: { id: string } }) {
+        calls.push(`${this?.name}:abort:${o.path.id}`)
+        return Promise.resolve({ data: true, response: { status: 200 } })
+      },
+      status(this: { name?: string }) {
+        calls.push(`${this?.name}:status`)
+        return Promise.resolve({ data: {} })
+      }
+    }
+    const hooks = await opencodePool({ client: { session, app: { log: () => Promise.resolve({}) } }, directory: dir } as never, { stateDir: join(dir, "state"), models: POOL2 } as never)
+    try {
+      const output = { args: { subagent_type: "explore" } as Record<string, unknown> }
+      await hooks["tool.execute.before"]!({ tool: "task", sessionID: "p", callID: "c1" }, output)
+      await hooks.event!({ event: { type: "session.created", properties: { info: { id: "s1", parentID: "p", agent: output.args.subagent_type } } } } as never)
+      await hooks.event!({ event: { type: "session.error", properties: { sessionID: "s1", error: { name: "APIError", data: { statusCode: 429, message: "x" } } } } } as never)
+      for (let i = 0; i < 100 && calls.length < 2; i++) await sleep(10)
+      expect(calls).toEqual(["sdk:abort:s1", "sdk:status"])
+    } finally {
+      await hooks.dispose?.()
+    }
+  })
+
   it("US-17 the plugin entry never throws on hostile options or context", async () => {
     const dir = tmp()
     const stateDir = join(dir, "state")
