@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { spawn as spawnProcess } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
+import { spawn as spawnProcess, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { startTimeOf } from "../../src/layers/proc.js"
@@ -141,5 +141,66 @@ describe("the pool lock (SPEC §5.3)", () => {
     await spawn(b, "p", "c2")
     expect(Date.now() - t1).toBeLessThan(200)
     expect(b.logs.some((l) => l.message.includes("pool lock busy"))).toBe(false)
+  })
+})
+
+describe("the plugin's directories (SPEC §2.1, §5.5)", () => {
+  /** Boot must return well within this; a synchronous loop would never return at all. */
+  const BOOT_BOUND_MS = 5_000
+
+  it("US-9 a state dir under /proc: the boot returns, one 'state dir … unusable' warning, spawns still route", async () => {
+    const t0 = Date.now()
+    const b = await start({ models: POOL2, stateDir: "/proc/nope/state" })
+    expect(Date.now() - t0).toBeLessThan(BOOT_BOUND_MS)
+    expect(b.logs.filter((l) => l.message.includes("state dir") && l.message.includes("unusable"))).toHaveLength(1)
+    expect(await spawn(b, "p", "c1")).toBe("explore-1")
+    expect(await spawn(b, "p", "c2")).toBe("explore-2")
+  })
+
+  it("US-45 a trace path under /proc, or a FIFO no one reads: one warning, spawns route without blocking", async () => {
+    const dir = tmp()
+    const fifo = join(dir, "trace.fifo")
+    const made = spawnSync("mkfifo", [fifo])
+    for (const trace of ["/proc/nope/trace.jsonl", ...(made.status === 0 ? [fifo] : [])]) {
+      const t0 = Date.now()
+      const b = await start({ models: POOL2, trace })
+      expect(await spawn(b, "p", "c1")).toBe("explore-1")
+      expect(await spawn(b, "p", "c2")).toBe("explore-2")
+      expect(Date.now() - t0).toBeLessThan(BOOT_BOUND_MS)
+      expect(b.logs.filter((l) => l.message.includes("recording stopped"))).toHaveLength(1)
+    }
+  })
+
+  it("US-15 the plugin entry with XDG_CONFIG_HOME under /proc returns its hooks (the config dir is created silently or not at all)", async () => {
+    const saved = { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, OCPOOL_STATE_DIR: process.env.OCPOOL_STATE_DIR }
+    process.env.XDG_CONFIG_HOME = "/proc/nope"
+    process.env.OCPOOL_STATE_DIR = join(tmp(), "state")
+    try {
+      const { default: plugin } = await import("../../src/plugin/index.js")
+      const t0 = Date.now()
+      const hooks = await plugin({ client: undefined, directory: tmp() } as never, { models: POOL2, reapMs: 3_600_000 } as never)
+      expect(Date.now() - t0).toBeLessThan(BOOT_BOUND_MS)
+      expect(typeof hooks["tool.execute.before"]).toBe("function")
+      await (hooks as { dispose?: () => Promise<void> }).dispose?.()
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k]
+        else process.env[k] = v
+      }
+    }
+  })
+
+  it("US-9 a state dir that is a symbolic link: one warning, the plugin publishes there, a dead peer's file in the target is left", async () => {
+    const base = tmp()
+    const target = join(base, "target")
+    mkdirSync(target, { mode: 0o700 })
+    const deadPeer = join(target, "claims.4206969.json")
+    writeFileSync(deadPeer, JSON.stringify({ version: 1, pid: 4_206_969, startTime: null, host: hostname(), writtenAt: Date.now(), reaped: 0, claims: {} }))
+    symlinkSync(target, join(base, "state"))
+    const b = await start({ models: POOL2, stateDir: join(base, "state") })
+    expect(b.logs.filter((l) => l.message.includes("not trusted") && l.message.includes("symbolic link"))).toHaveLength(1)
+    expect(await spawn(b, "p", "c1")).toBe("explore-1")
+    expect(existsSync(join(target, `claims.${process.pid}.json`))).toBe(true)
+    expect(existsSync(deadPeer)).toBe(true)
   })
 })
