@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { beforeAll } from "vitest"
@@ -146,5 +146,78 @@ describe("ocpool usage (SPEC §12.1)", () => {
     const v = ocpool(["--version"])
     expect(v.code).toBe(0)
     expect(v.stdout.trim()).toBe(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version)
+  })
+})
+
+describe("ocpool replay on hostile input (docs/OPERATIONS.md Limits)", () => {
+  const example = join(root, "examples/two-pass.jsonl")
+  const POOL_LINE = '{"at":1,"type":"pool","slots":[{"model":"zen/a"}]}'
+  const quick = (args: ReadonlyArray<string>) => {
+    const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 15_000, killSignal: "SIGKILL" })
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+  const trace = (lines: ReadonlyArray<string>) => {
+    const path = join(tmp(), "t.jsonl")
+    writeFileSync(path, `${lines.join("\n")}\n`)
+    return path
+  }
+
+  it("US-45 a symbolic link loop as the trace, --pool or --expect is one line and exit 2", () => {
+    const loop = join(tmp(), "loop")
+    symlinkSync(loop, loop)
+    for (const args of [["replay", loop], ["replay", example, "--pool", loop], ["replay", example, "--expect", loop]]) {
+      const r = quick(args)
+      expect(r.code).toBe(2)
+      expect(r.stderr).toBe(`ocpool: cannot read ${loop}: a symbolic link loop (too many symbolic links)\n`)
+    }
+  })
+
+  it("US-45 a FIFO or /dev/zero as the trace or --expect is refused at once with exit 2", () => {
+    const fifo = join(tmp(), "fifo")
+    execFileSync("mkfifo", [fifo])
+    for (const [args, reason] of [[["replay", fifo], "a FIFO"], [["replay", "/dev/zero"], "a character device"], [["replay", example, "--expect", fifo], "a FIFO"]] as const) {
+      const r = quick(args)
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(new RegExp(`^ocpool: cannot read \\S+: not a regular file \\(${reason}\\)\\n$`))
+    }
+  })
+
+  it("US-45 a line nested 5,000 levels deep is invalid for that reason, not a stack overflow", () => {
+    const path = trace([POOL_LINE, `{"at":2,"type":"spawn","claim":"c","base":"explore","x":${"[".repeat(5000)}${"]".repeat(5000)}}`, `{"at":3,"type":"pool","slots":${"[".repeat(5000)}${"]".repeat(5000)}}`])
+    const r = quick(["replay", path])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toBe(`ocpool: ${path}: line 2: nested too deeply (more than 64 levels)\n`)
+  })
+
+  it.each([
+    ["an at beyond the date range", '{"at":9000000000000000,"type":"status"}', /line 2: field "at" must be within/],
+    ["a peer cooldown beyond the date range", '{"at":2,"type":"status","peerCooling":[{"model":"zen/a","until":1e16,"reason":"rate_limit"}]}', /line 2: peerCooling\[0\]\.until must be a time within/],
+    ["a retry next beyond the date range", '{"at":2,"type":"retry","session":"s","message":"busy","next":8640000000000001}', /line 2: field "next" must be within/],
+    ["a reaper timing beyond 24.8 days", '{"at":2,"type":"pool","slots":[{"model":"zen/a"}],"hangMinAgeMs":9007199254740991}', /line 2: field "hangMinAgeMs" must be an integer 1-2147483647/]
+  ])("US-45 out-of-range times are invalid values with a reason on stderr (--explain too): %s", (_, line, reason) => {
+    const r = quick(["replay", "--explain", trace([POOL_LINE, line])])
+    expect(r.code).toBe(1)
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("ocpool:"))).toHaveLength(1)
+    expect(r.stderr).toMatch(reason)
+  })
+
+  it("US-45 a runaway line is refused by its length, and echoed values are cut to 80 characters", () => {
+    const long = quick(["replay", trace([POOL_LINE, `{"at":2,"type":"status","pad":"${"x".repeat(2_000_000)}"}`])])
+    expect(long.code).toBe(1)
+    expect(long.stderr).toMatch(/: line 2: longer than 1048576 characters\n$/)
+    const echoed = quick(["replay", trace([POOL_LINE, `{"at":2,"type":"${"y".repeat(100_000)}\\u001b[31m"}`])])
+    expect(echoed.code).toBe(1)
+    expect(echoed.stderr).toMatch(/: line 2: unknown type "y{80}…"\n$/)
+    expect(echoed.stderr.length).toBeLessThan(400)
+  })
+
+  it("US-45 an --expect line that differs is echoed cut, never whole", () => {
+    const expectFile = join(tmp(), "d.jsonl")
+    writeFileSync(expectFile, `${"\u001b[2J".repeat(10)}${"z".repeat(1_000_000)}\n`)
+    const r = quick(["replay", example, "--expect", expectFile])
+    expect(r.code).toBe(1)
+    expect(r.stderr.length).toBeLessThan(1200)
+    // eslint-disable-next-line no-control-regex
+    expect(r.stderr).not.toMatch(/\u001b/)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync, spawn as spawnProcess } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
+import { execFileSync, spawnSync, spawn as spawnProcess } from "node:child_process"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { encodeClaimFile } from "../../src/core/claimFile.js"
@@ -189,5 +189,110 @@ describe("ocpool status with a missing --pool file", () => {
     const r = ocpool(["status", "--pool", "/nonexistent/pool.txt", "--state-dir", tmp()])
     expect(r.code).toBe(2)
     expect(r.stderr).toBe("ocpool: cannot read /nonexistent/pool.txt: no such file or directory\n")
+  })
+})
+
+describe("hostile input files for status and doctor (docs/OPERATIONS.md Limits)", () => {
+  const configWith = (name: string, make: (path: string) => void) => {
+    const config = tmp()
+    mkdirSync(join(config, "opencode-pool"), { recursive: true })
+    make(join(config, "opencode-pool", name))
+    return config
+  }
+  const quick = (args: ReadonlyArray<string>, env: Record<string, string>) => {
+    const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 15_000, killSignal: "SIGKILL", env: { ...process.env, OCPOOL_STATE_DIR: "", ...env } })
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+
+  it("US-7 a 100 MB pool.txt is one warning and a fallback, not a RangeError", () => {
+    const config = configWith("pool.txt", (p) => {
+      writeFileSync(p, "")
+      truncateSync(p, 100_000_000)
+    })
+    const r = quick(["status", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe("")
+    const view = JSON.parse(r.stdout) as { origin: string; warnings: Array<string> }
+    expect(view.origin).not.toContain("pool.txt")
+    expect(view.warnings.some((w) => w.includes("unreadable (larger than 1 MiB)"))).toBe(true)
+  })
+
+  it("US-7 a pool file that is a FIFO or a link to /dev/zero: status and doctor answer at once", () => {
+    for (const [name, make] of [["pool.txt", (p: string) => execFileSync("mkfifo", [p])], ["pool.json", (p: string) => symlinkSync("/dev/zero", p)]] as const) {
+      const config = configWith(name, make)
+      const status = quick(["status", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+      expect(status.code).toBe(0)
+      expect((JSON.parse(status.stdout) as { warnings: Array<string> }).warnings.join("\n")).toMatch(/not a regular file/)
+      const doctor = quick(["doctor", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+      expect(doctor.code).toBe(1)
+      expect((JSON.parse(doctor.stdout) as { checks: Array<{ id: string; status: string }> }).checks.find((c) => c.id === "pool")?.status).toBe("fail")
+    }
+  })
+
+  it("US-7 a pool.txt that is a symbolic link loop warns in status (and fails doctor's pool check)", () => {
+    const config = configWith("pool.txt", (p) => symlinkSync(p, p))
+    const status = quick(["status", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+    expect((JSON.parse(status.stdout) as { warnings: Array<string> }).warnings.join("\n")).toContain("a symbolic link loop")
+    const doctor = quick(["doctor", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+    expect(doctor.code).toBe(1)
+  })
+
+  it("US-7 a pool.json that starts with a byte-order mark is accepted by status", () => {
+    const config = configWith("pool.json", (p) => writeFileSync(p, '\ufeff{"slots":[{"model":"zen/bom","weight":2}]}'))
+    const r = quick(["status", "--json", "--state-dir", tmp()], { XDG_CONFIG_HOME: config })
+    const view = JSON.parse(r.stdout) as { origin: string; slots: Array<{ model: string }>; warnings: Array<string> }
+    expect(view.slots.map((s) => s.model)).toEqual(["zen/bom"])
+    expect(view.warnings).toEqual([])
+  })
+
+  it("US-46 a --pool that is a link loop, a FIFO or a directory is one line and exit 2", () => {
+    const dir = tmp()
+    symlinkSync(join(dir, "loop"), join(dir, "loop"))
+    execFileSync("mkfifo", [join(dir, "fifo")])
+    for (const [name, reason] of [["loop", "a symbolic link loop (too many symbolic links)"], ["fifo", "not a regular file (a FIFO)"], [".", "not a regular file (a directory)"]]) {
+      const r = quick(["status", "--pool", join(dir, name!), "--state-dir", tmp()], {})
+      expect(r.code).toBe(2)
+      expect(r.stderr).toBe(`ocpool: cannot read ${join(dir, name!)}: ${reason}\n`)
+    }
+  })
+
+  it("US-9 a cooldown whose until is beyond the date range is an invalid value: doctor --json still prints its report", () => {
+    for (const until of ["1e16", "8640000000000001"]) {
+      const dir = tmp()
+      chmodSync(dir, 0o700)
+      writeFileSync(join(dir, cooldownFileName("zen/alpha")), `{"model":"zen/alpha","until":${until}}`)
+      const r = quick(["doctor", "--json", "--state-dir", dir], {})
+      const out = JSON.parse(r.stdout) as { checks: Array<{ id: string; detail: string }> }
+      expect(out.checks.find((c) => c.id === "cooldowns")?.detail).toBe("no model cooling")
+      const status = quick(["status", "--state-dir", dir], {})
+      expect(status.code).toBe(0)
+    }
+  })
+
+  it("US-6 claim keys, sessions and hosts from a peer's file reach the terminal without escape sequences", () => {
+    const dir = tmp()
+    const peer = sleeper()
+    try {
+      writeClaims(dir, peer.pid!, [{ ...claim("\u001b]0;pwned\u0007key\u009b31m", "zen/alpha"), targetSession: "ses_\u001b[2J" }])
+      const poolFile = join(tmp(), "pool.txt")
+      writeFileSync(poolFile, POOL)
+      const r = quick(["status", "--state-dir", dir, "--pool", poolFile], {})
+      expect(r.code).toBe(0)
+      // eslint-disable-next-line no-control-regex
+      expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
+      expect(r.stdout).toMatch(/^ {4}key {2}explore-1 zen\/alpha {2}ses_ {2}age /m)
+      const json = quick(["status", "--json", "--state-dir", dir, "--pool", poolFile], {})
+      expect(json.stdout).not.toMatch(/[\u007f-\u009f]/)
+    } finally {
+      peer.kill()
+    }
+  })
+
+  it("US-6 a claim file nested 5,000 levels deep does not break status", () => {
+    const dir = tmp()
+    writeFileSync(join(dir, "claims.4242.json"), `{"pid":4242,"claims":{"k":${"[".repeat(5000)}${"]".repeat(5000)}},"x":${"{\"a\":".repeat(5000)}1${"}".repeat(5000)}}`)
+    const r = quick(["status", "--json", "--state-dir", dir], {})
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe("")
   })
 })

@@ -72,3 +72,17 @@ describe("status view (SPEC §9)", () => {
     expect(text).toMatch(/1\. zen\/a .* <- next \(overflow\)/)
   })
 })
+
+describe("status text from hostile state files", () => {
+  it("US-6 claim keys, sessions, hosts and warnings from files reach the terminal with no escape sequence or control character", () => {
+    const hostile = { ...claim("\u001b]0;pwned\u0007key\u0085", "zen/a"), targetSession: "ses_\u001b[2J\u0000" }
+    const p: ProcessSnapshot = { pid: 9, host: "evil\u001b[31mhost", reaped: 0, claims: [hostile] }
+    const v = statusView({ origin: "pool\u009b31m.txt", slots: [slot(1, "zen/a", 1)], processes: [p], cooldowns: new Map(), now: NOW, warnings: ["bad \u0007 bell"] })
+    const text = renderStatus(v, { now: NOW, processes: [p] })
+    // eslint-disable-next-line no-control-regex
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
+    expect(text).toContain("    key\\x85  explore-1 zen/a  ses_\\x00  age")
+    expect(text).toContain("process 9@evilhost:")
+    expect(text).toContain("warning: bad \\x07 bell")
+  })
+})
