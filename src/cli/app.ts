@@ -45,7 +45,7 @@ const usageError = (message: string | undefined): Effect.Effect<number> =>
 const fail = (f: { readonly message: string; readonly exitCode: number }): Effect.Effect<number> => Effect.as(diagnostic(f.message), f.exitCode)
 
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
-const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.includes("--wizard")
+const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.some((a) => /^--wizard(=|$)/.test(a))
 
 /** One command's run, every typed failure mapped to its exit code. */
 const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>

@@ -172,6 +172,16 @@ describe("colour", () => {
   )
 })
 
+describe("the wizard in-process", () => {
+  it.effect("US-6 `--wizard=p` (a boolean flag's = form) without a terminal is the same usage error", () =>
+    Effect.gen(function* () {
+      const r = io()
+      expect(yield* runCli(["node", "ocpool", "statuz", "--wizard=p"], r.io)).toBe(2)
+      expect(r.err().split("\n")[0]).toBe("ocpool: --wizard needs an interactive terminal on standard input")
+    })
+  )
+})
+
 describe("in-process write failures", () => {
   it.effect("US-6 a stdout that fails every write with ENOSPC gives one line on stderr and 1; EPIPE gives 0 and nothing", () =>
     Effect.gen(function* () {
