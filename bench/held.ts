@@ -6,7 +6,9 @@
  *  - held: N spawns in a row, none released (all young, so every spawn's sweep and routing see all of them);
  *  - bound: N claims spawned and bound, with sampled activity on their sessions, sweeps and status lines,
  *    spread over longer than the reaper's hang timings (every claim's deadline comes due now and then).
- * It prints lines/s for each and the per-round ratios held/prompt and bound/prompt (target ≥ 0.5).
+ * It prints lines/s for each and the per-round ratios held/prompt and bound/prompt (target ≥ 0.5). The
+ * prompt trace's lines are half spawns and half (cheaper) releases, the held trace's all spawns; so a
+ * second, separately timed pass also gives the rate of the spawn lines alone in each trace.
  */
 import { formatDecision } from "../src/core/trace/format.js"
 import { feed, startReplay } from "../src/core/trace/replay.js"
@@ -78,6 +80,25 @@ const replay = (lines: ReadonlyArray<string>): { bytes: number; decisions: numbe
   return { bytes, decisions }
 }
 
+/** Time spent in spawn lines only (each line timed; a separate pass, the timers cost a little). */
+const spawnTime = (lines: ReadonlyArray<string>): { ms: number; spawns: number } => {
+  let cursor = startReplay()
+  let ms = 0
+  let spawns = 0
+  for (const l of lines) {
+    const isSpawn = l.includes('"type":"spawn"')
+    const t0 = performance.now()
+    const r = feed(cursor, l)
+    if (r._tag !== "Ok") throw new Error(r.message)
+    cursor = r.cursor
+    for (const d of r.decisions) formatDecision(d)
+    if (!isSpawn) continue
+    ms += performance.now() - t0
+    spawns++
+  }
+  return { ms, spawns }
+}
+
 const TRACES: Record<string, (n: number) => Array<string>> = { prompt: promptTrace, held: heldTrace, bound: boundTrace }
 
 const child = (kind: string): void => {
@@ -86,7 +107,8 @@ const child = (kind: string): void => {
   const t0 = process.hrtime.bigint()
   const r = replay(lines)
   const ms = Number(process.hrtime.bigint() - t0) / 1e6
-  process.stdout.write(JSON.stringify({ ms, lines: lines.length, ...r }))
+  const spawn = spawnTime(lines)
+  process.stdout.write(JSON.stringify({ ms, lines: lines.length, ...r, spawnMs: spawn.ms, spawns: spawn.spawns }))
 }
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -94,7 +116,7 @@ const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a -
 const main = async (): Promise<void> => {
   const { execFileSync } = await import("node:child_process")
   const timeoutMs = arg("timeout", 300) * 1000
-  const measure = (kind: string): { ms: number; lines: number; decisions: number } | undefined => {
+  const measure = (kind: string): { ms: number; lines: number; decisions: number; spawnMs: number; spawns: number } | undefined => {
     try {
       return JSON.parse(execFileSync(process.execPath, [process.argv[1]!, "--child", kind, "--claims", String(CLAIMS)], { encoding: "utf8", timeout: timeoutMs, maxBuffer: 1 << 20 }))
     } catch {
@@ -103,11 +125,13 @@ const main = async (): Promise<void> => {
   }
   const kinds = (argValue("kinds") ?? "prompt,held,bound").split(",")
   const ms: Record<string, Array<number>> = {}
+  const perSpawn: Record<string, Array<number>> = {}
   const info: Record<string, { lines: number; decisions: number }> = {}
   for (let i = 0; i < ROUNDS; i++) {
     for (const k of kinds) {
       const r = measure(k)
       ;(ms[k] ??= []).push(r === undefined ? Number.NaN : r.ms)
+      ;(perSpawn[k] ??= []).push(r === undefined ? Number.NaN : (r.spawnMs * 1000) / r.spawns)
       if (r !== undefined) info[k] = r
     }
   }
@@ -122,6 +146,15 @@ const main = async (): Promise<void> => {
     if (k === "prompt" || ms.prompt === undefined) continue
     const ratio = median(ms.prompt.map((p, i) => p / ms[k]![i]!))
     console.log(`ratio ${k}/prompt per line (median of per-round ratios): ${Number.isNaN(ratio) ? "-" : ratio.toFixed(2)}  (target >= 0.50)`)
+  }
+  for (const k of kinds) {
+    const xs = perSpawn[k]!
+    console.log(`spawn lines in ${k.padEnd(6)} ${median(xs).toFixed(1)} µs each (rounds ${xs.map((x) => x.toFixed(1)).join(", ")})`)
+  }
+  for (const k of kinds) {
+    if (k === "prompt" || perSpawn.prompt === undefined) continue
+    const ratio = median(perSpawn.prompt.map((p, i) => p / perSpawn[k]![i]!))
+    console.log(`ratio ${k}/prompt per spawn line (median of per-round ratios): ${Number.isNaN(ratio) ? "-" : ratio.toFixed(2)}`)
   }
 }
 

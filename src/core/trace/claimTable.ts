@@ -44,18 +44,13 @@ interface Entry {
   /** Position of its heartbeat in the queue (absolute), when counted as live. */
   hb: number
   live: boolean
-  /** Stamp of its entry in the deadline heap; 0 when it has none. */
-  stamp: number
+  /** Its position in the deadline heap, −1 when it has none; its deadline key there: due when
+   * `at > dk` (`ds`, strict) or `at >= dk`. */
+  hpos: number
+  dk: number
+  ds: boolean
   /** Last candidate list it was put on (dedupe). */
   mark: number
-}
-
-interface DueItem {
-  /** Due when `at > k` (strict) or `at >= k`. */
-  readonly k: number
-  readonly strict: boolean
-  readonly e: Entry
-  readonly stamp: number
 }
 
 interface Store {
@@ -82,8 +77,8 @@ interface Store {
   hbBase: number
   /** A heartbeat earlier than the queue's last was written: the queue is rebuilt before its next use. */
   hbUnsorted: boolean
-  heap: Array<DueItem>
-  nextStamp: number
+  /** Entries by deadline key (a binary min-heap, each entry at most once, at `hpos`). */
+  heap: Array<Entry>
   readonly owed: Set<Entry>
   readonly byTarget: Map<string, Set<Entry>>
   readonly byOwner: Map<string, Set<Entry>>
@@ -127,7 +122,6 @@ const newStore = (): Store => ({
   hbBase: 0,
   hbUnsorted: false,
   heap: [],
-  nextStamp: 1,
   owed: new Set(),
   byTarget: new Map(),
   byOwner: new Map(),
@@ -203,43 +197,50 @@ const bump = (live: Map<string, number>, model: string, by: number): void => {
 const owes = (c: Claim): boolean => c.abortPending && !c.abortInFlight
 const needsDeadline = (c: Claim): boolean => !c.abortInFlight && !c.abortPending
 
-const less = (a: DueItem, b: DueItem): boolean => a.k < b.k || (a.k === b.k && !a.strict && b.strict)
-const ready = (item: DueItem, at: number): boolean => at > item.k || (at === item.k && !item.strict)
+const less = (a: Entry, b: Entry): boolean => a.dk < b.dk || (a.dk === b.dk && !a.ds && b.ds)
+const ready = (e: Pick<Entry, "dk" | "ds">, at: number): boolean => at > e.dk || (at === e.dk && !e.ds)
 
-const heapPush = (heap: Array<DueItem>, item: DueItem): void => {
-  let i = heap.length
-  heap.push(item)
+const siftUp = (heap: Array<Entry>, i: number): void => {
+  const e = heap[i]!
   while (i > 0) {
     const p = (i - 1) >> 1
-    if (!less(item, heap[p]!)) break
-    heap[i] = heap[p]!
+    const parent = heap[p]!
+    if (!less(e, parent)) break
+    heap[i] = parent
+    parent.hpos = i
     i = p
   }
-  heap[i] = item
+  heap[i] = e
+  e.hpos = i
 }
 
-const siftDown = (heap: Array<DueItem>, i: number): void => {
+const siftDown = (heap: Array<Entry>, i: number): void => {
   const n = heap.length
-  const item = heap[i]!
+  const e = heap[i]!
   for (;;) {
     let child = 2 * i + 1
     if (child >= n) break
     if (child + 1 < n && less(heap[child + 1]!, heap[child]!)) child++
-    if (!less(heap[child]!, item)) break
-    heap[i] = heap[child]!
+    const c = heap[child]!
+    if (!less(c, e)) break
+    heap[i] = c
+    c.hpos = i
     i = child
   }
-  heap[i] = item
+  heap[i] = e
+  e.hpos = i
 }
 
-const heapPop = (heap: Array<DueItem>): DueItem | undefined => {
-  const top = heap[0]
-  const last = heap.pop()
-  if (heap.length > 0 && last !== undefined) {
-    heap[0] = last
-    siftDown(heap, 0)
-  }
-  return top
+const heapRemove = (heap: Array<Entry>, e: Entry): void => {
+  const i = e.hpos
+  if (i < 0) return
+  e.hpos = -1
+  const last = heap.pop()!
+  if (last === e) return
+  heap[i] = last
+  last.hpos = i
+  siftUp(heap, i)
+  siftDown(heap, last.hpos)
 }
 
 /** `a + b`, or a value no greater than it when the sum is not exact. */
@@ -254,19 +255,38 @@ const lowSum = (a: number, b: number): { readonly k: number; readonly exact: boo
  * §6): unbound once `at − acquiredAt > hangMinAgeMs`; hung once also `at − since ≥ hangSilenceMs`, where
  * `since` (the later of the target's last activity and the acquisition) is `sinceAt` or later.
  */
-const dueKey = (c: Claim, sinceAt: number, timing: ReaperTiming): { readonly k: number; readonly strict: boolean } => {
+const setDue = (e: Entry, c: Claim, sinceAt: number, timing: ReaperTiming): void => {
   const old = lowSum(c.acquiredAt, timing.hangMinAgeMs)
-  if (c.targetSession === null) return { k: old.k, strict: old.exact }
+  if (c.targetSession === null) {
+    e.dk = old.k
+    e.ds = old.exact
+    return
+  }
   const silent = lowSum(sinceAt, timing.hangSilenceMs)
-  if (!old.exact || !silent.exact) return { k: Math.min(old.k, silent.k), strict: false }
-  return old.k >= silent.k ? { k: old.k, strict: true } : { k: silent.k, strict: false }
+  if (!old.exact || !silent.exact) {
+    e.dk = Math.min(old.k, silent.k)
+    e.ds = false
+  } else if (old.k >= silent.k) {
+    e.dk = old.k
+    e.ds = true
+  } else {
+    e.dk = silent.k
+    e.ds = false
+  }
 }
 
+/** Gives `e` its deadline entry (or moves it), keyed from `sinceAt`. */
 const pushDue = (s: Store, e: Entry, c: Claim, sinceAt: number): void => {
   if (s.timing === undefined) return
-  const key = dueKey(c, sinceAt, s.timing)
-  e.stamp = s.nextStamp++
-  heapPush(s.heap, { k: key.k, strict: key.strict, e, stamp: e.stamp })
+  setDue(e, c, sinceAt, s.timing)
+  if (e.hpos < 0) {
+    e.hpos = s.heap.length
+    s.heap.push(e)
+    siftUp(s.heap, e.hpos)
+  } else {
+    siftUp(s.heap, e.hpos)
+    siftDown(s.heap, e.hpos)
+  }
 }
 
 const pushHeartbeat = (s: Store, e: Entry, at: number): void => {
@@ -328,11 +348,11 @@ const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefine
   if (c !== undefined && owes(c)) s.owed.add(e)
   else s.owed.delete(e)
   const deadlineMoved =
-    old === undefined || c === undefined || e.stamp === 0 || e.seq !== seq || old.acquiredAt !== c.acquiredAt || old.targetSession !== c.targetSession || !needsDeadline(old)
+    old === undefined || c === undefined || e.hpos < 0 || e.seq !== seq || old.acquiredAt !== c.acquiredAt || old.targetSession !== c.targetSession || !needsDeadline(old)
   e.cur = c
   e.seq = c === undefined ? -1 : seq
   if (c === undefined) {
-    e.stamp = 0
+    heapRemove(s.heap, e)
     return
   }
   if (!sameHeartbeat && s.at - c.heartbeatAt <= CLAIM_TTL_MS) {
@@ -340,12 +360,12 @@ const reindex = (s: Store, e: Entry, old: Claim | undefined, c: Claim | undefine
     bump(s.live, c.model, 1)
     pushHeartbeat(s, e, c.heartbeatAt)
   }
-  if (!needsDeadline(c)) e.stamp = 0
+  if (!needsDeadline(c)) heapRemove(s.heap, e)
   else if (deadlineMoved) pushDue(s, e, c, c.acquiredAt)
 }
 
 const newEntry = (s: Store, key: string, v0: number, c0: Claim, q0: number): Entry => {
-  const e: Entry = { key, v0, c0, q0, revs: undefined, cur: undefined, seq: -1, hb: -1, live: false, stamp: 0, mark: 0 }
+  const e: Entry = { key, v0, c0, q0, revs: undefined, cur: undefined, seq: -1, hb: -1, live: false, hpos: -1, dk: 0, ds: false, mark: 0 }
   s.entries.set(key, e)
   return e
 }
@@ -402,13 +422,11 @@ const rebuildHeartbeats = (s: Store): void => {
 const rebuildHeap = (s: Store): void => {
   s.heap = []
   for (const e of s.entries.values()) {
-    e.stamp = 0
-    if (e.cur !== undefined && needsDeadline(e.cur)) {
-      const key = s.timing === undefined ? undefined : dueKey(e.cur, e.cur.acquiredAt, s.timing)
-      if (key === undefined) continue
-      e.stamp = s.nextStamp++
-      s.heap.push({ k: key.k, strict: key.strict, e, stamp: e.stamp })
-    }
+    e.hpos = -1
+    if (e.cur === undefined || !needsDeadline(e.cur) || s.timing === undefined) continue
+    setDue(e, e.cur, e.cur.acquiredAt, s.timing)
+    e.hpos = s.heap.length
+    s.heap.push(e)
   }
   for (let i = (s.heap.length >> 1) - 1; i >= 0; i--) siftDown(s.heap, i)
 }
@@ -486,9 +504,6 @@ export const claimsAt = (t: ClaimTable, at: number, timing: ReaperTiming): Claim
   const s = t.store
   if (s.timing === undefined || s.timing.hangMinAgeMs !== timing.hangMinAgeMs || s.timing.hangSilenceMs !== timing.hangSilenceMs) {
     s.timing = timing
-    rebuildHeap(s)
-    visits += t.size
-  } else if (s.heap.length > 2 * t.size + 1024) {
     rebuildHeap(s)
     visits += t.size
   }
@@ -641,10 +656,9 @@ export const sweepCandidates = (t: ClaimTable, at: number, blocked: ReadonlySet<
   }
   while (s.heap.length > 0 && ready(s.heap[0]!, at)) {
     visits++
-    const item = heapPop(s.heap)!
-    if (item.stamp !== item.e.stamp) continue
-    item.e.stamp = 0
-    take(item.e)
+    const e = s.heap[0]!
+    heapRemove(s.heap, e)
+    take(e)
   }
   for (const e of s.owed) {
     visits++
@@ -670,9 +684,13 @@ export const keepDeadlines = (t: ClaimTable, candidates: ReadonlyArray<Claim>, s
   for (const old of candidates) {
     const e = s.entries.get(old.key)
     const c = e?.cur
-    if (e === undefined || c === undefined || e.stamp !== 0 || !needsDeadline(c)) continue
+    if (e === undefined || c === undefined || e.hpos >= 0 || !needsDeadline(c)) continue
     pushDue(s, e, c, sinceOf(c))
   }
+}
+
+const expect = (ok: boolean, what: string): void => {
+  if (!ok) throw new Error(`claim table: ${what} broken`)
 }
 
 /** What the indexes hold at `at` (readied as for a line), for tests that compare them with a recount from the claims. */
@@ -681,7 +699,12 @@ export const indexView = (t: ClaimTable, at: number, timing: ReaperTiming) => {
   const s = withOwners(t)
   const keys = (set: ReadonlySet<Entry>) => [...set].sort(bySeq).map((e) => e.key)
   const due = new Map<string, { readonly k: number; readonly strict: boolean }>()
-  for (const item of s.heap) if (item.stamp === item.e.stamp && item.e.cur !== undefined) due.set(item.e.key, { k: item.k, strict: item.strict })
+  for (let i = 0; i < s.heap.length; i++) {
+    const e = s.heap[i]!
+    expect(e.hpos === i && e.cur !== undefined, "heap positions")
+    if (i > 0) expect(!less(e, s.heap[(i - 1) >> 1]!), "heap order")
+    due.set(e.key, { k: e.dk, strict: e.ds })
+  }
   return {
     at: s.at,
     live: new Map(s.live),
@@ -690,6 +713,6 @@ export const indexView = (t: ClaimTable, at: number, timing: ReaperTiming) => {
     unboundByOwner: new Map([...s.unboundByOwner].map(([k, set]) => [k, keys(set)] as const)),
     owed: keys(s.owed),
     due,
-    ready: (key: { readonly k: number; readonly strict: boolean }, at: number) => ready({ ...key, e: undefined as never, stamp: 0 }, at)
+    ready: (key: { readonly k: number; readonly strict: boolean }, at: number) => ready({ dk: key.k, ds: key.strict }, at)
   }
 }

@@ -204,7 +204,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         break
       }
       if (!isPooledBase(input.base)) break
-      if (findClaim(d.claims, input.claim) !== undefined) d.claims = withoutClaim(d.claims, input.claim)
+      d.claims = withoutClaim(d.claims, input.claim)
       d.cooldowns = mergePeers(d.cooldowns, input.peerCooling, at)
       sweep(d, input, input.blocked, undefined)
       const view = routeView(d.slots, d.claims, d.cooldowns, input.peers, at)
