@@ -1,8 +1,12 @@
 /** Process facts for the dead-holder rules (SPEC §5.2): liveness by signal 0, and the Linux start token. */
 import { readFileSync } from "node:fs"
 
-/** `kill(pid, 0)`: ESRCH is dead, EPERM counts as alive. */
+/** A pid a process can have: `kill(0, 0)` would signal this process group and `kill(-1, 0)` every process. */
+const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid > 0
+
+/** `kill(pid, 0)`: ESRCH is dead, EPERM counts as alive; a pid no process can have is dead. */
 export const pidState = (pid: number): "alive" | "dead" => {
+  if (!isProcessId(pid)) return "dead"
   try {
     process.kill(pid, 0)
     return "alive"
@@ -13,6 +17,7 @@ export const pidState = (pid: number): "alive" | "dead" => {
 
 /** Field 22 of /proc/<pid>/stat, counted after the closing `)` of the command name; null elsewhere. */
 export const startTimeOf = (pid: number): string | null => {
+  if (!isProcessId(pid)) return null
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")

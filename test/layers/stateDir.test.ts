@@ -212,3 +212,14 @@ describe("the pool lock waits on a bounded schedule (SPEC §5.3)", () => {
     })
   )
 })
+
+describe("process facts from untrusted pids (SPEC §5.2)", () => {
+  it("US-9 a pid no process can have (0, negative, fractional, huge) is dead and has no start token; a live pid is alive", async () => {
+    const { pidState, startTimeOf } = await import("../../src/layers/proc.js")
+    for (const pid of [0, -1, -process.pid, 1.5, Number.NaN, 2 ** 60]) {
+      expect(pidState(pid)).toBe("dead")
+      expect(startTimeOf(pid)).toBeNull()
+    }
+    expect(pidState(process.pid)).toBe("alive")
+  })
+})
