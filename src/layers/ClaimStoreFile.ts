@@ -38,8 +38,9 @@ export const ClaimStoreFile = Layer.scoped(
     const own = claimFileName(state.pid, instance)
     const files = decodedFileCache<ClaimFile | undefined>(decodeClaimFile)
     const startTime = startTimeCache(START_TOKEN_TTL_MS)
-    // a file left under this process's own name by an earlier run with a reused pid
-    if (dir !== undefined && instance === 0 && clean) quietUnlink(join(dir, own))
+    // a file left under this process's own name by an earlier run with a reused pid (its name is this
+    // process's, so it goes even in an untrusted directory, like the file removed on dispose)
+    if (dir !== undefined && instance === 0) quietUnlink(join(dir, own))
 
     const readPeers = (now: number) =>
       Effect.try({
