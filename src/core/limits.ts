@@ -20,13 +20,11 @@ export const JSON_MAX_DEPTH = 64
 export const TIME_MAX_MS = 8.64e15
 
 /**
- * The largest time a trace line may carry. Half the date range, so that any window the rules add to
- * it (a stated reset is capped at 7 days, a reaper timing at TIMING_MAX_MS) still lands on a date.
+ * The largest time a trace line may carry (`at`, a retry's `next`, a peer cooldown's `until`): half
+ * the date range, so that any window the rules add to it (a stated reset is capped at 7 days, a
+ * retry window is `next` − `at`) still lands on a date the explanation can show.
  */
 export const TRACE_TIME_MAX_MS = TIME_MAX_MS / 2
-
-/** The largest duration read from a file or an option: 2^31 − 1 ms (24.8 days), the longest timer a runtime keeps. */
-export const TIMING_MAX_MS = 2 ** 31 - 1
 
 /** A value echoed in an error or warning line is cut to this many characters (plus `…`). */
 export const ECHO_MAX_CHARS = 80

@@ -9,7 +9,7 @@
 import { Data } from "effect"
 import type { CoolReason } from "../cooldown.js"
 import { isRecord } from "../json.js"
-import { JSON_MAX_DEPTH, jsonTooDeep, TIMING_MAX_MS, TRACE_TIME_MAX_MS } from "../limits.js"
+import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../limits.js"
 import { echo } from "../printable.js"
 
 /** `pending`: the abort was requested and its outcome arrives later, on its own `aborted` line. */
@@ -147,11 +147,11 @@ const reqBool = (o: Obj, key: string): boolean => {
   return v
 }
 
-/** A reaper timing on a `pool` line: an integer number of milliseconds, 1 to TIMING_MAX_MS (24.8 days). */
+/** A reaper timing on a `pool` line: an integer number of milliseconds ≥ 1 (only compared with ages, never added to a time). */
 const optTiming = (o: Obj, key: string): number | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1 || v > TIMING_MAX_MS) return fail(`field "${key}" must be an integer 1-${TIMING_MAX_MS} (ms)`)
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) return fail(`field "${key}" must be an integer ≥ 1 (ms)`)
   return v
 }
 
