@@ -7,8 +7,11 @@
 /** A pool file (`pool.txt`, `pool.json`, `--pool`, `modelsFile`): a real one is a few hundred bytes. */
 export const POOL_FILE_MAX_BYTES = 1 << 20
 
-/** A claim, cooldown or lock file in the state directory: a real claim file holds a few dozen claims of ~300 bytes. */
-export const STATE_FILE_MAX_BYTES = 256 << 10
+/**
+ * A claim, cooldown or lock file in the state directory. A claim is ~300 bytes and a real claim file
+ * holds a few dozen; this cap (about 3,500 claims) is above what 8 slots of weight 100 could hold.
+ */
+export const STATE_FILE_MAX_BYTES = 1 << 20
 
 /** One line of a trace or of an `--expect` decisions file, in UTF-16 code units (a real line is under 4 KiB). */
 export const LINE_MAX_CHARS = 1 << 20
