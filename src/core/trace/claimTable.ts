@@ -243,34 +243,33 @@ const heapRemove = (heap: Array<Entry>, e: Entry): void => {
   siftDown(heap, last.hpos)
 }
 
-/** `a + b`, or a value no greater than it when the sum is not exact. */
-const lowSum = (a: number, b: number): { readonly k: number; readonly exact: boolean } => {
-  const s = a + b
-  if (Number.isSafeInteger(a) && Number.isSafeInteger(b) && Number.isSafeInteger(s)) return { k: s, exact: true }
-  return { k: s - Math.abs(s) * 1e-15 - 1, exact: false }
-}
+/** Whether `a + b` is exact (both and the sum safe integers); otherwise `lowered` bounds it from below. */
+const exactSum = (a: number, b: number, sum: number): boolean => Number.isSafeInteger(a) && Number.isSafeInteger(b) && Number.isSafeInteger(sum)
+const lowered = (sum: number): number => sum - Math.abs(sum) * 1e-15 - 1
 
 /**
- * A lower bound of the first time the reaper can act on `c` without a blocked or owed abort (TRACE.md
- * §6): unbound once `at − acquiredAt > hangMinAgeMs`; hung once also `at − since ≥ hangSilenceMs`, where
- * `since` (the later of the target's last activity and the acquisition) is `sinceAt` or later.
+ * Sets `e`'s deadline key: a lower bound of the first time the reaper can act on `c` without a blocked
+ * or owed abort (TRACE.md §6): unbound once `at − acquiredAt > hangMinAgeMs`; hung once also
+ * `at − since ≥ hangSilenceMs`, where `since` (the later of the target's last activity and the
+ * acquisition) is `sinceAt` or later.
  */
 const setDue = (e: Entry, c: Claim, sinceAt: number, timing: ReaperTiming): void => {
-  const old = lowSum(c.acquiredAt, timing.hangMinAgeMs)
+  const old = c.acquiredAt + timing.hangMinAgeMs
+  const oldExact = exactSum(c.acquiredAt, timing.hangMinAgeMs, old)
   if (c.targetSession === null) {
-    e.dk = old.k
-    e.ds = old.exact
+    e.dk = oldExact ? old : lowered(old)
+    e.ds = oldExact
     return
   }
-  const silent = lowSum(sinceAt, timing.hangSilenceMs)
-  if (!old.exact || !silent.exact) {
-    e.dk = Math.min(old.k, silent.k)
+  const silent = sinceAt + timing.hangSilenceMs
+  if (!oldExact || !exactSum(sinceAt, timing.hangSilenceMs, silent)) {
+    e.dk = Math.min(lowered(old), lowered(silent))
     e.ds = false
-  } else if (old.k >= silent.k) {
-    e.dk = old.k
+  } else if (old >= silent) {
+    e.dk = old
     e.ds = true
   } else {
-    e.dk = silent.k
+    e.dk = silent
     e.ds = false
   }
 }
@@ -540,6 +539,7 @@ export const tableLoads = (t: ClaimTable, slots: ReadonlyArray<Slot>, peers?: Re
 }
 
 const bySeq = (a: Entry, b: Entry): number => a.seq - b.seq
+const NONE: ReadonlyArray<Claim> = []
 
 /** The claims (newest version) whose target is `session`, in acquisition order. */
 export const claimsTargeting = (t: ClaimTable, session: string): ReadonlyArray<Claim> => {
@@ -647,6 +647,7 @@ export const oldestAcquired = (t: ClaimTable): number => {
  */
 export const sweepCandidates = (t: ClaimTable, at: number, blocked: ReadonlySet<string> | undefined): ReadonlyArray<Claim> => {
   const s = t.store
+  if (blocked === undefined && s.owed.size === 0 && (s.heap.length === 0 || !ready(s.heap[0]!, at))) return NONE
   const mark = ++s.marks
   const found: Array<Entry> = []
   const take = (e: Entry): void => {
