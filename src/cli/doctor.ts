@@ -111,8 +111,17 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
     if (code === "ENOENT") return { id: "state-dir", status: "ok", detail: `${dir} (not created yet; the plugin creates it with mode 700)` }
     return { id: "state-dir", status: "fail", detail: `${dir}: ${dirReason(code ?? oneLine(e))}` }
   }
-  if (!st.isSymbolicLink() && !st.isDirectory()) return { id: "state-dir", status: "fail", detail: `${dir}: not a directory` }
-  const m = st.mode & 0o777
+  let target = st
+  if (st.isSymbolicLink()) {
+    try {
+      target = statSync(dir)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      return { id: "state-dir", status: "fail", detail: `${dir}: ${code === "ENOENT" ? "a dangling symbolic link" : dirReason(code ?? oneLine(e))}` }
+    }
+  }
+  if (!target.isDirectory()) return { id: "state-dir", status: "fail", detail: `${dir}: not a directory` }
+  const m = target.mode & 0o777
   const writable = (() => {
     try {
       accessSync(dir, constants.W_OK | constants.X_OK)
