@@ -41,6 +41,11 @@ export const isEpochMs = (n: unknown): n is number => typeof n === "number" && N
  * reason instead of overflowing the stack of whatever walks the parsed value later.
  */
 export const jsonTooDeep = (text: string, max: number = JSON_MAX_DEPTH): boolean => {
+  // fast path (a trace line has a handful of brackets): with at most `max` openers the depth cannot exceed it
+  let openers = 0
+  for (let i = text.indexOf("{"); i >= 0 && openers <= max; i = text.indexOf("{", i + 1)) openers++
+  for (let i = text.indexOf("["); i >= 0 && openers <= max; i = text.indexOf("[", i + 1)) openers++
+  if (openers <= max) return false
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
