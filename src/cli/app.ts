@@ -5,9 +5,9 @@
  */
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Console, Effect, Option } from "effect"
+import { Cause, Console, Effect, Logger, Option } from "effect"
 import { describeFailure } from "./errors.js"
-import { type CliIo, diagnostic, drain, isClosedPipe, OutputFailed, recordedFailure, withIo, writeOut, writeReason } from "./output.js"
+import { type CliIo, diagnostic, drain, forStream, isClosedPipe, OutputFailed, recordedFailure, withIo, writeOut, writeReason } from "./output.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { replayCommand } from "./replay.js"
@@ -76,6 +76,20 @@ const defectLine = (defect: unknown): string => {
 }
 
 /**
+ * Effect's own log lines (a forked fiber's unhandled failure, `--log-level`) as one line each on stderr,
+ * never a pretty-printed cause on stdout.
+ */
+const stderrLogger = (io: CliIo) =>
+  Logger.make(({ logLevel, message }) => {
+    const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+    try {
+      io.stderr.write(forStream(io, io.stderr, `ocpool: ${logLevel.label.toLowerCase()}: ${text.split("\n")[0]!.slice(0, 300)}\n`), () => {})
+    } catch {
+      // stderr is gone: nowhere to say it
+    }
+  })
+
+/**
  * Runs `ocpool` with `argv` (as process.argv: node, script, then the arguments) on `io`; resolves to the
  * exit code. A closed stdout ends the run quietly with the command's own code; any other write failure
  * is `ocpool: cannot write output: <reason>` and 1; an unexpected defect is one line and 1.
@@ -108,6 +122,7 @@ export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<nu
         })
       )
     ),
-    withIo(io)
+    withIo(io),
+    Effect.provide(Logger.replace(Logger.defaultLogger, stderrLogger(io)))
   )
 }
