@@ -418,12 +418,17 @@ const rebuildHeartbeats = (s: Store): void => {
   for (const e of live) pushHeartbeat(s, e, e.cur!.heartbeatAt)
 }
 
-const rebuildHeap = (s: Store): void => {
+/** Keys every claim that needs one from its acquisition, or, with `keys`, keeps the key it had there. */
+const rebuildHeap = (s: Store, keys?: Map<string, Entry>): void => {
   s.heap = []
   for (const e of s.entries.values()) {
     e.hpos = -1
     if (e.cur === undefined || !needsDeadline(e.cur) || s.timing === undefined) continue
-    setDue(e, e.cur, e.cur.acquiredAt, s.timing)
+    const had = keys?.get(e.key)
+    if (had !== undefined && had.hpos >= 0) {
+      e.dk = had.dk
+      e.ds = had.ds
+    } else setDue(e, e.cur, e.cur.acquiredAt, s.timing)
     e.hpos = s.heap.length
     s.heap.push(e)
   }
@@ -432,6 +437,8 @@ const rebuildHeap = (s: Store): void => {
 
 /** Moves `t` to a fresh store holding exactly its claims (same acquisition order). */
 const rebuild = (t: ClaimTable, timing: ReaperTiming | undefined): void => {
+  // the newest table's deadline keys were kept with its own activity: still lower bounds (a compaction)
+  const keys = isNewest(t) && (timing === undefined || timing === t.store.timing) ? t.store.entries : undefined
   const claims = claimList(t)
   const s = newStore()
   s.timing = timing ?? t.store.timing
@@ -443,7 +450,7 @@ const rebuild = (t: ClaimTable, timing: ReaperTiming | undefined): void => {
   }
   s.held = claims.length
   rebuildHeartbeats(s)
-  rebuildHeap(s)
+  rebuildHeap(s, keys)
   visits += claims.length
   t.store = s
   t.version = 0
@@ -463,7 +470,7 @@ const reindexFresh = (s: Store, e: Entry, c: Claim, seq: number): void => {
 const rehome = (t: ClaimTable, at: number | undefined): void => {
   const s = t.store
   const newest = isNewest(t)
-  if (newest && (at === undefined || at >= s.at) && s.held <= 4 * t.size + 1024) return
+  if (newest && (at === undefined || at >= s.at) && s.held <= 2 * t.size + 64) return
   rebuild(t, undefined)
   // the indexes' time carries over when the table was the newest of its store (a compaction)
   const time = at ?? (newest ? s.at : Number.NEGATIVE_INFINITY)
