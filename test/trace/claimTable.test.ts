@@ -123,3 +123,33 @@ describe("the claim table's indexes (src/core/trace/claimTable.ts)", () => {
     expect(states.at(-1)!.claims).toEqual(state.claims)
   }, { fastCheck: { numRuns: 300 } })
 })
+
+describe("the claim table's deadlines with extreme timings", () => {
+  it("US-32 a hang age or silence too long to add to a time still lets a sweep release an old unbound claim and keeps a bound one", () => {
+    const lines = [
+      { at: T0, type: "pool", slots: [{ model: "zen/alpha", weight: 1 }] },
+      // the bound claim first: its key must not hide the unbound one's below it in the heap
+      { at: T0 + 1, type: "spawn", claim: "b", base: "explore", session: "p" },
+      { at: T0 + 2, type: "bind", claim: "b", session: "s", activity: true },
+      { at: T0 + 3, type: "spawn", claim: "a", base: "explore", session: "p" },
+      { at: T0 + 400_000, type: "sweep" }
+    ].map((l) => JSON.stringify(l))
+    for (const timing of [
+      { hangMinAgeMs: 300_000, hangSilenceMs: Number.MAX_SAFE_INTEGER },
+      { hangMinAgeMs: 300_000, hangSilenceMs: Number.POSITIVE_INFINITY }
+    ]) {
+      let state = initialState
+      const decisions: Array<Decision> = []
+      for (const line of lines) {
+        const input = decodeLine(line)
+        if (input instanceof InputError) throw new Error(input.message)
+        const r = step(state, input, { timing })
+        if (r._tag !== "Ok") throw new Error(r.message)
+        state = r.state
+        decisions.push(...r.decisions)
+      }
+      expect(decisions.filter((d) => d.type === "release").map((d) => (d.type === "release" ? `${d.claim} ${d.reason}` : ""))).toEqual(["a unbound"])
+      expect(state.claims.map((c) => c.key)).toEqual(["b"])
+    }
+  })
+})

@@ -245,7 +245,7 @@ const heapRemove = (heap: Array<Entry>, e: Entry): void => {
 
 /** Whether `a + b` is exact (both and the sum safe integers); otherwise `lowered` bounds it from below. */
 const exactSum = (a: number, b: number, sum: number): boolean => Number.isSafeInteger(a) && Number.isSafeInteger(b) && Number.isSafeInteger(sum)
-const lowered = (sum: number): number => sum - Math.abs(sum) * 1e-15 - 1
+const lowered = (sum: number): number => (Number.isFinite(sum) ? sum - Math.abs(sum) * 1e-15 - 1 : sum)
 
 /**
  * Sets `e`'s deadline key: a lower bound of the first time the reaper can act on `c` without a blocked
