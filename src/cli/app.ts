@@ -5,9 +5,9 @@
  */
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Console, Effect, Logger, Option } from "effect"
-import { describeFailure } from "./errors.js"
-import { type CliIo, diagnostic, drain, forStream, isClosedPipe, OutputFailed, recordedFailure, withIo, writeOut, writeReason } from "./output.js"
+import { Console, Effect } from "effect"
+import { exitCodeOfFailures, finishRun } from "./outcome.js"
+import { type CliIo, diagnostic } from "./output.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { replayCommand } from "./replay.js"
@@ -42,87 +42,24 @@ export const USAGE = [
 const usageError = (message: string | undefined): Effect.Effect<number> =>
   Effect.zipRight(message === undefined ? Effect.void : diagnostic(message), Console.error(USAGE)).pipe(Effect.as(2))
 
-const fail = (f: { readonly message: string; readonly exitCode: number }): Effect.Effect<number> => Effect.as(diagnostic(f.message), f.exitCode)
-
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
 const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.some((a) => /^--wizard(=|$)/.test(a))
 
-/** One command's run, every typed failure mapped to its exit code. */
+/** One command's run: @effect/cli's validation errors add the usage and exit 2 (SPEC §12.1), typed failures their codes. */
 const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
   cli(argv).pipe(
     Effect.as(0),
-    Effect.catchTags({
-      FileUnreadable: (e) => fail(describeFailure(e)),
-      TraceInvalid: (e) => fail(describeFailure(e)),
-      ExpectMismatch: (e) => fail(describeFailure(e)),
-      PoolUnusable: (e) => fail(describeFailure(e)),
-      StateUnreadable: (e) => fail(describeFailure(e)),
-      InitRefused: (e) => fail(describeFailure(e)),
-      PathUnusable: (e) => fail(describeFailure(e)),
-      BadInput: (e) => fail({ message: e.message, exitCode: 2 }),
-      SweepIncomplete: (e) => fail(e),
-      ChecksFailed: () => Effect.succeed(1),
-      UsageProblem: (e) => usageError(e.message)
-    }),
+    Effect.catchTags({ UsageProblem: (e) => usageError(e.message) }),
+    exitCodeOfFailures,
     // @effect/cli has already printed the problem; add the usage and exit 2 (SPEC §12.1).
     Effect.catchIf(ValidationError.isValidationError, () => usageError(undefined)),
     Effect.provide(NodeContext.layer)
   )
-
-/** The first line of a defect's message, for the one line an unexpected failure gets. */
-const defectLine = (defect: unknown): string => {
-  const text = defect instanceof Error ? defect.message : typeof defect === "string" ? defect : String(defect)
-  return text.split("\n")[0]!.slice(0, 300)
-}
-
-/**
- * Effect's own log lines (a forked fiber's unhandled failure, `--log-level`) as one line each on stderr,
- * never a pretty-printed cause on stdout.
- */
-const stderrLogger = (io: CliIo) =>
-  Logger.make(({ logLevel, message }) => {
-    const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
-    try {
-      io.stderr.write(forStream(io, io.stderr, `ocpool: ${logLevel.label.toLowerCase()}: ${text.split("\n")[0]!.slice(0, 300)}\n`), () => {})
-    } catch {
-      // stderr is gone: nowhere to say it
-    }
-  })
 
 /**
  * Runs `ocpool` with `argv` (as process.argv: node, script, then the arguments) on `io`; resolves to the
  * exit code. A closed stdout ends the run quietly with the command's own code; any other write failure
  * is `ocpool: cannot write output: <reason>` and 1; an unexpected defect is one line and 1.
  */
-export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> => {
-  const args = argv.slice(2)
-  const run: Effect.Effect<number, unknown> = wizardWithoutTerminal(args, io)
-    ? usageError("--wizard needs an interactive terminal on standard input")
-    : command(argv)
-  return run.pipe(
-    Effect.catchAllCause((cause): Effect.Effect<number | "output"> => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.succeed(1)
-      if (Option.exists(Cause.dieOption(cause), (d) => d instanceof OutputFailed)) return Effect.succeed("output")
-      const failure = Cause.failureOption(cause)
-      const reason = Option.isSome(failure) ? defectLine(failure.value) : Option.match(Cause.dieOption(cause), { onNone: () => "interrupted", onSome: defectLine })
-      return fail({ message: `internal error: ${reason}`, exitCode: 1 })
-    }),
-    Effect.flatMap((code) =>
-      Effect.zipRight(
-        drain(io),
-        Effect.suspend(() => {
-          const failed = recordedFailure(io)
-          // a write failed but no record is left (cannot happen): a failure all the same
-          if (failed === undefined) return Effect.succeed(code === "output" ? 1 : code)
-          // the reader closed the pipe (`ocpool status | head -1`): stop quietly, with the command's own code
-          if (isClosedPipe(failed)) return Effect.succeed(code === "output" ? 0 : code)
-          // stderr itself is unwritable: nowhere to say why
-          if (failed.stream === "stderr") return Effect.succeed(code === "output" || code === 0 ? 1 : code)
-          return Effect.as(Effect.catchAllDefect(writeOut(io, "stderr", `ocpool: cannot write output: ${writeReason(failed.error)}\n`), () => Effect.void), 1)
-        })
-      )
-    ),
-    withIo(io),
-    Effect.provide(Logger.replace(Logger.defaultLogger, stderrLogger(io)))
-  )
-}
+export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> =>
+  finishRun(wizardWithoutTerminal(argv.slice(2), io) ? usageError("--wizard needs an interactive terminal on standard input") : command(argv), io)
