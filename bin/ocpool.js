@@ -1,2 +1,3 @@
 #!/usr/bin/env node
-import "../dist/ocpool.js"
+// CommonJS (bin/package.json): starting the ES module loader costs more than the fast paths themselves.
+require("../dist/ocpool.cjs")

@@ -2,11 +2,8 @@
 // that loads hundreds of ESM files from node_modules (docs/PERFORMANCE.md).
 import * as esbuild from "esbuild"
 import { execFileSync } from "node:child_process"
-import { createHash } from "node:crypto"
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import Module, { createRequire } from "node:module"
-import { dirname, join } from "node:path"
-import { Script } from "node:vm"
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
 // Overwrite in place (no rm): a build while tests read dist/ never leaves it missing.
@@ -61,8 +58,15 @@ const noFastCheck = {
 await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/cli.js", plugins: [noConfigFileParsers, noFastCheck] }),
   // bin/ocpool.js's entry: answers --help/--version from dist/help.json and runs a well-formed `status`
-  // from dist/status-main.js; everything else loads dist/cli.js (docs/PERFORMANCE.md, "Cold start").
-  esbuild.build({ ...common, entryPoints: ["src/cli/entry.ts"], outfile: "dist/ocpool.js", banner: {} }),
+  // from dist/status-main.cjs; everything else loads dist/cli.js (docs/PERFORMANCE.md, "Cold start").
+  esbuild.build({
+    ...common,
+    entryPoints: ["src/cli/entry.ts"],
+    outfile: "dist/ocpool.cjs",
+    format: "cjs",
+    banner: { js: "const __ocpool_url = require('node:url').pathToFileURL(__filename).href;" },
+    define: { ...common.define, "import.meta.url": "__ocpool_url" }
+  }),
   // CommonJS so that it can be loaded with a V8 code cache (made below); import.meta.url from its own path.
   esbuild.build({
     ...common,
@@ -73,6 +77,7 @@ await Promise.all([
     define: { ...common.define, "import.meta.url": "__ocpool_url" },
     plugins: [noFastCheck]
   }),
+  esbuild.build({ ...common, entryPoints: ["src/cli/cacheGen.ts"], outfile: "dist/cache-gen.js" }),
   esbuild.build({ ...common, entryPoints: ["src/cli/helpGen.ts"], outfile: "dist/help-gen.js", plugins: [noConfigFileParsers] }),
   // The plugin runs inside opencode's Bun: one self-contained file, `default` its only export, no chunks.
   // Its entry defers the plugin's evaluation to the first call (the dynamic import is inlined, not split).
@@ -89,14 +94,8 @@ await Promise.all([
 execFileSync(process.execPath, ["dist/help-gen.js", "dist/help.json"], { stdio: "inherit" })
 rmSync("dist/help-gen.js")
 
-// The V8 code cache of the fast `status` bundle, named by the hash of its source (src/cli/entry.ts loads
-// it): compiled and its top level evaluated here, so the cache holds what every start compiles.
-{
-  const file = join(process.cwd(), "dist/status-main.cjs")
-  const source = readFileSync(file, "utf8")
-  for (const old of readdirSync("dist").filter((f) => f.startsWith("status-main.cjs.") && f.endsWith(".cache"))) rmSync(join("dist", old))
-  const script = new Script(Module.wrap(source), { filename: file })
-  const module = { exports: {} }
-  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file))
-  writeFileSync(`${file}.${createHash("sha256").update(source).digest("hex").slice(0, 16)}.cache`, script.createCachedData())
-}
+// The V8 code cache of the fast `status` bundle (src/cli/codeCache.ts, loaded by src/cli/entry.ts): compiled
+// and its top level evaluated here, so the cache holds what every start compiles.
+for (const old of readdirSync("dist").filter((f) => f.startsWith("status-main.cjs.") && f.endsWith(".cache"))) rmSync(join("dist", old))
+execFileSync(process.execPath, ["dist/cache-gen.js", join(process.cwd(), "dist/status-main.cjs")], { stdio: "inherit" })
+rmSync("dist/cache-gen.js")

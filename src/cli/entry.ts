@@ -1,16 +1,13 @@
 /**
- * `ocpool`'s process entry (bin/ocpool.js). Most invocations load the full command tree (dist/cli.js).
+ * `ocpool`'s process entry (bin/ocpool.js, CommonJS: no ES module loader to start for the fast paths). Most invocations load the full command tree (dist/cli.js).
  * Two kinds are answered without it, to start fast (docs/PERFORMANCE.md, "Cold start"): `--help`/`-h`
  * of every command and `--version`, printed from dist/help.json (rendered at build time by the same
  * command tree), and a well-formed `status`, run by dist/status-main.js. fastRoute.ts decides.
  */
-import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import Module, { createRequire } from "node:module"
-import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { stripVTControlCharacters } from "node:util"
-import { Script } from "node:vm"
+import { loadCached } from "./codeCache.js"
 import { fastRoute } from "./fastRoute.js"
 
 interface Rendered {
@@ -51,26 +48,10 @@ const help = route?._tag === "Help" ? rendered(route.key) : undefined
 /** A sibling bundle in dist/ (a runtime import: the bundler leaves it alone). */
 const sibling = (name: string): Promise<unknown> => import(new URL(name, import.meta.url).href)
 
-/**
- * A CommonJS sibling bundle loaded with the V8 code cache written next to it at build time: most of a
- * cold start is compiling the bundle, and the cache skips that. The cache's name carries the hash of
- * the source it was made from, so a stale cache is never offered; one V8 refuses (another Node) is ignored.
- */
-const cached = (name: string): unknown => {
-  const file = fileURLToPath(new URL(name, import.meta.url))
-  const source = readFileSync(file, "utf8")
-  let cachedData: Buffer | undefined
-  try {
-    cachedData = readFileSync(`${file}.${createHash("sha256").update(source).digest("hex").slice(0, 16)}.cache`)
-  } catch {
-    cachedData = undefined
-  }
-  const script = new Script(Module.wrap(source), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) })
-  const module = { exports: {} as unknown }
-  ;(script.runInThisContext() as (...a: ReadonlyArray<unknown>) => void)(module.exports, createRequire(file), module, file, dirname(file))
-  return module.exports
-}
-
 if (help !== undefined) print(help.stdout)
-else if (route?._tag === "Status") (cached("./status-main.cjs") as typeof import("./statusMain.js")).main(route.flags)
-else await sibling("./cli.js")
+else if (route?._tag === "Status") (loadCached(fileURLToPath(new URL("./status-main.cjs", import.meta.url))) as typeof import("./statusMain.js")).main(route.flags)
+else
+  sibling("./cli.js").catch((e: unknown) => {
+    process.stderr.write(`ocpool: internal error: cannot load the CLI: ${stripVTControlCharacters(String(e instanceof Error ? e.message : e)).split("\n")[0]}\n`)
+    process.exitCode = 1
+  })
