@@ -4,13 +4,14 @@
  * (SPEC §5.3). A peer file whose size and mtime are unchanged since the last read is not re-read.
  */
 import { Effect, Layer } from "effect"
-import { readdirSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { CLAIM_FILE, claimFileName, decodeClaimFile, encodeClaimFile, type ClaimFile } from "../core/claimFile.js"
 import { judgeClaimFile } from "../core/claims.js"
 import type { ProcessSnapshot } from "../core/status.js"
 import { ClaimStore, ClaimStoreError, type OwnClaims } from "../services/ClaimStore.js"
 import { StateDir } from "../services/StateDir.js"
+import { writeFileAtomic } from "./atomicWrite.js"
 import { decodedFileCache, quietUnlink } from "./fileCache.js"
 import { pidState, startTimeCache } from "./proc.js"
 
@@ -98,8 +99,7 @@ export const ClaimStoreFile = Layer.scoped(
           if (dir === undefined) return
           const path = join(dir, own)
           const body = encodeClaimFile({ pid: state.pid, startTime: state.startTime, host: state.host, writtenAt: now, reaped: ownClaims.reaped, claims: ownClaims.claims })
-          writeFileSync(`${path}.tmp`, body, { mode: 0o600 })
-          renameSync(`${path}.tmp`, path)
+          writeFileAtomic(path, body)
         },
         catch: (e) => new ClaimStoreError({ reason: `writing ${own}: ${String(e)}` })
       })

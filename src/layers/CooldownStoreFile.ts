@@ -1,11 +1,12 @@
 /** Cooldown files in the state directory (SPEC §5.4); synchronous, as they are read inside the pool lock. */
 import { Effect, Layer } from "effect"
-import { readdirSync, renameSync, writeFileSync } from "node:fs"
+import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Cooldown } from "../core/cooldown.js"
 import { COOLDOWN_FILE, cooldownFileName, decodeCooldown, encodeCooldown, isCooldownExpired } from "../core/cooldownFile.js"
 import { CooldownStore, CooldownStoreError } from "../services/CooldownStore.js"
 import { StateDir } from "../services/StateDir.js"
+import { writeFileAtomic } from "./atomicWrite.js"
 import { decodedFileCache, quietUnlink } from "./fileCache.js"
 
 export const CooldownStoreFile = Layer.effect(
@@ -55,8 +56,7 @@ export const CooldownStoreFile = Layer.effect(
               continue
             }
             const path = join(dir, cooldownFileName(r.model))
-            writeFileSync(`${path}.tmp`, encodeCooldown(r), { mode: 0o600 })
-            renameSync(`${path}.tmp`, path)
+            writeFileAtomic(path, encodeCooldown(r))
           }
         },
         catch: (e) => new CooldownStoreError({ reason: `writing cooldowns: ${String(e)}` })
