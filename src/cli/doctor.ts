@@ -1,6 +1,7 @@
 /** `ocpool doctor [--probe] [--json] [--state-dir DIR]` (SPEC §12.2): checks the setup, one line per check. */
 import { Command, Options } from "@effect/cli"
 import { Cause, Console, Effect, Either, Option } from "effect"
+import { printable, printableJson } from "../core/printable.js"
 import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { isLive } from "../core/claims.js"
@@ -253,8 +254,9 @@ export const doctorCommand = Command.make(
     Effect.gen(function* () {
       const checks = yield* runChecks(Option.getOrUndefined(args.stateDir))
       const ok = checks.every((c) => c.status !== "fail")
-      if (args.json) yield* Console.log(JSON.stringify({ checks, ok }))
-      else for (const c of checks) yield* Console.log(`${c.status.padEnd(4)} ${c.id.padEnd(12)} ${c.detail}`)
+      // details carry text from files (models, paths): no escape sequence reaches the terminal
+      if (args.json) yield* Console.log(printableJson(JSON.stringify({ checks, ok })))
+      else for (const c of checks) yield* Console.log(`${c.status.padEnd(4)} ${c.id.padEnd(12)} ${printable(c.detail)}`)
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription("Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier and runtime. Exit 0; 1 if a check fails."))
