@@ -7,28 +7,13 @@ import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { runCli } from "./app.js"
 import { helpKey, helpKeys } from "./fastRoute.js"
-import type { CliIo, OutStream } from "./output.js"
+import { captureStream, type CliIo } from "./output.js"
 
-const capture = (): OutStream & { text: string } => {
-  const s = {
-    isTTY: true,
-    text: "",
-    write(chunk: string, cb: (error?: Error | null) => void) {
-      s.text += chunk
-      cb()
-      return true
-    },
-    on() {
-      return s
-    }
-  }
-  return s
-}
 
 const table: Record<string, { stdout: string }> = {}
 for (const args of helpKeys()) {
-  const stdout = capture()
-  const stderr = capture()
+  const stdout = captureStream(true)
+  const stderr = captureStream(true)
   const io: CliIo = { stdout, stderr, stdinIsTTY: false, env: {} }
   const code = await Effect.runPromise(runCli(["node", "ocpool", ...args], io))
   if (code === 0 && stderr.text === "") table[helpKey(args)] = { stdout: stdout.text }

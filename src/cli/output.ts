@@ -149,3 +149,20 @@ export const isClosedPipe = (f: OutputFailed): boolean => {
   const code = (f.error as { code?: unknown } | null)?.code
   return code === "EPIPE" || code === "ERR_STREAM_DESTROYED" || code === "ERR_STREAM_WRITE_AFTER_END"
 }
+
+/** A stream that keeps what is written (`text`): the build renders help into one, tests capture output with it. */
+export const captureStream = (isTTY: boolean): OutStream & { text: string } => {
+  const s = {
+    isTTY,
+    text: "",
+    write(chunk: string, cb: (error?: Error | null) => void) {
+      s.text += chunk
+      cb()
+      return true
+    },
+    on() {
+      return s
+    }
+  }
+  return s
+}

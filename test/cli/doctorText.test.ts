@@ -5,24 +5,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
-import type { CliIo, OutStream } from "../../src/cli/output.js"
+import { captureStream, type CliIo } from "../../src/cli/output.js"
 import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
 
-const capture = (): OutStream & { text: string } => {
-  const s = {
-    isTTY: true,
-    text: "",
-    write(chunk: string, cb: (error?: Error | null) => void) {
-      s.text += chunk
-      cb()
-      return true
-    },
-    on() {
-      return s
-    }
-  }
-  return s
-}
 
 describe("doctor's text output", () => {
   it.effect("US-46 a cooling model named with escape sequences reaches a terminal escaped, in text and in JSON", () =>
@@ -32,11 +17,11 @@ describe("doctor's text output", () => {
       mkdirSync(state, { mode: 0o700 })
       const model = "zen/\u001b]0;owned\u0007\u001b[31mred\u009b"
       const now = Date.now()
-      writeFileSync(join(state, cooldownFileName(model)), encodeCooldown({ model, reason: "rate_limit", strikes: 1, scope: "model", since: now, until: now + 600_000, source: "stated" }))
+      writeFileSync(join(state, cooldownFileName(model)), encodeCooldown({ model, reason: "rate_limit", strikes: 1, scope: "model", since: now, until: now + 600_000, source: "backoff" }))
       process.env.XDG_CONFIG_HOME = join(base, "config")
       for (const json of [false, true]) {
-        const stdout = capture()
-        const stderr = capture()
+        const stdout = captureStream(true)
+        const stderr = captureStream(true)
         const io: CliIo = { stdout, stderr, stdinIsTTY: false, env: {} }
         yield* runCli(["node", "ocpool", "doctor", "--state-dir", state, ...(json ? ["--json"] : [])], io)
         expect(stdout.text).toContain("zen/")

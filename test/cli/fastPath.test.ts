@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
 import { fastRoute, helpKey, helpKeys } from "../../src/cli/fastRoute.js"
-import type { CliIo, OutStream } from "../../src/cli/output.js"
+import { captureStream, type CliIo } from "../../src/cli/output.js"
 import { runStatus } from "../../src/cli/statusMain.js"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -29,25 +29,10 @@ writeFileSync(pool, "zen/alpha 3\ngo/\u001b[31mgamma 1\n")
 const stateDir = join(base, "other-state")
 mkdirSync(stateDir, { mode: 0o700 })
 
-const capture = (isTTY: boolean): OutStream & { text: string } => {
-  const s = {
-    isTTY,
-    text: "",
-    write(chunk: string, cb: (error?: Error | null) => void) {
-      s.text += chunk
-      cb()
-      return true
-    },
-    on() {
-      return s
-    }
-  }
-  return s
-}
 
 const ioPair = (tty: boolean) => {
-  const stdout = capture(tty)
-  const stderr = capture(tty)
+  const stdout = captureStream(tty)
+  const stderr = captureStream(tty)
   const io: CliIo = { stdout, stderr, stdinIsTTY: false, env: {} }
   return { io, out: () => stdout.text, err: () => stderr.text }
 }
