@@ -2,7 +2,7 @@
  * `ocpool`'s process entry (bin/ocpool.js, CommonJS: no ES module loader to start for the fast paths). Most invocations load the full command tree (dist/cli.js).
  * Two kinds are answered without it, to start fast (docs/PERFORMANCE.md, "Cold start"): `--help`/`-h`
  * of every command and `--version`, printed from dist/help.json (rendered at build time by the same
- * command tree), and a well-formed `status`, run by dist/status-main.js. fastRoute.ts decides.
+ * command tree), and a well-formed `status`, run by dist/status-main.cjs. fastRoute.ts decides.
  */
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
