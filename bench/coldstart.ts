@@ -4,8 +4,9 @@
  * Interleaved, in one run, N times each (fresh process every time):
  *  - `node -e 0`, the reference for the CLI;
  *  - `node bin/ocpool.js --help` and `node bin/ocpool.js status` (temp state directory and pool file);
- *  - with opencode's own Bun (`BUN_BE_BUN=1 <opencode> -e 0`), the reference for the plugin, and the
- *    import of `dist/opencode-plugin.js` in that Bun.
+ *  - with opencode's own Bun (`BUN_BE_BUN=1 <opencode> -e 0`), the reference for the plugin, the
+ *    import of `dist/opencode-plugin.js` in that Bun, and the import plus the plugin's first call (its
+ *    boot, as opencode calls it at every start; no target, reported for what a start really pays).
  * It prints min and median wall time of each, and the ratios to their reference (targets: CLI ≤ 2×
  * `node -e 0`, plugin import ≤ 1.5× Bun's bare start). The opencode binary is the one the e2e harness
  * installs under `.e2e-cache/` (or `--opencode BIN`); without it the Bun rows are skipped.
@@ -54,6 +55,12 @@ const cases: Array<Case> = [
   { name: "ocpool --help", cmd: process.execPath, args: [cliBin, "--help"], env: cliEnv, times: [] },
   { name: "ocpool status", cmd: process.execPath, args: [cliBin, "status", "--pool", pool], env: cliEnv, times: [] }
 ]
+const bootScript = [
+  `const p = (await import(${JSON.stringify(plugin)})).default`,
+  `const hooks = await p({ client: {}, directory: ${JSON.stringify(tmp)}, worktree: ${JSON.stringify(tmp)}, project: {}, serverUrl: new URL("http://127.0.0.1:9") }, {})`,
+  `if (Object.keys(hooks).length === 0) process.exit(3)`,
+  `process.exit(0)`
+].join(";")
 const opencode = opencodeBinary()
 if (opencode !== undefined) {
   const bun = { BUN_BE_BUN: "1" }
@@ -61,7 +68,10 @@ if (opencode !== undefined) {
   if (probe.status === 0) {
     cases.push(
       { name: "bun -e 0", cmd: opencode, args: ["-e", "0"], env: bun, times: [] },
-      { name: "bun import plugin", cmd: opencode, args: ["-e", `await import(${JSON.stringify(plugin)})`], env: bun, times: [] }
+      { name: "bun import plugin", cmd: opencode, args: ["-e", `await import(${JSON.stringify(plugin)})`], env: bun, times: [] },
+      // What every opencode start really pays: the import and opencode's first call of the plugin (its boot),
+      // over temporary directories, then exit (the boot arms timers and a watcher that would keep Bun alive).
+      { name: "bun import+boot", cmd: opencode, args: ["-e", bootScript], env: { ...bun, ...cliEnv }, times: [] }
     )
   } else console.log(`opencode at ${opencode} does not run as Bun (BUN_BE_BUN=1): plugin rows skipped`)
 } else console.log("no opencode binary (.e2e-cache/ or --opencode BIN): plugin rows skipped")
