@@ -57,17 +57,7 @@ const noFastCheck = {
 
 await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/cli.js", plugins: [noConfigFileParsers, noFastCheck] }),
-  // bin/ocpool.js's entry: answers --help/--version from dist/help.json and runs a well-formed `status`
-  // from dist/status-main.cjs; everything else loads dist/cli.js (docs/PERFORMANCE.md, "Cold start").
-  esbuild.build({
-    ...common,
-    entryPoints: ["src/cli/entry.ts"],
-    outfile: "dist/ocpool.cjs",
-    format: "cjs",
-    banner: { js: "const __ocpool_url = require('node:url').pathToFileURL(__filename).href;" },
-    define: { ...common.define, "import.meta.url": "__ocpool_url" }
-  }),
-  // CommonJS so that it can be loaded with a V8 code cache (made below); import.meta.url from its own path.
+  // The fast `status` bundle, CommonJS so that it can be loaded with a V8 code cache (made below); import.meta.url from its own path.
   esbuild.build({
     ...common,
     entryPoints: ["src/cli/statusMain.ts"],
@@ -97,5 +87,17 @@ rmSync("dist/help-gen.js")
 // The V8 code cache of the fast `status` bundle (src/cli/codeCache.ts, loaded by src/cli/entry.ts): compiled
 // and its top level evaluated here, so the cache holds what every start compiles.
 for (const old of readdirSync("dist").filter((f) => f.startsWith("status-main.cjs.") && f.endsWith(".cache"))) rmSync(join("dist", old))
-execFileSync(process.execPath, ["dist/cache-gen.js", join(process.cwd(), "dist/status-main.cjs")], { stdio: "inherit" })
+const statusCache = execFileSync(process.execPath, ["dist/cache-gen.js", join(process.cwd(), "dist/status-main.cjs")], { encoding: "utf8" }).trim()
 rmSync("dist/cache-gen.js")
+
+// bin/ocpool.js's entry: answers --help/--version from dist/help.json and runs a well-formed `status`
+// from dist/status-main.cjs with the cache just made (its name given here, so a start hashes nothing);
+// everything else loads dist/cli.js (docs/PERFORMANCE.md, "Cold start").
+await esbuild.build({
+  ...common,
+  entryPoints: ["src/cli/entry.ts"],
+  outfile: "dist/ocpool.cjs",
+  format: "cjs",
+  banner: { js: "const __ocpool_url = require('node:url').pathToFileURL(__filename).href;" },
+  define: { ...common.define, "import.meta.url": "__ocpool_url", OCPOOL_STATUS_CACHE: JSON.stringify(statusCache) }
+})

@@ -1,8 +1,9 @@
 /**
  * Loading a CommonJS bundle with a V8 code cache (docs/PERFORMANCE.md, "Cold start"): most of a cold
- * start is compiling the bundle, and the cache skips that. The cache file's name carries a fingerprint
- * of the source it was made from, so a stale cache is never offered; one V8 refuses (another Node
- * version) is ignored and the bundle compiles as usual. The build makes the cache with `write: true`.
+ * start is compiling the bundle, and the cache skips that. The build makes the cache (`writeCache`) and
+ * names it by a fingerprint of the source it was made from; the entry is built with that name, so a
+ * stale cache is never offered and nothing is hashed at start. A cache V8 refuses (another Node
+ * version) is ignored and the bundle compiles as usual.
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import Module, { createRequire } from "node:module"
@@ -24,24 +25,25 @@ export const fingerprint = (source: string): string => {
 /** The cache file of `file` whose source is `source`. */
 export const cacheFile = (file: string, source: string): string => `${file}.${fingerprint(source)}.cache`
 
-/** Evaluates the bundle `file` and returns its exports, with its code cache when one fits. */
-export const loadCached = (file: string): unknown => evaluate(file, false).exports
+/** Evaluates the bundle `file` and returns its exports, with the code cache `cache` (a path) when given and present. */
+export const loadCached = (file: string, cache: string | undefined): unknown => evaluate(file, cache).exports
 
 /**
  * Build step: evaluates the bundle, lets `exercise` run what a start runs (so the functions it compiles
  * lazily are in the cache too), then writes the cache.
  */
-export const writeCache = async (file: string, exercise: (exports: unknown) => Promise<void>): Promise<void> => {
-  const { exports, script } = evaluate(file, true)
+export const writeCache = async (file: string, exercise: (exports: unknown) => Promise<void>): Promise<string> => {
+  const { exports, script, source } = evaluate(file, undefined)
   await exercise(exports)
-  writeFileSync(cacheFile(file, readFileSync(file, "utf8")), script.createCachedData())
+  const cache = cacheFile(file, source)
+  writeFileSync(cache, script.createCachedData())
+  return cache
 }
 
-const evaluate = (file: string, write: boolean): { readonly exports: unknown; readonly script: Script } => {
+const evaluate = (file: string, cache: string | undefined): { readonly exports: unknown; readonly script: Script; readonly source: string } => {
   const source = readFileSync(file, "utf8")
-  const cache = cacheFile(file, source)
   let cachedData: Buffer | undefined
-  if (!write) {
+  if (cache !== undefined) {
     try {
       cachedData = readFileSync(cache)
     } catch {
@@ -51,5 +53,5 @@ const evaluate = (file: string, write: boolean): { readonly exports: unknown; re
   const script = new Script(Module.wrap(source), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) })
   const module = { exports: {} as unknown }
   ;(script.runInThisContext() as (...a: ReadonlyArray<unknown>) => void)(module.exports, createRequire(file), module, file, dirname(file))
-  return { exports: module.exports, script }
+  return { exports: module.exports, script, source }
 }

@@ -1,15 +1,17 @@
 /** `ocpool doctor [--probe] [--json] [--state-dir DIR]` (SPEC §12.2): checks the setup, one line per check. */
 import { Command, Options } from "@effect/cli"
 import { Cause, Console, Effect, Either, Option } from "effect"
-import { printable, printableJson } from "../core/printable.js"
-import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, statSync } from "node:fs"
-import { delimiter, join } from "node:path"
+import { accessSync, closeSync, constants, existsSync, lstatSync, readdirSync, statSync } from "node:fs"
+import { delimiter, isAbsolute, join } from "node:path"
 import { isLive } from "../core/claims.js"
+import { isEpochMs } from "../core/limits.js"
+import { printable, printableJson } from "../core/printable.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
 import { resolveDbPath } from "../core/retention/dbPath.js"
 import { pluginListing } from "../core/opencodeConfig.js"
 import { dirReason } from "../layers/dirs.js"
+import { openRegular, readTextFile } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
 import { inspectStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { homeDir, noHomeReason, xdgDir } from "../layers/xdg.js"
@@ -63,7 +65,7 @@ const guarded = (id: string, run: () => Check | ReadonlyArray<Check>): Effect.Ef
   }).pipe(Effect.catchAllCause((cause) => Effect.succeed([{ id, status: "fail" as const, detail: `the check itself failed: ${oneLine(Cause.squash(cause))}` }])))
 
 /** An epoch-ms time as ISO text, or the bare number when no date can show it. */
-const when = (ms: number): string => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms))
+const when = (ms: number): string => (isEpochMs(ms) ? new Date(ms).toISOString() : String(ms))
 
 /**
  * Why a pool file in the config directory is there but cannot be opened (a symbolic link loop, a
@@ -71,22 +73,11 @@ const when = (ms: number): string => (Number.isFinite(ms) && Math.abs(ms) <= 8.6
  * without blocking and reads nothing.
  */
 export const poolFileProblem = (path: string): string | undefined => {
-  try {
-    lstatSync(path)
-  } catch {
-    return undefined // nothing there: the chain goes on
-  }
-  let fd: number | undefined
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
-    if (!fstatSync(fd).isFile()) return "not a regular file"
-    return undefined
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    return code === "ELOOP" ? "a symbolic link loop (too many symbolic links)" : code === "ENOENT" ? "a dangling symbolic link" : dirReason(code ?? oneLine(e))
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
+  const opened = openRegular(path)
+  if (opened._tag === "Missing") return undefined // nothing there: the chain goes on
+  if (opened._tag === "Refused") return opened.reason
+  closeSync(opened.fd)
+  return undefined
 }
 
 const poolCheck = (): Check => {
@@ -152,18 +143,14 @@ const CONFIG_MAX_BYTES = 1 << 20
 const pluginCheck = (): Check => {
   const invalid: Array<string> = []
   for (const path of opencodeConfigs()) {
-    if (poolFileProblem(path) !== undefined) continue
-    let text: string
-    try {
-      if (statSync(path).size > CONFIG_MAX_BYTES) {
-        invalid.push(`${path}: larger than 1 MiB, not read`)
-        continue
-      }
-      text = readFileSync(path, "utf8")
-    } catch {
-      continue // absent (or gone): the next one
+    // non-blocking, capped, regular files only: a FIFO swapped in after any check cannot block the doctor
+    const read = readTextFile(path, CONFIG_MAX_BYTES)
+    if (read._tag === "Missing") continue
+    if (read._tag === "Refused") {
+      if (read.tooLarge === true) invalid.push(`${path}: larger than 1 MiB, not read`)
+      continue
     }
-    const listing = pluginListing(text)
+    const listing = pluginListing(read.text)
     if (listing._tag === "Listed") return { id: "plugin", status: "ok", detail: `listed in ${path}` }
     if (listing._tag === "Invalid") invalid.push(`${path}: not valid JSONC (${listing.reason})`)
   }
@@ -173,7 +160,8 @@ const pluginCheck = (): Check => {
 const sshHopCheck = (): Check => {
   const home = homeDir()
   const sshConfig = home === undefined ? undefined : join(home, ".ssh", "config")
-  const listed = sshConfig !== undefined && poolFileProblem(sshConfig) === undefined && existsSync(sshConfig) && /^\s*Host\s+ocpool-desktop\s*$/m.test(readFileSync(sshConfig, "utf8"))
+  const read = sshConfig === undefined ? undefined : readTextFile(sshConfig, CONFIG_MAX_BYTES)
+  const listed = read?._tag === "Text" && /^\s*Host\s+ocpool-desktop\s*$/m.test(read.text)
   const hop = process.env.OCPOOL_NOTIFY_HOST ?? (listed ? "ocpool-desktop" : undefined)
   return { id: "ssh-hop", status: "ok", detail: hop === undefined ? "not configured (only needed on remote hosts)" : `host ${hop}` }
 }
@@ -264,7 +252,7 @@ export const doctorCommand = Command.make(
 /** Where opencode's database is (the sweeps' resolution, SPEC §11.1) and how big it has grown. */
 const opencodeDbCheck = (): Check => {
   const dataHome = xdgDir("XDG_DATA_HOME")
-  if (dataHome === undefined && !(process.env.OPENCODE_DB ?? "").startsWith("/")) return { id: "opencode-db", status: "warn", detail: noHomeReason("XDG_DATA_HOME") }
+  if (dataHome === undefined && !isAbsolute(process.env.OPENCODE_DB ?? "")) return { id: "opencode-db", status: "warn", detail: noHomeReason("XDG_DATA_HOME") }
   const resolved = resolveDbPath({ env: process.env.OPENCODE_DB, dataHome: dataHome ?? "/", cwd: process.cwd() })
   if (resolved._tag === "Problem") return { id: "opencode-db", status: "warn", detail: resolved.reason }
   const db = resolved.path

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import { stripVTControlCharacters } from "node:util"
 import { loadCached } from "./codeCache.js"
 import { fastRoute } from "./fastRoute.js"
+import type { StatusFlags } from "./statusRun.js"
 
 interface Rendered {
   readonly stdout: string
@@ -48,10 +49,30 @@ const help = route?._tag === "Help" ? rendered(route.key) : undefined
 /** A sibling bundle in dist/ (a runtime import: the bundler leaves it alone). */
 const sibling = (name: string): Promise<unknown> => import(new URL(name, import.meta.url).href)
 
-if (help !== undefined) print(help.stdout)
-else if (route?._tag === "Status") (loadCached(fileURLToPath(new URL("./status-main.cjs", import.meta.url))) as typeof import("./statusMain.js")).main(route.flags)
-else
+/** The full command tree; a failure to load it is one line and exit 1. */
+const fullCli = (): void => {
   sibling("./cli.js").catch((e: unknown) => {
     process.stderr.write(`ocpool: internal error: cannot load the CLI: ${stripVTControlCharacters(String(e instanceof Error ? e.message : e)).split("\n")[0]}\n`)
     process.exitCode = 1
   })
+}
+
+/** The code cache's file name, given by the build (scripts/build.mjs). */
+declare const OCPOOL_STATUS_CACHE: string | undefined
+
+/** Runs `status` from the fast bundle; false (nothing run) when that bundle cannot be loaded. */
+const fastStatus = (flags: StatusFlags): boolean => {
+  let statusMain: typeof import("./statusMain.js")
+  try {
+    const file = fileURLToPath(new URL("./status-main.cjs", import.meta.url))
+    const cache = typeof OCPOOL_STATUS_CACHE === "string" ? fileURLToPath(new URL(`./${OCPOOL_STATUS_CACHE}`, import.meta.url)) : undefined
+    statusMain = loadCached(file, cache) as typeof statusMain
+  } catch {
+    return false
+  }
+  statusMain.main(flags)
+  return true
+}
+
+if (help !== undefined) print(help.stdout)
+else if (route?._tag !== "Status" || !fastStatus(route.flags)) fullCli()

@@ -61,11 +61,11 @@ export const describeFailure = (e: CliFailure): { readonly message: string; read
     case "PoolUnusable":
       return { message: `pool file ${printable(e.path)} is unusable: ${printable(e.reason)}`, exitCode: 1 }
     case "StateUnreadable":
-      return { message: `state dir ${e.dir} unreadable: ${e.reason}`, exitCode: 1 }
+      return { message: `state dir ${printable(e.dir)} unreadable: ${printable(e.reason)}`, exitCode: 1 }
     case "InitRefused":
-      return { message: `${e.path} exists; use --force to overwrite it`, exitCode: 1 }
+      return { message: `${printable(e.path)} exists; use --force to overwrite it`, exitCode: 1 }
     case "PathUnusable":
-      return { message: `${e.path}: ${e.reason}`, exitCode: 1 }
+      return { message: `${printable(e.path)}: ${printable(e.reason)}`, exitCode: 1 }
     case "ChecksFailed":
       return { message: `doctor: failing checks: ${e.failed.join(", ")}`, exitCode: 1 }
   }

@@ -1,9 +1,10 @@
 /** `ocpool init [--format txt|json] [--force] [--json]` (SPEC §12.2): writes the user's pool file from the bundled preset. */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { lstatSync, writeFileSync } from "node:fs"
+import { lstatSync } from "node:fs"
 import { join } from "node:path"
 import { BUILT_IN_SLOTS } from "../core/preset.js"
+import { writeFileAtomic } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
 import { configDir } from "../layers/PoolConfigFile.js"
 import { noHomeReason } from "../layers/xdg.js"
@@ -47,7 +48,8 @@ export const writePoolFile = (format: "txt" | "json", force: boolean, env: NodeJ
     if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
     const body = format === "txt" ? poolText(BUILT_IN_SLOTS) : `${JSON.stringify({ $comment: "opencode-pool slots, filled in this order; weight = fair share", slots: BUILT_IN_SLOTS }, null, 2)}\n`
     yield* Effect.try({
-      try: () => writeFileSync(path, body),
+      // replaces whatever is at the name (a link, a FIFO) instead of writing through it
+      try: () => writeFileAtomic(path, body, 0o644),
       catch: (e) => {
         const code = (e as NodeJS.ErrnoException).code
         return new PathUnusable({ path, reason: code === "EISDIR" ? "is a directory" : dirReason(code ?? String(e)) })

@@ -47,5 +47,3 @@ export class LineSplitter {
   }
 }
 
-/** Whether a line from a LineSplitter with this cap was cut. */
-export const isOverlong = (line: string, maxChars: number): boolean => line.length > maxChars

@@ -1,18 +1,32 @@
 /** Writing a state file whole: a `.tmp` sibling, then a rename (SPEC §5.2). */
 import { renameSync, unlinkSync, writeFileSync } from "node:fs"
 
+const create = (tmp: string, body: string, mode: number): void => writeFileSync(tmp, body, { mode, flag: "wx" })
+
 /**
- * Writes `body` to `path` through `<path>.tmp` (mode 0600). Whatever sits at the `.tmp` name is removed
- * first (a link is removed, not followed) and the file is created exclusively, so a link planted there
- * in a directory others can write never redirects the write to its target.
+ * Writes `body` to `path` through `<path>.tmp`. The `.tmp` file is created exclusively: when something
+ * already sits at that name (a stale file from a crash, or a link planted in a directory others can
+ * write) it is removed (a link is removed, not followed) and the create is tried once more, so the
+ * write never goes through a link to its target. The usual case costs no extra system call.
  */
-export const writeFileAtomic = (path: string, body: string): void => {
+export const writeFileAtomic = (path: string, body: string, mode = 0o600): void => {
   const tmp = `${path}.tmp`
   try {
+    create(tmp, body, mode)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
     unlinkSync(tmp)
-  } catch {
-    // nothing there (the usual case)
+    create(tmp, body, mode)
   }
-  writeFileSync(tmp, body, { mode: 0o600, flag: "wx" })
-  renameSync(tmp, path)
+  try {
+    renameSync(tmp, path)
+  } catch (e) {
+    // the name is taken by something a file cannot replace (a directory): leave no .tmp behind
+    try {
+      unlinkSync(tmp)
+    } catch {
+      // already gone
+    }
+    throw e
+  }
 }

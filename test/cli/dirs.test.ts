@@ -4,8 +4,8 @@
  * prints its whole report whatever one check meets. Every run has its own temp HOME and XDG dirs.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
@@ -66,6 +66,25 @@ describe("ocpool init: directory problems are one line, exit 1 (SPEC §12.1)", (
     const d = ocpool(["init", "--force"], envWith({ XDG_CONFIG_HOME: join(base, "config") }))
     expect(d.code).toBe(1)
     expect(d.stderr).toBe(`ocpool: ${join(base, "config", "opencode-pool", "pool.txt")}: is a directory\n`)
+  })
+
+  it("US-15 init --force replaces a FIFO or a link at pool.txt instead of blocking on it or writing through it", () => {
+    const base = tmp()
+    const dir = join(base, "config", "opencode-pool")
+    mkdirSync(dir, { recursive: true })
+    execFileSync("mkfifo", [join(dir, "pool.txt")])
+    const f = ocpool(["init", "--force"], envWith({ XDG_CONFIG_HOME: join(base, "config") }))
+    expect(f.code).toBe(0)
+    expect(lstatSync(join(dir, "pool.txt")).isFile()).toBe(true)
+    const victim = join(base, "victim.txt")
+    writeFileSync(victim, "keep me")
+    rmSync(join(dir, "pool.txt"))
+    symlinkSync(victim, join(dir, "pool.txt"))
+    const l = ocpool(["init", "--force"], envWith({ XDG_CONFIG_HOME: join(base, "config") }))
+    expect(l.code).toBe(0)
+    expect(readFileSync(victim, "utf8")).toBe("keep me")
+    expect(lstatSync(join(dir, "pool.txt")).isSymbolicLink()).toBe(false)
+    expect(readdirSync(dir)).toEqual(["pool.txt"])
   })
 
   const canDropPrivileges = process.getuid?.() === 0 && process.platform === "linux"

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
@@ -127,5 +127,19 @@ describe("the fast path", () => {
     expect(JSON.parse(status.stdout).origin).toBe(pool)
     const full = spawnSync(process.execPath, [join(root, "dist/cli.js"), "status", "--json", "--pool", pool, "--state-dir", stateDir], { encoding: "utf8", env })
     expect(status.stdout).toBe(full.stdout)
+  })
+
+  it("US-46 without the fast status bundle, status still answers through the full CLI", () => {
+    // under node_modules/ so that the full CLI's better-sqlite3 import still resolves
+    mkdirSync(join(root, "node_modules", ".cache"), { recursive: true })
+    const copy = mkdtempSync(join(root, "node_modules", ".cache", "ocpool-fast-copy-"))
+    mkdirSync(join(copy, "dist"))
+    writeFileSync(join(copy, "package.json"), '{"type":"module"}')
+    for (const f of ["ocpool.cjs", "cli.js", "help.json"]) copyFileSync(join(root, "dist", f), join(copy, "dist", f))
+    const r = spawnSync(process.execPath, [join(copy, "dist/ocpool.cjs"), "status", "--json", "--pool", pool, "--state-dir", stateDir], { encoding: "utf8" })
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(0)
+    expect(JSON.parse(r.stdout).origin).toBe(pool)
+    rmSync(copy, { recursive: true, force: true })
   })
 })

@@ -70,23 +70,9 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
 
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []
 
-/** Whether a question or permission is pending in `session` or any known descendant (SPEC §8.2 step 2). */
-export const blockedInTree = (state: Pick<EngineState, "asks" | "parents">, session: string): boolean => {
-  if ((state.asks.get(session)?.size ?? 0) > 0) return true
-  for (const [asked, set] of state.asks) {
-    if (set.size === 0) continue
-    let s: string | undefined = state.parents.get(asked)
-    for (let depth = 0; s !== undefined && depth < 64; depth++) {
-      if (s === session) return true
-      s = state.parents.get(s)
-    }
-  }
-  return false
-}
-
 /**
- * Every session `blockedInTree` holds blocked: those with a pending ask, and their ancestors up to 64
- * levels. Costs the pending asks, not the sessions or claims known.
+ * Every session held blocked (SPEC §8.2 step 2): those with a pending question or permission, and
+ * their ancestors up to 64 levels. Costs the pending asks, not the sessions or claims known.
  */
 export const blockedSessions = (state: Pick<EngineState, "asks" | "parents">): ReadonlySet<string> => {
   const out = new Set<string>()
