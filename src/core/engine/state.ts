@@ -105,14 +105,7 @@ const filterMap = <K, V>(m: ReadonlyMap<K, V>, keep: (v: V, k: K) => boolean): R
 export const forgetQuietSessions = (state: EngineState, now: number): EngineState => {
   const table = state.machine.table
   // a pending ask keeps the whole chain above it: it blocks every ancestor's claim
-  const asking = new Set<string>()
-  for (const [asked, set] of state.asks) {
-    let s: string | undefined = set.size > 0 ? asked : undefined
-    for (let depth = 0; s !== undefined && depth < 64 && !asking.has(s); depth++) {
-      asking.add(s)
-      s = state.parents.get(s)
-    }
-  }
+  const asking = blockedSessions(state)
   const keep = (s: string) => isTargeted(table, s) || isOwner(table, s) || asking.has(s)
   const sampled = filterMap(state.sampled, (at, s) => now - at <= SESSION_MEMORY_MS || keep(s))
   return {
