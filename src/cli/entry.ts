@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import { stripVTControlCharacters } from "node:util"
 import { loadCached } from "./codeCache.js"
 import { fastRoute } from "./fastRoute.js"
+import { colourWanted, writeReason } from "./streams.js"
 import type { StatusFlags } from "./statusRun.js"
 
 interface Rendered {
@@ -27,15 +28,14 @@ const rendered = (key: string): Rendered | undefined => {
 
 /** Writes the text as output.ts would: styled only on a terminal without NO_COLOR; a closed pipe is quiet, other failures one line. */
 const print = (text: string): void => {
-  const colour = process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === ""
+  const colour = colourWanted(process.stdout.isTTY, process.env)
   let reported = false
   const failed = (error: Error & { code?: string }) => {
     if (reported) return
     reported = true
     if (error.code === "EPIPE") return
     process.exitCode = 1
-    const reason = /^[A-Z0-9_]+: ([^,]+)/.exec(error.message)?.[1] ?? error.code ?? error.message
-    process.stderr.write(`ocpool: cannot write output: ${stripVTControlCharacters(reason)}\n`)
+    process.stderr.write(`ocpool: cannot write output: ${writeReason(error)}\n`)
   }
   process.stdout.on("error", failed)
   process.stdout.write(colour ? text : stripVTControlCharacters(text), (error) => {

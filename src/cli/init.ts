@@ -1,11 +1,11 @@
 /** `ocpool init [--format txt|json] [--force] [--json]` (SPEC §12.2): writes the user's pool file from the bundled preset. */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { lstatSync } from "node:fs"
 import { join } from "node:path"
 import { BUILT_IN_SLOTS } from "../core/preset.js"
 import { writeFileAtomic } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
+import { occupied } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
 import { noHomeReason } from "../layers/xdg.js"
 import { InitRefused, PathUnusable } from "./errors.js"
@@ -23,16 +23,6 @@ export const poolText = (slots: ReadonlyArray<{ readonly model: unknown; readonl
     ...slots.map((s) => `${String(s.model)} ${String(s.weight ?? 1)}`),
     ""
   ].join("\n")
-
-/** Whether anything (a file, a directory, a link even if dangling or looping) is at `path`. */
-const occupied = (path: string): boolean => {
-  try {
-    lstatSync(path)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * Writes the pool file. Every directory or file problem is one typed failure naming the path and the

@@ -6,6 +6,9 @@
  */
 import { Console, Context, Data, Effect } from "effect"
 import { format, stripVTControlCharacters } from "node:util"
+import { colourWanted } from "./streams.js"
+
+export { writeReason } from "./streams.js"
 
 /** A stream the CLI writes to: process.stdout/stderr, or any Writable (tests capture output with one). */
 export interface OutStream {
@@ -49,8 +52,8 @@ export const processIo = (): CliIo => {
 /** The io of the running command (a Context reference: the process's streams unless one is provided). */
 export class CurrentIo extends Context.Reference<CurrentIo>()("ocpool/CurrentIo", { defaultValue: (): CliIo => processIo() }) {}
 
-/** Colour only on a terminal, and never with NO_COLOR set to anything but the empty string (no-color.org). */
-export const colourOn = (io: CliIo, stream: OutStream): boolean => stream.isTTY === true && (io.env.NO_COLOR ?? "") === ""
+/** Colour only on a terminal, and never with NO_COLOR set (streams.ts). */
+export const colourOn = (io: CliIo, stream: OutStream): boolean => colourWanted(stream.isTTY, io.env)
 
 /**
  * Writes `text` and resumes once the stream took it (or failed). A failure dies with `OutputFailed`:
@@ -136,13 +139,6 @@ export const lineSink = (batchChars = 65_536): LineSink => {
 /** One diagnostic line on stderr, prefixed `ocpool:` (SPEC §12.1). */
 export const diagnostic = (message: string): Effect.Effect<void> => Console.error(`ocpool: ${message}`)
 
-/** The reason of a failed write as a person reads it: `no space left on device`, not an errno dump. */
-export const writeReason = (error: unknown): string => {
-  const e = error as { code?: unknown; message?: unknown } | null
-  const message = typeof e?.message === "string" ? e.message : String(error)
-  const m = /^[A-Z0-9_]+: ([^,]+)/.exec(message)
-  return stripVTControlCharacters(m !== null ? m[1]! : typeof e?.code === "string" ? e.code : message).split("\n")[0]!
-}
 
 /** A closed pipe: the reader stopped reading (`ocpool status | head -1`), not a failure of ocpool. */
 export const isClosedPipe = (f: OutputFailed): boolean => {

@@ -3,13 +3,13 @@
  * directory (`pool.txt`, else `pool.json`), the bundled `presets/free-tier.json`, the built-in fallback.
  */
 import { Effect, Layer } from "effect"
-import { existsSync, lstatSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { POOL_FILE_MAX_BYTES } from "../core/limits.js"
 import { resolvePool, type PoolSource } from "../core/source.js"
 import { PoolConfig } from "../services/PoolConfig.js"
-import { readTextFile } from "./safeRead.js"
+import { occupied, readTextFile } from "./safeRead.js"
 import { expandHome, xdgDir } from "./xdg.js"
 
 /** The user config directory, or `undefined` when there is no home directory to find it under. */
@@ -36,16 +36,6 @@ const readSource = (origin: string, path: string): PoolSource => {
   const read = readTextFile(path, POOL_FILE_MAX_BYTES)
   if (read._tag === "Text") return { kind: "file", origin, text: read.text }
   return read._tag === "Missing" ? { kind: "unreadable", origin, reason: "no such file or directory", missing: true } : { kind: "unreadable", origin, reason: read.reason, missing: false }
-}
-
-/** Something is at `path`, even a dangling link or a link loop (which then warns instead of being skipped). */
-const present = (path: string): boolean => {
-  try {
-    lstatSync(path)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** `~` expanded, a relative path taken from `directory`; `undefined` for a `~` path when there is no home directory. */
@@ -94,11 +84,11 @@ export const gatherSources = (o: PoolSourceOptions, env: NodeJS.ProcessEnv = pro
     watched.push(dir)
     const txt = join(dir, "pool.txt")
     const json = join(dir, "pool.json")
-    const hasTxt = present(txt)
+    const hasTxt = occupied(txt)
     if (hasTxt) {
       sources.push(readSource(txt, txt))
-      if (present(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
-    } else if (present(json)) {
+      if (occupied(json)) notes.push(`both ${txt} and ${json} exist; ${json} is ignored`)
+    } else if (occupied(json)) {
       sources.push(readSource(json, json))
     }
   }

@@ -26,7 +26,8 @@ export const sizeText = (bytes: number): string =>
 const kindOf = (st: Stats): string =>
   st.isDirectory() ? "a directory" : st.isFIFO() ? "a FIFO" : st.isCharacterDevice() ? "a character device" : st.isBlockDevice() ? "a block device" : st.isSocket() ? "a socket" : "not a file"
 
-const isLink = (path: string): boolean => {
+/** Whether anything (a file, a directory, a link even if dangling or looping) is at `path`. */
+export const occupied = (path: string): boolean => {
   try {
     lstatSync(path)
     return true
@@ -40,7 +41,7 @@ const openFailure = (path: string, e: unknown): Exclude<SafeOpen, { _tag: "Open"
   const code = (e as NodeJS.ErrnoException | undefined)?.code
   switch (code) {
     case "ENOENT":
-      return isLink(path) ? { _tag: "Refused", reason: "a dangling symbolic link" } : { _tag: "Missing" }
+      return occupied(path) ? { _tag: "Refused", reason: "a dangling symbolic link" } : { _tag: "Missing" }
     case "ELOOP":
       return { _tag: "Refused", reason: "a symbolic link loop (too many symbolic links)" }
     case "EACCES":
