@@ -1,0 +1,311 @@
+/**
+ * The notification decisions (SPEC §10.1, §10.8) as a pure state machine: an input and the time it is
+ * handled at give the next state and the effects to carry out (send, close a popup at a time, look a
+ * session up, log). The plugin feeds it opencode's bus events synchronously, in arrival order
+ * (`session.error` and the following `session.idle` arrive concurrently); a session whose place in its
+ * tree is unknown defers its events until a lookup answers. Persistent maps keep each step cheap
+ * whatever the number of sessions known.
+ */
+import { HashMap, HashSet, Option } from "effect"
+import { notificationFor, type ContentInput, type Notification, type NotifyKind } from "./content.js"
+import { headlineOf } from "./content.js"
+import { FADE_MIN_MS, NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "./limits.js"
+
+/** Sessions remembered at most (the oldest seen are forgotten first). */
+export const NOTIFY_SESSIONS_MAX = 10_000
+/** Events held for one session while it is looked up, and sessions held at most. */
+export const DEFERRED_EVENTS_MAX = 32
+export const DEFERRED_SESSIONS_MAX = 256
+/** Depth of the parent walk. */
+const DEPTH_MAX = 64
+
+const CONTEXT_AGENT = /^context(-\d+)?$/
+
+/** One opencode happening as the notification rules read it. */
+export type NotifyInput =
+  /** `session.created` / `session.updated`, or a lookup's answer. */
+  | {
+      readonly type: "session"
+      readonly id: string
+      readonly parent?: string | undefined
+      readonly title?: string | undefined
+      readonly agent?: string | undefined
+      readonly compacting?: boolean | undefined
+    }
+  | { readonly type: "lookupFailed"; readonly id: string; readonly reason: string }
+  | { readonly type: "deleted"; readonly id: string }
+  | { readonly type: "busy"; readonly session: string }
+  | { readonly type: "idle"; readonly session: string }
+  | { readonly type: "error"; readonly session: string; readonly name?: string | undefined; readonly message?: string | undefined }
+  | { readonly type: "question"; readonly session: string; readonly id: string; readonly texts: ReadonlyArray<string> }
+  | { readonly type: "permission"; readonly session: string; readonly id: string; readonly permission?: string | undefined; readonly pattern?: string | undefined }
+  /** `question.replied`, `question.rejected`, `permission.replied`; `id` undefined clears every ask of the session. */
+  | { readonly type: "answered"; readonly session: string; readonly id?: string | undefined }
+  /** `message.updated` with role `user`. */
+  | { readonly type: "userMessage"; readonly session: string }
+
+export type NotifyEffect =
+  | { readonly type: "send"; readonly root: string; readonly notification: Notification }
+  /** Close the popups raised for `root` so far, at `at` (never sooner than FADE_MIN_MS after the newest was raised). */
+  | { readonly type: "close"; readonly root: string; readonly at: number }
+  | { readonly type: "lookup"; readonly session: string }
+  | { readonly type: "log"; readonly level: "debug" | "info" | "warn"; readonly message: string }
+
+export interface NotifyConfig {
+  /** Whether sounds play (option `sound` and `OCPOOL_SOUND`, SPEC §10.3). */
+  readonly sounds: boolean
+  /** Whether popups fade (option `fade`). */
+  readonly fade: boolean
+}
+
+interface SessionInfo {
+  readonly parent: string | undefined
+  readonly title: string | undefined
+  readonly context: boolean
+  readonly compacting: boolean
+  readonly seenAt: number
+}
+
+interface Ask {
+  readonly session: string
+  readonly root: string
+}
+
+export interface NotifyState {
+  readonly sessions: HashMap.HashMap<string, SessionInfo>
+  /** Roots (and, harmlessly, any session) seen busy since their last idle. */
+  readonly worked: HashSet.HashSet<string>
+  /** Pending questions and permissions by request id. */
+  readonly asks: HashMap.HashMap<string, Ask>
+  /** `kind\0root` → when it was last sent (dedupe). */
+  readonly sent: HashMap.HashMap<string, number>
+  /** Root → when its newest popup was raised (fade). */
+  readonly raised: HashMap.HashMap<string, number>
+  /** Unknown session → the events waiting for its lookup. */
+  readonly deferred: HashMap.HashMap<string, ReadonlyArray<NotifyInput>>
+}
+
+export const initialNotifyState: NotifyState = {
+  sessions: HashMap.empty(),
+  worked: HashSet.empty(),
+  asks: HashMap.empty(),
+  sent: HashMap.empty(),
+  raised: HashMap.empty(),
+  deferred: HashMap.empty()
+}
+
+export interface NotifyStep {
+  readonly state: NotifyState
+  readonly effects: ReadonlyArray<NotifyEffect>
+}
+
+type Place = { readonly _tag: "Known"; readonly root: string; readonly self: SessionInfo; readonly context: boolean } | { readonly _tag: "Unknown"; readonly missing: string }
+
+/** Where a session sits: its root, and whether it or a session above it belongs to the context agent. */
+const place = (sessions: HashMap.HashMap<string, SessionInfo>, session: string): Place => {
+  let id = session
+  let self: SessionInfo | undefined
+  let context = false
+  for (let depth = 0; depth < DEPTH_MAX; depth++) {
+    const info = Option.getOrUndefined(HashMap.get(sessions, id))
+    if (info === undefined) return { _tag: "Unknown", missing: id }
+    self ??= info
+    context ||= info.context
+    if (info.parent === undefined) return { _tag: "Known", root: id, self, context }
+    id = info.parent
+  }
+  // a chain deeper than any real tree (or a cycle): the deepest session reached stands for the root
+  return { _tag: "Known", root: id, self: self!, context }
+}
+
+const isContextAgent = (agent: string | undefined, title: string | undefined): boolean =>
+  (agent !== undefined && CONTEXT_AGENT.test(agent)) || (title !== undefined && /\(@context(-\d+)? subagent\)/.test(title))
+
+/** Mutable only inside one `notifyStep` call. */
+class Draft {
+  readonly effects: Array<NotifyEffect> = []
+  constructor(
+    public state: NotifyState,
+    readonly now: number,
+    readonly config: NotifyConfig
+  ) {}
+
+  set<K extends keyof NotifyState>(key: K, value: NotifyState[K]): void {
+    this.state = { ...this.state, [key]: value }
+  }
+
+  log(level: "debug" | "info" | "warn", message: string): void {
+    this.effects.push({ type: "log", level, message })
+  }
+
+  titleOf(root: string): string | undefined {
+    return Option.getOrUndefined(HashMap.get(this.state.sessions, root))?.title
+  }
+
+  /** Sends `kind` for `root` unless deduped (`error` never is). */
+  send(kind: NotifyKind, root: string, content: ContentInput): void {
+    const key = `${kind}\u0000${root}`
+    if (kind !== "error") {
+      const last = Option.getOrUndefined(HashMap.get(this.state.sent, key))
+      if (last !== undefined && this.now - last < NOTIFY_DEDUPE_MS && this.now >= last) {
+        this.log("debug", `notification ${kind} for ${root} dropped: the same was sent ${this.now - last} ms ago`)
+        return
+      }
+      this.set("sent", boundSent(HashMap.set(HashMap.remove(this.state.sent, key), key, this.now), this.now))
+    }
+    this.effects.push({ type: "send", root, notification: notificationFor(kind, { ...content, sessionTitle: this.titleOf(root) }, this.config.sounds) })
+    if (this.config.fade) this.set("raised", HashMap.set(this.state.raised, root, this.now))
+  }
+
+  /** The user worked in `root`'s chat: its popups close, never sooner than FADE_MIN_MS after the newest was raised. */
+  fade(root: string): void {
+    if (!this.config.fade) return
+    const raisedAt = Option.getOrUndefined(HashMap.get(this.state.raised, root))
+    if (raisedAt === undefined) return
+    this.set("raised", HashMap.remove(this.state.raised, root))
+    this.effects.push({ type: "close", root, at: Math.max(this.now, raisedAt + FADE_MIN_MS) })
+  }
+
+  /** Holds `input` until `missing` is known, asking for a lookup the first time. */
+  defer(missing: string, input: NotifyInput): void {
+    const held = Option.getOrUndefined(HashMap.get(this.state.deferred, missing))
+    if (held === undefined) {
+      if (HashMap.size(this.state.deferred) >= DEFERRED_SESSIONS_MAX) {
+        this.log("debug", `notification input for ${missing} dropped: too many sessions waiting for a lookup`)
+        return
+      }
+      this.set("deferred", HashMap.set(this.state.deferred, missing, [input]))
+      this.effects.push({ type: "lookup", session: missing })
+      return
+    }
+    if (held.length >= DEFERRED_EVENTS_MAX) {
+      this.log("debug", `notification input for ${missing} dropped: ${DEFERRED_EVENTS_MAX} already wait for its lookup`)
+      return
+    }
+    this.set("deferred", HashMap.set(this.state.deferred, missing, [...held, input]))
+  }
+}
+
+/** The dedupe memory kept to NOTIFY_KEYS_MAX: expired entries go first, then the oldest. */
+const boundSent = (sent: HashMap.HashMap<string, number>, now: number): HashMap.HashMap<string, number> => {
+  if (HashMap.size(sent) <= NOTIFY_KEYS_MAX) return sent
+  let out = HashMap.filter(sent, (at) => now - at < NOTIFY_DEDUPE_MS && at <= now)
+  if (HashMap.size(out) <= NOTIFY_KEYS_MAX) return out
+  const byAge = Array.from(out).sort((a, b) => a[1] - b[1])
+  for (const [k] of byAge.slice(0, HashMap.size(out) - NOTIFY_KEYS_MAX)) out = HashMap.remove(out, k)
+  return out
+}
+
+/** The sessions remembered kept to NOTIFY_SESSIONS_MAX: the oldest fifth seen goes when it is exceeded. */
+const boundSessions = (sessions: HashMap.HashMap<string, SessionInfo>): HashMap.HashMap<string, SessionInfo> => {
+  if (HashMap.size(sessions) <= NOTIFY_SESSIONS_MAX) return sessions
+  const byAge = Array.from(sessions).sort((a, b) => a[1].seenAt - b[1].seenAt)
+  let out = sessions
+  for (const [k] of byAge.slice(0, Math.ceil(NOTIFY_SESSIONS_MAX / 5))) out = HashMap.remove(out, k)
+  return out
+}
+
+const apply = (d: Draft, input: NotifyInput): void => {
+  const s = d.state
+  switch (input.type) {
+    case "session": {
+      const old = Option.getOrUndefined(HashMap.get(s.sessions, input.id))
+      const parent = input.parent ?? old?.parent
+      const title = input.title ?? old?.title
+      const info: SessionInfo = {
+        parent: parent === input.id ? undefined : parent,
+        title,
+        context: (old?.context ?? false) || isContextAgent(input.agent, title),
+        compacting: input.compacting ?? false,
+        seenAt: d.now
+      }
+      d.set("sessions", boundSessions(HashMap.set(s.sessions, input.id, info)))
+      const held = Option.getOrUndefined(HashMap.get(d.state.deferred, input.id))
+      if (held !== undefined) {
+        d.set("deferred", HashMap.remove(d.state.deferred, input.id))
+        for (const e of held) apply(d, e)
+      }
+      return
+    }
+    case "lookupFailed": {
+      const held = Option.getOrUndefined(HashMap.get(s.deferred, input.id))
+      if (held === undefined) return
+      d.set("deferred", HashMap.remove(s.deferred, input.id))
+      d.log("debug", `no notification for ${held.length} event(s) of session ${input.id}: lookup failed: ${input.reason}`)
+      return
+    }
+    case "deleted": {
+      d.set("sessions", HashMap.remove(s.sessions, input.id))
+      d.set("worked", HashSet.remove(s.worked, input.id))
+      d.set("asks", HashMap.filter(s.asks, (a) => a.session !== input.id && a.root !== input.id))
+      d.set("raised", HashMap.remove(s.raised, input.id))
+      d.set("deferred", HashMap.remove(s.deferred, input.id))
+      return
+    }
+    case "busy": {
+      d.set("worked", HashSet.add(s.worked, input.session))
+      if (!HashMap.has(s.sessions, input.session) && !HashMap.has(s.deferred, input.session)) {
+        // learn where it sits before it idles; nothing waits on the answer
+        d.set("deferred", HashMap.set(s.deferred, input.session, []))
+        d.effects.push({ type: "lookup", session: input.session })
+      }
+      return
+    }
+    case "idle": {
+      const p = place(s.sessions, input.session)
+      if (p._tag === "Unknown") return d.defer(p.missing, input)
+      const worked = HashSet.has(s.worked, input.session)
+      d.set("worked", HashSet.remove(s.worked, input.session))
+      if (p.root !== input.session || p.context || !worked) return
+      if (p.self.compacting) return d.log("debug", `no done for ${p.root}: it is compacting`)
+      if (pendingIn(s, p.root)) return d.log("debug", `no done for ${p.root}: a question or permission is pending`)
+      d.send("done", p.root, {})
+      return
+    }
+    case "error": {
+      const p = place(s.sessions, input.session)
+      if (p._tag === "Unknown") return d.defer(p.missing, input)
+      // an error ends the turn: the idle that follows is not a finish, and the session's asks are gone
+      d.set("worked", HashSet.remove(s.worked, input.session))
+      const root = p.root === input.session
+      d.set("asks", HashMap.filter(s.asks, (a) => a.session !== input.session && !(root && a.root === p.root)))
+      if (!root || p.context) return
+      if (input.name === "MessageAbortedError") return d.log("debug", `no notification for ${p.root}: aborted`)
+      d.send("error", p.root, { errorMessage: input.message })
+      return
+    }
+    case "question":
+    case "permission": {
+      const p = place(s.sessions, input.session)
+      if (p._tag === "Unknown") return d.defer(p.missing, input)
+      if (p.context) return
+      d.set("asks", HashMap.set(s.asks, input.id, { session: input.session, root: p.root }))
+      if (input.type === "question") d.send("question", p.root, { headline: headlineOf(input.texts) })
+      else d.send("permission", p.root, { permission: input.permission, pattern: input.pattern })
+      return
+    }
+    case "answered": {
+      const ask = input.id === undefined ? undefined : Option.getOrUndefined(HashMap.get(s.asks, input.id))
+      d.set("asks", input.id === undefined ? HashMap.filter(s.asks, (a) => a.session !== input.session) : HashMap.remove(s.asks, input.id))
+      const p = ask === undefined ? place(s.sessions, input.session) : undefined
+      const root = ask?.root ?? (p?._tag === "Known" ? p.root : undefined)
+      if (root !== undefined) d.fade(root)
+      return
+    }
+    case "userMessage":
+      d.fade(input.session)
+      return
+  }
+}
+
+const pendingIn = (s: NotifyState, root: string): boolean => {
+  for (const [, a] of s.asks) if (a.root === root) return true
+  return false
+}
+
+/** One input handled at `now`. */
+export const notifyStep = (state: NotifyState, input: NotifyInput, now: number, config: NotifyConfig): NotifyStep => {
+  const d = new Draft(state, now, config)
+  apply(d, input)
+  return { state: d.state, effects: d.effects }
+}
