@@ -16,11 +16,16 @@
 //   1. opencode's title generator (system prompt "You are a title generator")  -> "title": quick text
 //   2. a queue entry (POST /_fake/queue) whose `model` matches (or has none)   -> that entry
 //   3. the model id is `fake-<B>` (e.g. fake-hang, fake-429, fake-empty)       -> B, always;
-//      except task-like B once a tool result came back (then "text", to end the turn)
+//      except a tool-call B (task, question, bash) once a tool result came back (then "text", to end the turn)
 //   4. the last message is a tool result                                        -> "text" (final answer)
 //   5. a `[[fake:B]]` directive in the last user text (outside any [[task:…]])  -> B
-//        [[fake:B:ARG]]  ARG = retry-after seconds for 429/503, delay ms for slow, reply text for text
+//        [[fake:B:ARG]]  ARG = retry-after seconds for 429/503, delay ms for slow, reply text for text,
+//                        the question text for question, the command for bash. ARG runs to the first
+//                        `]` (so it cannot contain one) and may contain colons; an ARG ending in
+//                        `x<digits>` is read as the count below.
 //        [[fake:BxN]] / [[fake:B:ARGxN]]  only the first N requests (per model + text) get B
+//      So a tool-call directive (question, bash) is answered once: the request that carries the tool
+//      result ends the turn with text (rule 4), exactly like a [[task:…]] directive.
 //   6. one or more `[[task:AGENT:CHILD PROMPT]]` directives in the last user text -> "task" with one
 //      `task` tool call per directive: {description, prompt: CHILD PROMPT, subagent_type: AGENT}.
 //      The child prompt may itself carry directives, e.g. [[task:explore:look [[fake:hang]]]]:
@@ -32,19 +37,29 @@
 //   title     SSE text "E2E title"
 //   slow      text after a delay
 //   task      SSE tool call(s) to `task`
+//   question  SSE tool call to opencode's `question` tool: {questions:[{question: ARG or "Pick one?",
+//             header:"Probe", options:[{label:"A", description:"option A"}, {label:"B", …}]}]}.
+//             opencode then emits `question.asked` and waits for POST /question/:id/reply or /reject
+//   bash      SSE tool call to `bash`: {command: ARG or "echo probe-bash", description:"Echo probe"}.
+//             With `"permission": {"bash": "ask"}` opencode emits `permission.asked` and waits for
+//             POST /permission/:id/reply {"reply":"once"|"always"|"reject"}
 //   429       HTTP 429, JSON error body, `retry-after` (default 120)
 //   503       HTTP 503, JSON error body, `retry-after` (default 1)
 //   hang      accepts and never answers; the record gets closedAt/closedAfterMs when the client closes
 //   empty     HTTP 200 SSE with only `data: [DONE]` (opencode then re-asks ~10/s: a spin)
 //   limit     HTTP 200 SSE whose only chunk is {"error":{"message":"limit reached"}}
-//   limit-400 HTTP 400 {"error":{"message":"limit reached"}}
+//   limit-400 HTTP 400 {"error":{"message":"limit reached"}}: not retried by opencode, so a root session
+//             ends at once with `session.error` (APIError, statusCode 400, isRetryable false), then idle.
+//             (`limit` is not retried either, but its session.error is an UnknownError whose message
+//             is the JSON-stringified error object; `429`/`503` are retried first.)
 //   reset     HTTP 200 SSE, one text delta, then the socket is destroyed
 //
 // Control endpoints:
 //   GET  /_fake/health               {ok, port, requests, hanging, queued}
 //   GET  /_fake/requests[?since=N]   request records with seq > N
-//   POST /_fake/queue                {"queue":[{behavior, model?, retryAfter?, delayMs?, text?,
+//   POST /_fake/queue                {"queue":[{behavior, model?, retryAfter?, delayMs?, text?, command?,
 //                                     tasks?: [{subagent_type, prompt, description?}]}]} -> appended
+//                                    (text is also the question text of `question`; command is bash's)
 //   POST /_fake/reset                clears the log, the queue and the directive counters (not seq)
 //   GET  /v1/models                  model list
 import fs from "node:fs"
@@ -102,7 +117,10 @@ function parseTaskDirectives(text) {
   return { tasks, rest }
 }
 
-const TASK_LIKE = new Set(["task"])
+/** Behaviours that answer with a tool call: once the tool result comes back, the turn ends with text. */
+const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash"])
+const DEFAULT_QUESTION = "Pick one?"
+const DEFAULT_BASH_COMMAND = "echo probe-bash"
 
 function choose(body) {
   const model = String(body.model ?? "")
@@ -125,7 +143,7 @@ function choose(body) {
   }
 
   const mm = model.match(/^fake-([a-z0-9-]+)$/i)
-  if (mm && !(afterTool && TASK_LIKE.has(mm[1]))) return { behavior: mm[1], why: "model-id" }
+  if (mm && !(afterTool && TOOL_CALL_BEHAVIOURS.has(mm[1]))) return { behavior: mm[1], why: "model-id" }
 
   if (afterTool) return { behavior: "text", why: "after-tool-result" }
 
@@ -237,6 +255,26 @@ function handleChat(req, res, body, rec) {
         tasks.map((t) => ["task", { description: t.description ?? `e2e ${t.subagent_type ?? "explore"} task`, prompt: t.prompt ?? "child: say hi", subagent_type: t.subagent_type ?? "explore" }])
       )
     }
+    case "question":
+      return replyToolCalls(res, body, rec, [
+        [
+          "question",
+          {
+            questions: [
+              {
+                question: spec.text ?? arg ?? DEFAULT_QUESTION,
+                header: "Probe",
+                options: [
+                  { label: "A", description: "option A" },
+                  { label: "B", description: "option B" }
+                ]
+              }
+            ]
+          }
+        ]
+      ])
+    case "bash":
+      return replyToolCalls(res, body, rec, [["bash", { command: spec.command ?? arg ?? DEFAULT_BASH_COMMAND, description: "Echo probe" }]])
     case "429": {
       const ra = String(spec.retryAfter ?? arg ?? DEFAULT_RETRY_AFTER)
       rec.retryAfter = ra

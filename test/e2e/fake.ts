@@ -8,7 +8,7 @@ import { httpOk, isRunning, sleep, stopChild, track } from "./processes.js"
 
 export const FAKE_LLM_SCRIPT: string = fileURLToPath(new URL("./fake-llm.mjs", import.meta.url))
 
-export type FakeBehavior = "text" | "title" | "slow" | "task" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | (string & {})
+export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | (string & {})
 
 /** One chat-completions request as the fake logged it. */
 export interface FakeRequest {
@@ -31,7 +31,7 @@ export interface FakeRequest {
   readonly systemHead: string
   readonly tools: ReadonlyArray<string>
   readonly taskToolDescription?: string
-  /** Tool calls the fake answered with (task behaviour). */
+  /** Tool calls the fake answered with (task, question and bash behaviours). */
   readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
   readonly replyText?: string
   readonly retryAfter?: string
@@ -53,7 +53,10 @@ export interface FakeQueueEntry {
   readonly model?: string
   readonly retryAfter?: number | string
   readonly delayMs?: number
+  /** The reply text of `text`/`slow`, or the question text of `question` (default "Pick one?"). */
   readonly text?: string
+  /** The command of `bash` (default "echo probe-bash"). */
+  readonly command?: string
   readonly tasks?: ReadonlyArray<FakeTaskSpec>
 }
 

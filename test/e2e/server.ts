@@ -123,6 +123,49 @@ export interface MessageWithParts {
 
 export type SessionStatus = { readonly type: "busy" | "idle" | "retry"; readonly [key: string]: unknown }
 
+/** A pending permission ask (GET /permission; also the `permission.asked` event's properties). */
+export interface PermissionRequest {
+  /** `per_…` */
+  readonly id: string
+  /** The session whose tool asked (a subagent's own session for a child). */
+  readonly sessionID: string
+  /** The permission key, e.g. `bash`. */
+  readonly permission: string
+  /** e.g. the bash command. */
+  readonly patterns: ReadonlyArray<string>
+  readonly metadata: Record<string, unknown>
+  /** What `always` would allow, e.g. `["echo *"]`. */
+  readonly always: ReadonlyArray<string>
+  readonly tool?: { readonly messageID: string; readonly callID: string }
+  readonly [key: string]: unknown
+}
+
+export type PermissionReply = "once" | "always" | "reject"
+
+/** A pending question (GET /question; also the `question.asked` event's properties). */
+export interface QuestionRequest {
+  /** `que_…` */
+  readonly id: string
+  readonly sessionID: string
+  readonly questions: ReadonlyArray<{
+    readonly question: string
+    readonly header: string
+    readonly options: ReadonlyArray<{ readonly label: string; readonly description: string }>
+    readonly multiple?: boolean
+    readonly custom?: boolean
+    readonly [key: string]: unknown
+  }>
+  readonly tool?: { readonly messageID: string; readonly callID: string }
+  readonly [key: string]: unknown
+}
+
+export interface WaitForTypeOptions {
+  /** Only events at index ≥ since (default 0): take `mark()` before acting. */
+  readonly since?: number
+  /** Only events whose `properties.sessionID` is this. */
+  readonly sessionId?: string
+}
+
 export interface OpencodeHandle extends HarnessDirs {
   /** `http://127.0.0.1:<port>` */
   readonly url: string
@@ -151,6 +194,18 @@ export interface OpencodeHandle extends HarnessDirs {
   children(sessionId: string): Promise<ReadonlyArray<SessionInfo>>
   /** POST /session/:id/abort */
   abort(sessionId: string): Promise<HttpResult<boolean>>
+  /** GET /permission: the pending permission asks of this instance (all sessions, children included). Throws unless 200. */
+  permissions(): Promise<ReadonlyArray<PermissionRequest>>
+  /** POST /permission/:id/reply `{reply, message?}` (default `once`); opencode answers `200 true`. Never throws on HTTP errors. */
+  replyPermission(requestId: string, reply?: PermissionReply, message?: string): Promise<HttpResult<boolean>>
+  /** GET /question: the pending questions of this instance. Throws unless 200. */
+  questions(): Promise<ReadonlyArray<QuestionRequest>>
+  /** POST /question/:id/reply `{answers}` (default `[["A"]]`: one list of labels per question); `200 true`. Never throws on HTTP errors. */
+  replyQuestion(requestId: string, answers?: ReadonlyArray<ReadonlyArray<string>>): Promise<HttpResult<boolean>>
+  /** POST /question/:id/reject (no body); `200 true`. Never throws on HTTP errors. */
+  rejectQuestion(requestId: string): Promise<HttpResult<boolean>>
+  /** The first event of this bus `type` (e.g. `permission.asked`) at index ≥ `since`, of `sessionId` if given; rejects after `timeoutMs`. */
+  waitForType(type: string, timeoutMs: number, options?: WaitForTypeOptions): Promise<HarnessEvent>
   /** opencode's own log (stdout + stderr, --print-logs). */
   readLog(): string
   /** True while the opencode process runs. */
@@ -477,6 +532,14 @@ export const startOpencode = async (options: StartOpencodeOptions): Promise<Open
     status: async () => ok("GET /session/status", await request<Record<string, SessionStatus>>("GET", "/session/status")),
     children: async (sessionId) => ok("GET children", await request<ReadonlyArray<SessionInfo>>("GET", `/session/${encodeURIComponent(sessionId)}/children`)),
     abort: (sessionId) => request<boolean>("POST", `/session/${encodeURIComponent(sessionId)}/abort`),
+    permissions: async () => ok("GET /permission", await request<ReadonlyArray<PermissionRequest>>("GET", "/permission")),
+    replyPermission: (requestId, reply = "once", message) =>
+      request<boolean>("POST", `/permission/${encodeURIComponent(requestId)}/reply`, { reply, ...(message !== undefined ? { message } : {}) }),
+    questions: async () => ok("GET /question", await request<ReadonlyArray<QuestionRequest>>("GET", "/question")),
+    replyQuestion: (requestId, answers = [["A"]]) => request<boolean>("POST", `/question/${encodeURIComponent(requestId)}/reply`, { answers }),
+    rejectQuestion: (requestId) => request<boolean>("POST", `/question/${encodeURIComponent(requestId)}/reject`),
+    waitForType: (type, timeoutMs, wo = {}) =>
+      waitForEvent((e) => e.type === type && (wo.sessionId === undefined || sessionOf(e) === wo.sessionId), timeoutMs, wo.since ?? 0),
     readLog,
     running: () => isRunning(child),
     stop
