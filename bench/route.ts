@@ -12,6 +12,7 @@ import { encodeClaimFile } from "../src/core/claimFile.js"
 import type { Claim } from "../src/core/claims.js"
 import { parseSettings } from "../src/core/options.js"
 import { AbortClientMemory } from "../src/layers/AbortClientMemory.js"
+import { NotifierNone } from "../src/layers/NotifierNone.js"
 import { AppLogMemory } from "../src/layers/AppLogMemory.js"
 import { startTimeOf } from "../src/layers/proc.js"
 import { makeHooks } from "../src/plugin/hooks.js"
@@ -37,7 +38,7 @@ try {
   for (let i = 0; i < PEERS; i++) peers.push(spawn("sleep", ["600"], { stdio: "ignore" }))
   await new Promise((r) => setTimeout(r, 200))
   const { settings } = parseSettings({ stateDir, reapMs: 3_600_000, models: { slots: MODELS.map((model) => ({ model, weight: 100 })) } }, {})
-  const hooks = await makeHooks(liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory([]), abort: AbortClientMemory(["ok"], []) }), { settings, warnings: [] })
+  const hooks = await makeHooks(liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory([]), abort: AbortClientMemory(["ok"], []), notifier: NotifierNone("not in this run") }), { settings, warnings: [] })
   const now = Date.now()
   for (const p of peers) {
     const claims: Array<Claim> = Array.from({ length: PER_PEER }, (_, k) => ({

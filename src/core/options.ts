@@ -1,6 +1,7 @@
 /** Plugin options and environment (SPEC §2.2–2.3): parsed into one settings record, with warnings; the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
 import { resolveMaxSlots } from "./pool.js"
+import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
 
 export type LogLevelName = "debug" | "info" | "warn" | "error"
@@ -17,6 +18,13 @@ export interface Settings {
   readonly lockWaitMs: number
   readonly trace: string | undefined
   readonly logLevel: LogLevelName
+  /** SPEC §2.3 notifications: `notify:false` sends none (events are still tracked for hang detection). */
+  readonly notify: boolean
+  readonly notifyVia: NotifyVia
+  readonly notifyHost: string | undefined
+  /** The option `sound`, before `OCPOOL_SOUND` (see `soundsOn`). */
+  readonly sound: boolean
+  readonly fade: boolean
 }
 
 export const DEFAULTS: Settings = {
@@ -30,7 +38,12 @@ export const DEFAULTS: Settings = {
   hangSilenceMs: 180_000,
   lockWaitMs: 250,
   trace: undefined,
-  logLevel: "info"
+  logLevel: "info",
+  notify: true,
+  notifyVia: "auto",
+  notifyHost: undefined,
+  sound: true,
+  fade: true
 }
 
 const LogLevel = Schema.Literal("debug", "info", "warn", "error")
@@ -58,6 +71,11 @@ const intIn = (name: string, value: unknown, min: number, max: number, dflt: num
     () => `option ${name} ${JSON.stringify(value)} invalid (an integer ${min}${max === Number.MAX_SAFE_INTEGER ? " or more" : `-${max}`}), using ${dflt}`,
     warnings
   ) ?? dflt
+
+const bool = (name: string, value: unknown, dflt: boolean, warnings: Array<string>): boolean =>
+  decodeOption(Schema.Boolean, value, () => `option ${name} must be a boolean; using ${dflt}`, warnings) ?? dflt
+
+const NotifyViaSchema = Schema.Literal("auto", "local", "ssh", "none")
 
 const str = (name: string, value: unknown, warnings: Array<string>): string | undefined =>
   decodeOption(Schema.String, value, () => `option ${name} must be a string; ignored`, warnings)
@@ -94,7 +112,14 @@ export const parseSettings = (
     hangSilenceMs: intIn("hangSilenceMs", o.hangSilenceMs, 1000, Number.MAX_SAFE_INTEGER, DEFAULTS.hangSilenceMs, warnings),
     lockWaitMs: intIn("lockWaitMs", o.lockWaitMs, 0, 60_000, DEFAULTS.lockWaitMs, warnings),
     trace: envTrace !== undefined && envTrace !== "" ? envTrace : str("trace", o.trace, warnings),
-    logLevel
+    logLevel,
+    notify: bool("notify", o.notify, DEFAULTS.notify, warnings),
+    notifyVia:
+      decodeOption(NotifyViaSchema, o.notifyVia, () => `option notifyVia ${JSON.stringify(o.notifyVia)} invalid (auto, local, ssh or none), using auto`, warnings) ??
+      DEFAULTS.notifyVia,
+    notifyHost: str("notifyHost", o.notifyHost, warnings),
+    sound: bool("sound", o.sound, DEFAULTS.sound, warnings),
+    fade: bool("fade", o.fade, DEFAULTS.fade, warnings)
   }
   return { settings, warnings }
 }

@@ -59,6 +59,15 @@ const attempt = <A>(f: () => A, fallback: A): A => {
 /** An object that is not an array (guarded: `Array.isArray` throws on a revoked Proxy). */
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && attempt(() => !Array.isArray(v), false)
 
+/** The first `max` items of an array (guarded reads; anything else, or an unreadable array, gives none). */
+export const items = (v: unknown, max: number): ReadonlyArray<unknown> => {
+  if (!attempt(() => Array.isArray(v), false)) return []
+  const length = finite(field(v, "length")) ?? 0
+  const out: Array<unknown> = []
+  for (let i = 0; i < Math.min(length, max); i++) out.push(field(v, String(i)))
+  return out
+}
+
 /** Sets `target[key] = value`; false when `target` is not an object or the write throws. */
 export const assign = (target: unknown, key: string, value: unknown): boolean => {
   if (!isObject(target)) return false

@@ -11,8 +11,12 @@ import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/dirs.js"
 import { PoolEngineLive } from "../layers/PoolEngineLive.js"
+import { NotifyEngineLive } from "../layers/NotifyEngineLive.js"
+import { soundsOn } from "../core/notify/sound.js"
+import { NotifyEngine } from "../services/NotifyEngine.js"
 import { AppLog, type LogLevel } from "../services/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
+import { notifyInputs } from "./notifyEvents.js"
 import { engineEvents, handNamedVariant, requestSession, taskCall, taskEndClaim } from "./events.js"
 import { assign, describe, field, isPlainObject } from "./extract.js"
 import type { PoolServices } from "./services.js"
@@ -24,6 +28,8 @@ export interface HookOptions {
   readonly warnings: ReadonlyArray<string>
   /** Created empty at start (SPEC §2.1); failures are silent. */
   readonly configDir?: string | undefined
+  /** Where `OCPOOL_SOUND` is read (process.env by default). */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
 
 /** The first line of a failure, for a log line; never throws, whatever was thrown. */
@@ -62,8 +68,11 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   if (o.configDir !== undefined) {
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
-  const runtime = ManagedRuntime.make(Layer.provideMerge(PoolEngineLive(o.settings, o.warnings), layer))
+  const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
+  const engines = Layer.mergeAll(PoolEngineLive(o.settings, o.warnings), NotifyEngineLive(o.settings.notify, notifyConfig))
+  const runtime = ManagedRuntime.make(Layer.provideMerge(engines, layer))
   const engine = await runtime.runPromise(PoolEngine)
+  const notifications = await runtime.runPromise(NotifyEngine)
   let disposed = false
   const run = async <A>(eff: Effect.Effect<A, never, PoolServices>, what: string): Promise<A | undefined> => {
     if (disposed) return undefined
@@ -114,8 +123,13 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     },
     event: async (input) => {
       try {
-        const events = engineEvents(field(input, "event"))
+        const event = field(input, "event")
+        // the notification decision first: it is synchronous, so concurrent events keep their order
+        const inputs = notifyInputs(event)
+        const notified = inputs.length > 0 ? run(Effect.forEach(inputs, notifications.apply, { discard: true }), "notification") : undefined
+        const events = engineEvents(event)
         if (events.length > 0) await run(Effect.forEach(events, engine.apply, { discard: true }), "event")
+        await notified
       } catch {
         // never escapes
       }

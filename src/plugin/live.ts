@@ -10,7 +10,13 @@ import { PoolLockFile } from "../layers/PoolLockFile.js"
 import { PoolStoreLive } from "../layers/PoolStoreLive.js"
 import { StateDirLive } from "../layers/StateDirLive.js"
 import { TraceRecorderFile } from "../layers/TraceRecorderFile.js"
+import { NotifierLive } from "../layers/NotifierLive.js"
+import { NotifierNone } from "../layers/NotifierNone.js"
+import { SessionLookupSdk, type SessionGetClient } from "../layers/SessionLookupSdk.js"
+import { homeDir } from "../layers/xdg.js"
 import type { AbortClient } from "../services/AbortClient.js"
+import type { Notifier } from "../services/Notifier.js"
+import type { SessionLookup } from "../services/SessionLookup.js"
 import type { AppLog } from "../services/AppLog.js"
 import { ClaimStore, type ClaimStoreService } from "../services/ClaimStore.js"
 
@@ -25,7 +31,16 @@ export interface LayerOverrides {
   readonly abort?: Layer.Layer<AbortClient>
   /** Wraps the file claim store (the stress test checks global loads right after each publish, still under the lock). */
   readonly wrapClaims?: (inner: ClaimStoreService) => ClaimStoreService
+  /** A recording notifier (tests never raise a real popup unless they ask for it). */
+  readonly notifier?: Layer.Layer<Notifier>
+  readonly lookup?: Layer.Layer<SessionLookup>
 }
+
+/** The notifier of the settings (SPEC §10.5); with notifications off, one that is never called. */
+const notifierOf = (settings: Settings) =>
+  settings.notify
+    ? NotifierLive({ via: settings.notifyVia, notifyHost: settings.notifyHost, fade: settings.fade, env: process.env, platform: process.platform, home: homeDir() })
+    : NotifierNone("notifications are off (option notify:false)")
 
 export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
   const log = overrides.log ?? AppLogClient(ctx.client as LogClient | undefined, settings.logLevel)
@@ -39,6 +54,8 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
     log,
     overrides.abort ?? AbortClientSdk(ctx.client as SessionClient | undefined, ctx.directory),
     TraceRecorderFile(settings.trace).pipe(Layer.provide(log)),
-    PoolConfigFile({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, directory: ctx.directory })
+    PoolConfigFile({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, directory: ctx.directory }),
+    overrides.notifier ?? notifierOf(settings),
+    overrides.lookup ?? SessionLookupSdk(ctx.client as SessionGetClient | undefined, ctx.directory)
   )
 }

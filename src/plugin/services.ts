@@ -6,5 +6,7 @@ import type { PoolLock } from "../services/PoolLock.js"
 import type { PoolStore } from "../services/PoolStore.js"
 import type { StateDir } from "../services/StateDir.js"
 import type { TraceRecorder } from "../services/TraceRecorder.js"
+import type { Notifier } from "../services/Notifier.js"
+import type { SessionLookup } from "../services/SessionLookup.js"
 
-export type PoolServices = AppLog | StateDir | PoolStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
+export type PoolServices = AppLog | StateDir | PoolStore | PoolLock | AbortClient | TraceRecorder | PoolConfig | Notifier | SessionLookup

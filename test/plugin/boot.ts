@@ -6,6 +6,9 @@ import { join } from "node:path"
 import { parseSettings } from "../../src/core/options.js"
 import { AbortClientMemory } from "../../src/layers/AbortClientMemory.js"
 import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
+import { NotifierMemory, type MemoryClose, type MemoryOutcome, type MemorySend } from "../../src/layers/NotifierMemory.js"
+import { SessionLookupMemory } from "../../src/layers/SessionLookupMemory.js"
+import type { SessionFacts } from "../../src/services/SessionLookup.js"
 import { makeHooks } from "../../src/plugin/hooks.js"
 import { liveLayer } from "../../src/plugin/live.js"
 import type { LogLevel } from "../../src/services/AppLog.js"
@@ -18,6 +21,12 @@ export interface Booted {
   readonly aborts: Array<string>
   readonly stateDir: string
   readonly dir: string
+  /** Notifications raised and closed (a recording notifier: no popup is ever shown). */
+  readonly sends: Array<MemorySend>
+  readonly closes: Array<MemoryClose>
+  /** Sessions `session.get` knows, and the lookups made. */
+  readonly known: Map<string, SessionFacts>
+  readonly lookups: Array<string>
 }
 
 /** `clock`: the plugin runs on it (a test's `TestClock`, so `TestClock.adjust` moves the plugin's time too); the live clock when absent. */
@@ -26,16 +35,26 @@ export const boot = async (
   abortOutcomes: Array<string> = ["ok"],
   env: Record<string, string | undefined> = {},
   abortLatencyMs = 0,
-  clock?: Clock.Clock
+  clock?: Clock.Clock,
+  notifyOutcomes: Array<MemoryOutcome> = ["ok"]
 ): Promise<Booted> => {
   const dir = tmp()
   const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")
   const logs: Booted["logs"] = []
   const aborts: Array<string> = []
   const { settings, warnings } = parseSettings({ reapMs: 3_600_000, ...options, stateDir }, env)
-  const layer = liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs) })
-  const hooks = await makeHooks(clock === undefined ? layer : Layer.merge(layer, Layer.setClock(clock)), { settings, warnings })
-  return { hooks, logs, aborts, stateDir, dir }
+  const sends: Array<MemorySend> = []
+  const closes: Array<MemoryClose> = []
+  const known = new Map<string, SessionFacts>()
+  const lookups: Array<string> = []
+  const layer = liveLayer({ client: undefined, directory: dir }, settings, {
+    log: AppLogMemory(logs),
+    abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs),
+    notifier: NotifierMemory(notifyOutcomes, sends, closes),
+    lookup: SessionLookupMemory(known, lookups)
+  })
+  const hooks = await makeHooks(clock === undefined ? layer : Layer.merge(layer, Layer.setClock(clock)), { settings, warnings, env })
+  return { hooks, logs, aborts, stateDir, dir, sends, closes, known, lookups }
 }
 
 export const POOL2 = { slots: [{ model: "zen/alpha", weight: 1 }, { model: "go/gamma", weight: 1 }] }

@@ -8,6 +8,7 @@ import { isLive } from "../../src/core/claims.js"
 import { parseSettings } from "../../src/core/options.js"
 import type { ClaimStoreService } from "../../src/services/ClaimStore.js"
 import { AbortClientMemory } from "../../src/layers/AbortClientMemory.js"
+import { NotifierNone } from "../../src/layers/NotifierNone.js"
 import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
 import { makeHooks } from "../../src/plugin/hooks.js"
 import { liveLayer } from "../../src/plugin/live.js"
@@ -45,7 +46,7 @@ const wrapClaims = (inner: ClaimStoreService): ClaimStoreService => ({
     )
 })
 const hooks = await makeHooks(
-  liveLayer({ client: undefined, directory: process.cwd() }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(["ok"], []), wrapClaims }),
+  liveLayer({ client: undefined, directory: process.cwd() }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(["ok"], []), notifier: NotifierNone("not in this run"), wrapClaims }),
   { settings, warnings: [] }
 )
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

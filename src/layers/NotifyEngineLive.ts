@@ -1,0 +1,103 @@
+/**
+ * The notification engine of one opencode instance: the pure machine of `core/notify/machine.ts` in a
+ * synchronous cell, and its effects carried out in the layer's scope. A send, a lookup or a delayed
+ * close runs in the background (opencode does not wait for event hooks; a hop can take 7 s), and
+ * closing the scope (opencode disposing the plugin) interrupts what is still running.
+ */
+import { Clock, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
+import { initialNotifyState, notifyStep, type NotifyConfig, type NotifyEffect, type NotifyState } from "../core/notify/machine.js"
+import type { NotifyKind } from "../core/notify/content.js"
+import { AppLog, type AppLogService } from "../services/AppLog.js"
+import { Notifier, type Delivery, type NotifierService } from "../services/Notifier.js"
+import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine.js"
+import { SessionLookup, type SessionLookupService } from "../services/SessionLookup.js"
+
+/** Channels whose failures repeat on every notification (no desktop, hop down): the first is a warning, later ones debug (SPEC §10.5). */
+const QUIET_AFTER_FIRST = new Set(["ssh", "none"])
+
+/** Popups raised but not yet closed, per root: the sends that raised them. */
+type Raised = Map<string, Array<Fiber.Fiber<Delivery>>>
+
+export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService, lookup: SessionLookupService, log: AppLogService) =>
+  Effect.gen(function* () {
+    const fibers = yield* FiberSet.make<unknown, never>()
+    let state: NotifyState = initialNotifyState
+    const raised: Raised = new Map()
+    let failures = 0
+
+    const reportDelivery = (kind: NotifyKind | string, d: Delivery): Effect.Effect<void> => {
+      if (d.ok) return log.log("info", `notified ${kind} via ${d.channel}`)
+      failures++
+      const level = QUIET_AFTER_FIRST.has(d.channel) && failures > 1 ? "debug" : "warn"
+      return log.log(level, `notification failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
+    }
+
+    const carryOut = (e: NotifyEffect): Effect.Effect<void> => {
+      switch (e.type) {
+        case "log":
+          return log.log(e.level, e.message)
+        case "send":
+          return Effect.gen(function* () {
+            const fiber = yield* FiberSet.run(fibers, Effect.tap(notifier.send(e.notification, e.root), (d) => reportDelivery(e.notification.kind, d)))
+            if (config.fade) {
+              const list = raised.get(e.root) ?? []
+              list.push(fiber)
+              raised.set(e.root, list)
+            }
+          })
+        case "close": {
+          const sends = raised.get(e.root) ?? []
+          raised.delete(e.root)
+          if (sends.length === 0) return Effect.void
+          return FiberSet.run(
+            fibers,
+            Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              if (e.at > now) yield* Effect.sleep(Duration.millis(e.at - now))
+              const ids: Array<number> = []
+              let shown = false
+              for (const f of sends) {
+                const d = yield* Fiber.join(f)
+                shown ||= d.ok
+                if (d.id !== undefined) ids.push(d.id)
+              }
+              if (!shown) return
+              const d = yield* notifier.close(e.root, ids)
+              yield* d.ok ? log.log("debug", `closed the popup of ${e.root} via ${d.channel}`) : log.log("debug", `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
+            })
+          ).pipe(Effect.asVoid)
+        }
+        case "lookup":
+          return FiberSet.run(
+            fibers,
+            lookup.lookup(e.session).pipe(
+              Effect.matchEffect({
+                onFailure: (f) => apply({ type: "lookupFailed", id: e.session, reason: f.reason }),
+                onSuccess: (facts) => apply({ type: "session", ...facts, id: e.session })
+              })
+            )
+          ).pipe(Effect.asVoid)
+      }
+    }
+
+    const apply: NotifyEngineService["apply"] = (input) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        // the decision and the state change happen here, synchronously, in arrival order
+        const step = notifyStep(state, input, now, config)
+        state = step.state
+        return step.effects.length === 0 ? Effect.void : Effect.forEach(step.effects, carryOut, { discard: true })
+      })
+
+    return { apply } satisfies NotifyEngineService
+  })
+
+/** The engine, or one that does nothing when notifications are off (`notify:false`). */
+export const NotifyEngineLive = (enabled: boolean, config: NotifyConfig) =>
+  enabled
+    ? Layer.scoped(
+        NotifyEngine,
+        Effect.gen(function* () {
+          return yield* makeNotifyEngine(config, yield* Notifier, yield* SessionLookup, yield* AppLog)
+        })
+      )
+    : Layer.succeed(NotifyEngine, { apply: () => Effect.void })
