@@ -101,7 +101,7 @@ export interface NotifyStep {
 
 type Place = { readonly _tag: "Known"; readonly root: string; readonly self: SessionInfo; readonly context: boolean } | { readonly _tag: "Unknown"; readonly missing: string }
 
-/** Where a session sits: its root, and whether it or a session above it belongs to the context agent. */
+/** Where a session sits: its root, and whether it is suppressed (it or a session above it belongs to the context agent, or the chain has no root). */
 const place = (sessions: HashMap.HashMap<string, SessionInfo>, session: string): Place => {
   let id = session
   let self: SessionInfo | undefined
@@ -114,8 +114,9 @@ const place = (sessions: HashMap.HashMap<string, SessionInfo>, session: string):
     if (info.parent === undefined) return { _tag: "Known", root: id, self, context }
     id = info.parent
   }
-  // a chain deeper than any real tree (or a cycle): the deepest session reached stands for the root
-  return { _tag: "Known", root: id, self: self!, context }
+  // a chain deeper than any real tree (or a cycle): every session in it has a parent, so there is no
+  // root to notify; it is suppressed like a context-agent tree (SPEC §10.1)
+  return { _tag: "Known", root: id, self: self!, context: true }
 }
 
 const isContextAgent = (agent: string | undefined, title: string | undefined): boolean =>
@@ -244,7 +245,7 @@ const apply = (d: Draft, input: NotifyInput): void => {
     }
     case "busy": {
       d.set("worked", HashSet.add(s.worked, input.session))
-      if (!HashMap.has(s.sessions, input.session) && !HashMap.has(s.deferred, input.session)) {
+      if (!HashMap.has(s.sessions, input.session) && !HashMap.has(s.deferred, input.session) && HashMap.size(s.deferred) < DEFERRED_SESSIONS_MAX) {
         // learn where it sits before it idles; nothing waits on the answer
         d.set("deferred", HashMap.set(s.deferred, input.session, []))
         d.effects.push({ type: "lookup", session: input.session })
@@ -286,6 +287,11 @@ const apply = (d: Draft, input: NotifyInput): void => {
     }
     case "answered": {
       const ask = input.id === undefined ? undefined : Option.getOrUndefined(HashMap.get(s.asks, input.id))
+      if (ask === undefined) {
+        // the ask it answers may still wait for a lookup: the answer waits behind it, in order
+        const q = place(s.sessions, input.session)
+        if (q._tag === "Unknown" && HashMap.has(s.deferred, q.missing)) return d.defer(q.missing, input)
+      }
       d.set("asks", input.id === undefined ? HashMap.filter(s.asks, (a) => a.session !== input.session) : HashMap.remove(s.asks, input.id))
       const p = ask === undefined ? place(s.sessions, input.session) : undefined
       const root = ask?.root ?? (p?._tag === "Known" ? p.root : undefined)

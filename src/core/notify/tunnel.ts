@@ -52,8 +52,9 @@ export const withTunnelBlock = (config: string, t: TunnelSpec): string => {
   for (let i = 0; i < lines.length; i++) {
     if (lines[i]!.trim() === beginMarker(t.alias)) {
       let j = i + 1
-      while (j < lines.length && lines[j]!.trim() !== endMarker(t.alias)) j++
-      if (j >= lines.length) {
+      // a begin marker met before the end marker means this one is unterminated
+      while (j < lines.length && lines[j]!.trim() !== endMarker(t.alias) && lines[j]!.trim() !== beginMarker(t.alias)) j++
+      if (j >= lines.length || lines[j]!.trim() !== endMarker(t.alias)) {
         // an unterminated block: keep the text as it is, add ours at the end
         out.push(lines[i]!)
         continue
@@ -65,11 +66,13 @@ export const withTunnelBlock = (config: string, t: TunnelSpec): string => {
     }
     out.push(lines[i]!)
   }
-  if (!placed) {
+  const appended = !placed
+  if (appended) {
     if (out.length > 0 && out[out.length - 1]!.trim() !== "") out.push("")
     out.push(block)
   }
-  return out.join(eol) + eol
+  // a file that did not end with a line break still does not (unless our block is its end)
+  return out.join(eol) + (trailing || appended ? eol : "")
 }
 
 /**
