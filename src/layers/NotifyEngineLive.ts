@@ -88,7 +88,7 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
         return step.effects.length === 0 ? Effect.void : Effect.forEach(step.effects, carryOut, { discard: true })
       })
 
-    return { apply } satisfies NotifyEngineService
+    return { apply, settle: FiberSet.awaitEmpty(fibers) } satisfies NotifyEngineService
   })
 
 /** The engine, or one that does nothing when notifications are off (`notify:false`). */
@@ -100,4 +100,4 @@ export const NotifyEngineLive = (enabled: boolean, config: NotifyConfig) =>
           return yield* makeNotifyEngine(config, yield* Notifier, yield* SessionLookup, yield* AppLog)
         })
       )
-    : Layer.succeed(NotifyEngine, { apply: () => Effect.void })
+    : Layer.succeed(NotifyEngine, { apply: () => Effect.void, settle: Effect.void })

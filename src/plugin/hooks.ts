@@ -13,7 +13,7 @@ import { makeDir } from "../layers/dirs.js"
 import { PoolEngineLive } from "../layers/PoolEngineLive.js"
 import { NotifyEngineLive } from "../layers/NotifyEngineLive.js"
 import { soundsOn } from "../core/notify/sound.js"
-import { NotifyEngine } from "../services/NotifyEngine.js"
+import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine.js"
 import { AppLog, type LogLevel } from "../services/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
 import { notifyInputs } from "./notifyEvents.js"
@@ -64,7 +64,7 @@ const workable = (v: unknown): v is JsonRecord => {
 }
 
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
-export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<Hooks & { readonly engine: PoolEngineService }> => {
+export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService }> => {
   if (o.configDir !== undefined) {
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
@@ -84,6 +84,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
 
   return {
     engine,
+    notifications,
     config: async (input) => {
       if (disposed || !isPlainObject(input)) return
       if (!workable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read or written"))
@@ -146,5 +147,5 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       disposed = true
       await runtime.dispose().catch(() => undefined)
     }
-  } as Hooks & { readonly engine: PoolEngineService }
+  } as Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService }
 }

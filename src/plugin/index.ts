@@ -46,7 +46,7 @@ const opencodePool: Plugin = async (ctx, raw) => {
     if (isDisabled(options, process.env)) return {}
     const { settings, warnings } = parseSettings(options, process.env)
     const directory = text(field(ctx, "directory"), TEXT_MAX) ?? process.cwd()
-    const { engine: _engine, ...hooks } = await makeHooks(liveLayer({ client: guardedClient(field(ctx, "client")), directory }, settings), {
+    const { engine: _engine, notifications: _notifications, ...hooks } = await makeHooks(liveLayer({ client: guardedClient(field(ctx, "client")), directory }, settings), {
       settings,
       warnings,
       configDir: configDir()

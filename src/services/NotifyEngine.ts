@@ -9,6 +9,8 @@ export interface NotifyEngineService {
    * in the background and never fail.
    */
   readonly apply: (input: NotifyInput) => Effect.Effect<void>
+  /** Waits until every send, close and lookup started so far has finished (tests, shutdown). */
+  readonly settle: Effect.Effect<void>
 }
 
 export class NotifyEngine extends Context.Tag("opencode-pool/NotifyEngine")<NotifyEngine, NotifyEngineService>() {}
