@@ -10,16 +10,19 @@ import { exitCodeOfFailures, finishRun } from "./outcome.js"
 import { type CliIo, diagnostic } from "./output.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
+import { notifyCommand } from "./notify.js"
+import { receive, receiveCommand } from "./receive.js"
 import { replayCommand } from "./replay.js"
 import { statusCommand } from "./status.js"
 import { sweepCommand } from "./sweep/command.js"
+import { tunnelCommand } from "./tunnel.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, notifyCommand, receiveCommand, tunnelCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -36,6 +39,11 @@ export const USAGE = [
   "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",
   "  sweep events [--db PATH] [--days 7] [--grace-hours 1] [--limit N]",
   "               [--dry-run] [--vacuum] [--force] [--json]                 prune the event log",
+  "  notify [TITLE [MESSAGE]] [--kind done|question|permission|error|test] [--title T] [--message M]",
+  "         [--urgency U] [--icon I] [--sound S] [--via auto|local|ssh] [--host H] [--json]  send one notification",
+  "  receive                                                               the hop's forced command (payload in $SSH_ORIGINAL_COMMAND)",
+  "  tunnel setup --host H [--user U] [--port P] [--alias A] [--key PATH] [--receiver CMD] [--print]",
+  "                                                                        set up the ssh hop to your desktop",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")
 
@@ -45,11 +53,17 @@ const usageError = (message: string | undefined): Effect.Effect<number> =>
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
 const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.some((a) => /^--wizard(=|$)/.test(a))
 
+/**
+ * `receive` is the hop's forced command (SPEC §10.6): it takes whatever arguments it is given without
+ * parsing them, so it never fails with a usage error. Only `receive --help` (or `-h`) alone shows help.
+ */
+const forcedReceive = (args: ReadonlyArray<string>): boolean => args[0] === "receive" && !(args.length === 2 && (args[1] === "--help" || args[1] === "-h"))
+
 /** One command's run: @effect/cli's validation errors add the usage and exit 2 (SPEC §12.1), typed failures their codes. */
 const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
   cli(argv).pipe(
     Effect.as(0),
-    Effect.catchTags({ UsageProblem: (e) => usageError(e.message) }),
+    Effect.catchTags({ UsageProblem: (e) => usageError(e.message), ExitWith: (e) => Effect.succeed(e.code) }),
     exitCodeOfFailures,
     // @effect/cli has already printed the problem; add the usage and exit 2 (SPEC §12.1).
     Effect.catchIf(ValidationError.isValidationError, () => usageError(undefined)),
@@ -62,4 +76,11 @@ const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
  * is `ocpool: cannot write output: <reason>` and 1; an unexpected defect is one line and 1.
  */
 export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> =>
-  finishRun(wizardWithoutTerminal(argv.slice(2), io) ? usageError("--wizard needs an interactive terminal on standard input") : command(argv), io)
+  finishRun(
+    forcedReceive(argv.slice(2))
+      ? receive().pipe(Effect.as(0), Effect.catchTag("ExitWith", (e) => Effect.succeed(e.code)))
+      : wizardWithoutTerminal(argv.slice(2), io)
+        ? usageError("--wizard needs an interactive terminal on standard input")
+        : command(argv),
+    io
+  )

@@ -2,12 +2,15 @@
 import { Command, Options } from "@effect/cli"
 import { Cause, Console, Effect, Either, Option } from "effect"
 import { accessSync, closeSync, constants, existsSync, lstatSync, readdirSync, statSync } from "node:fs"
-import { delimiter, isAbsolute, join } from "node:path"
+import { hostname } from "node:os"
+import { isAbsolute, join } from "node:path"
 import { isLive } from "../core/claims.js"
 import { isEpochMs } from "../core/limits.js"
 import { printable, printableJson } from "../core/printable.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
+import { DESKTOP_ALIAS, hopHost, isRemote, NO_HOST_REASON, selectChannel, type Selected } from "../core/notify/channel.js"
+import { shortHostname } from "../core/notify/content.js"
 import { resolveDbPath } from "../core/retention/dbPath.js"
 import { pluginListing } from "../core/opencodeConfig.js"
 import { dirReason } from "../layers/dirs.js"
@@ -15,6 +18,10 @@ import { openRegular, readTextFile } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
 import { inspectStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { homeDir, noHomeReason, xdgDir } from "../layers/xdg.js"
+import { FADE_UNSUPPORTED_MAC } from "../layers/NotifierDesktop.js"
+import { makeNotifier, readSshConfig, selectNotifier } from "../layers/NotifierLive.js"
+import { which } from "../layers/runArgv.js"
+import { testNotification } from "./notify.js"
 import { ChecksFailed } from "./errors.js"
 import { cliPool, readState, stateDirFor } from "./stateView.js"
 import { stateDirOption } from "./status.js"
@@ -26,22 +33,77 @@ export interface Check {
   readonly detail: string
 }
 
-const onPath = (bin: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
-  for (const dir of (env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue
-    const p = join(dir, bin)
-    if (existsSync(p)) return p
+/** The facts the notification checks read: the environment (PATH, SSH_*, OCPOOL_NOTIFY_HOST), the platform and the home directory. */
+export interface NotifyFacts {
+  readonly env: NodeJS.ProcessEnv
+  readonly platform: string
+  readonly home: string | undefined
+}
+
+const liveFacts = (): NotifyFacts => ({ env: process.env, platform: process.platform, home: homeDir() })
+
+const selectionOptions = (f: NotifyFacts, fade: boolean) => ({ via: "auto" as const, notifyHost: undefined, fade, env: f.env, platform: f.platform, home: f.home })
+
+/** A `none` selection's reason followed by what it means. */
+const noChannel = (reason: string): string => `${reason}${reason.includes(":") ? ";" : ":"} no notification channel exists`
+
+/**
+ * Which channel `auto` would use here (SPEC §10.5), as the plugin selects it: its name (`ssh to <host>`
+ * for the hop), or `warn` with the reason when it is `none`. `find` looks a program up on PATH; the
+ * environment and `~/.ssh/config` name the hop host in an SSH session.
+ */
+export const notifierCheck = (platform: string, find: (bin: string) => string | undefined, env: NodeJS.ProcessEnv = {}, sshConfig?: string): Check => {
+  const remote = isRemote(env)
+  const host = remote ? hopHost(env.OCPOOL_NOTIFY_HOST, undefined, sshConfig) : undefined
+  const selected = selectChannel({ via: "auto", remote, platform, host, onPath: (b) => find(b) !== undefined })
+  return notifierDetail(selected)
+}
+
+const notifierDetail = (selected: Selected): Check => {
+  switch (selected.channel) {
+    case "none":
+      return { id: "notifier", status: "warn", detail: noChannel(selected.reason) }
+    case "ssh":
+      return { id: "notifier", status: "ok", detail: `ssh to ${selected.host} (this is an SSH session)` }
+    default:
+      return { id: "notifier", status: "ok", detail: selected.channel }
   }
-  return undefined
 }
 
-
-/** Which notifier `auto` would use here (SPEC §10.5). */
-export const notifierCheck = (platform: NodeJS.Platform, find: (bin: string) => string | undefined): Check => {
-  if (platform === "linux" && find("notify-send") !== undefined) return { id: "notifier", status: "ok", detail: "notify-send" }
-  if (platform === "darwin" && find("osascript") !== undefined) return { id: "notifier", status: "ok", detail: "osascript" }
-  return { id: "notifier", status: "warn", detail: `no notifier on ${platform}: no notification channel exists` }
+/** Where the hop host comes from (SPEC §10.5): `OCPOOL_NOTIFY_HOST`, then `Host ocpool-desktop` in ~/.ssh/config. */
+export const sshHopCheck = (f: NotifyFacts): Check => {
+  const fromEnv = f.env.OCPOOL_NOTIFY_HOST?.trim() ?? ""
+  const remote = isRemote(f.env)
+  if (fromEnv !== "") return { id: "ssh-hop", status: "ok", detail: `host ${fromEnv} (from OCPOOL_NOTIFY_HOST)${remote ? "" : "; used only when opencode runs in an SSH session"}` }
+  const config = readSshConfig(f.home)
+  if (config !== undefined && hopHost(undefined, undefined, config) !== undefined) {
+    return { id: "ssh-hop", status: "ok", detail: `host ${DESKTOP_ALIAS} (from ~/.ssh/config)${remote ? "" : "; used only when opencode runs in an SSH session"}` }
+  }
+  return remote
+    ? { id: "ssh-hop", status: "warn", detail: `not configured, and this is an SSH session: notifications from here go nowhere (${NO_HOST_REASON})` }
+    : { id: "ssh-hop", status: "ok", detail: "not configured (only needed when opencode runs in an SSH session)" }
 }
+
+/** Whether popups can be closed by fade (SPEC §10.8): gdbus on Linux; unsupported on macOS. */
+export const fadeCheck = (f: NotifyFacts): Check => {
+  if (f.platform === "darwin") return { id: "fade", status: "warn", detail: FADE_UNSUPPORTED_MAC }
+  if (f.platform !== "linux") return { id: "fade", status: "warn", detail: `fade is unsupported on ${f.platform}` }
+  const gdbus = which("gdbus", f.env)
+  return gdbus !== undefined ? { id: "fade", status: "ok", detail: `gdbus (${gdbus})` } : { id: "fade", status: "warn", detail: "gdbus is not on PATH: popups stay until dismissed" }
+}
+
+/** The title of the `--probe` notification. */
+export const PROBE_TITLE = "opencode — ocpool doctor --probe"
+
+/** `--probe`: a test notification through the channel `auto` selects, and whether it was delivered. */
+export const probeCheck = (f: NotifyFacts, hostName: string = hostname()): Effect.Effect<Check> =>
+  Effect.gen(function* () {
+    const notifier = makeNotifier({ ...selectionOptions(f, false), hostname: hostName })
+    const d = yield* notifier.send(testNotification(PROBE_TITLE, shortHostname(hostName)), "")
+    return d.ok
+      ? { id: "probe", status: "ok" as const, detail: `test notification delivered via ${d.channel}` }
+      : { id: "probe", status: "fail" as const, detail: `test notification not delivered via ${d.channel}: ${d.reason ?? "no reason given"}` }
+  })
 
 /** One line of whatever was thrown, bounded: a check that throws reports this as its failure. */
 const oneLine = (e: unknown): string => {
@@ -157,15 +219,6 @@ const pluginCheck = (): Check => {
   return { id: "plugin", status: "warn", detail: `no opencode config lists "opencode-pool" (add "plugin": ["opencode-pool"])${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
 }
 
-const sshHopCheck = (): Check => {
-  const home = homeDir()
-  const sshConfig = home === undefined ? undefined : join(home, ".ssh", "config")
-  const read = sshConfig === undefined ? undefined : readTextFile(sshConfig, CONFIG_MAX_BYTES)
-  const listed = read?._tag === "Text" && /^\s*Host\s+ocpool-desktop\s*$/m.test(read.text)
-  const hop = process.env.OCPOOL_NOTIFY_HOST ?? (listed ? "ocpool-desktop" : undefined)
-  return { id: "ssh-hop", status: "ok", detail: hop === undefined ? "not configured (only needed on remote hosts)" : `host ${hop}` }
-}
-
 /** The checks that read the state directory, each on its own; a state that cannot be read fails `claims`. */
 const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray<Check>> =>
   Effect.gen(function* () {
@@ -205,22 +258,16 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
     return checks.flat()
   })
 
-export const runChecks = (stateFlag: string | undefined) =>
+export const runChecks = (stateFlag: string | undefined, probe = false, facts: NotifyFacts = liveFacts()) =>
   Effect.gen(function* () {
     const groups: Array<ReadonlyArray<Check>> = []
     groups.push(yield* guarded("pool", poolCheck))
     groups.push(yield* guarded("state-dir", () => stateDirCheck(stateDirFor(stateFlag))))
     groups.push(yield* stateChecks(stateFlag))
     groups.push(yield* guarded("opencode-db", opencodeDbCheck))
-    groups.push(yield* guarded("notifier", () => notifierCheck(process.platform, (b) => onPath(b))))
-    groups.push(yield* guarded("ssh-hop", sshHopCheck))
-    groups.push(
-      yield* guarded("fade", () => ({
-        id: "fade",
-        status: process.platform === "linux" && onPath("gdbus") !== undefined ? "ok" : "warn",
-        detail: process.platform === "linux" ? (onPath("gdbus") !== undefined ? "gdbus" : "gdbus not found") : `unsupported on ${process.platform}`
-      }))
-    )
+    groups.push(yield* guarded("notifier", () => notifierDetail(selectNotifier(selectionOptions(facts, true)))))
+    groups.push(yield* guarded("ssh-hop", () => sshHopCheck(facts)))
+    groups.push(yield* guarded("fade", () => fadeCheck(facts)))
     groups.push(yield* guarded("plugin", pluginCheck))
     groups.push(
       yield* guarded("runtime", () => {
@@ -228,26 +275,38 @@ export const runChecks = (stateFlag: string | undefined) =>
         return { id: "runtime", status: major! > 20 || (major === 20 && minor! >= 19) ? "ok" : "fail", detail: `node ${process.versions.node} (needs >= 20.19)` }
       })
     )
+    if (probe) {
+      groups.push(
+        yield* probeCheck(facts).pipe(
+          Effect.map((c) => [c]),
+          Effect.catchAllCause((cause) => Effect.succeed([{ id: "probe", status: "fail" as const, detail: `the check itself failed: ${oneLine(Cause.squash(cause))}` }]))
+        )
+      )
+    }
     return groups.flat()
   })
 
 export const doctorCommand = Command.make(
   "doctor",
   {
-    probe: Options.boolean("probe").pipe(Options.withDescription("Also try the ssh hop (not built yet: reported as such)")),
+    probe: Options.boolean("probe").pipe(
+      Options.withDescription(`Also send a test notification ('${PROBE_TITLE}') through the channel the plugin would use (the ssh hop in an SSH session) and report it as the check 'probe': fail when not delivered`)
+    ),
     json: Options.boolean("json").pipe(Options.withDescription('{"checks":[{id,status,detail}],"ok":bool} on stdout')),
     stateDir: stateDirOption
   },
   (args) =>
     Effect.gen(function* () {
-      const checks = yield* runChecks(Option.getOrUndefined(args.stateDir))
+      const checks = yield* runChecks(Option.getOrUndefined(args.stateDir), args.probe)
       const ok = checks.every((c) => c.status !== "fail")
       // details carry text from files (models, paths): no escape sequence reaches the terminal
       if (args.json) yield* Console.log(printableJson(JSON.stringify({ checks, ok })))
       else for (const c of checks) yield* Console.log(`${c.status.padEnd(4)} ${c.id.padEnd(12)} ${printable(c.detail)}`)
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
-).pipe(Command.withDescription("Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier and runtime. Exit 0; 1 if a check fails."))
+).pipe(Command.withDescription(
+    "Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing and runtime; with --probe, also send a test notification. Exit 0; 1 if a check fails."
+  ))
 
 /** Where opencode's database is (the sweeps' resolution, SPEC §11.1) and how big it has grown. */
 const opencodeDbCheck = (): Check => {

@@ -8,7 +8,20 @@ import { parseArgs } from "node:util"
 import type { StatusFlags } from "./statusRun.js"
 
 /** The commands whose `--help` is rendered at build time (dist/help.json). */
-export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [[], ["status"], ["doctor"], ["init"], ["replay"], ["sweep"], ["sweep", "sessions"], ["sweep", "events"]]
+export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
+  [],
+  ["status"],
+  ["doctor"],
+  ["init"],
+  ["replay"],
+  ["sweep"],
+  ["sweep", "sessions"],
+  ["sweep", "events"],
+  ["notify"],
+  ["receive"],
+  ["tunnel"],
+  ["tunnel", "setup"]
+]
 
 /** Every argv (after `ocpool`) whose output is pre-rendered: each command's `--help` and `-h`, and `--version`. */
 export const helpKeys = (): ReadonlyArray<ReadonlyArray<string>> => [["--version"], ...HELP_COMMANDS.flatMap((c) => [[...c, "--help"], [...c, "-h"]])]

@@ -1,0 +1,154 @@
+/**
+ * `ocpool doctor`'s notification checks (SPEC §12.2; US-46): `notifier` (the channel the plugin would
+ * select), `ssh-hop` (the hop host and where it comes from), `fade` (gdbus; unsupported on macOS) and
+ * `--probe` (a test notification through that channel). The built CLI runs in a child process with a
+ * temporary HOME and stub programs as the only ones on PATH.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fadeCheck, notifierCheck, sshHopCheck } from "../../src/cli/doctor.js"
+
+const root = new URL("../../", import.meta.url).pathname
+const cli = join(root, "bin/ocpool.js")
+const helpFile = join(root, "dist/help.json")
+if (!existsSync(helpFile) || !Object.hasOwn(JSON.parse(readFileSync(helpFile, "utf8")) as object, "notify --help")) {
+  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
+}
+
+const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-doctor-notify-"))
+const short = hostname().split(".")[0]!
+
+/** A program that appends its argv to `<name>.log` and exits `code`. */
+const stub = (dir: string, name: string, code = 0, stderr = "") =>
+  writeFileSync(
+    join(dir, name),
+    `#!${process.execPath}
+require("fs").appendFileSync(${JSON.stringify(join(dir, `${name}.log`))}, JSON.stringify(process.argv.slice(2)) + "\\n")
+process.stderr.write(${JSON.stringify(stderr)})
+process.exit(${code})
+`,
+    { mode: 0o755 }
+  )
+
+const calls = (dir: string, name: string): Array<Array<string>> => {
+  const log = join(dir, `${name}.log`)
+  return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Array<string>) : []
+}
+
+interface Report {
+  readonly checks: Array<{ id: string; status: string; detail: string }>
+  readonly ok: boolean
+}
+
+/** `ocpool doctor --json` with HOME, PATH and the state dir in a temporary directory. */
+const doctor = (bin: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) => {
+  const home = env.HOME ?? tmp()
+  const r = spawnSync(process.execPath, [cli, "doctor", "--json", ...args], {
+    encoding: "utf8",
+    timeout: 30_000,
+    cwd: home,
+    env: { PATH: bin, HOME: home, OCPOOL_STATE_DIR: join(home, "state"), ...env }
+  })
+  const report = JSON.parse(r.stdout) as Report
+  const check = (id: string) => report.checks.find((c) => c.id === id)
+  return { code: r.status, report, check, stderr: r.stderr }
+}
+
+const sshConfigHome = () => {
+  const home = tmp()
+  mkdirSync(join(home, ".ssh"), { mode: 0o700 })
+  writeFileSync(join(home, ".ssh", "config"), "# >>> opencode-pool ocpool-desktop >>>\nHost ocpool-desktop\n  HostName desk.lan\n# <<< opencode-pool ocpool-desktop <<<\n")
+  return home
+}
+
+const REMOTE = { SSH_CONNECTION: "10.0.0.2 50000 10.0.0.1 22" }
+
+describe("ocpool doctor: notifications (SPEC §12.2)", { timeout: 60_000 }, () => {
+  it("US-46.3 the notifier check names notify-send when it is on PATH, and says no channel exists otherwise", () => {
+    const bin = tmp()
+    stub(bin, "notify-send")
+    expect(doctor(bin).check("notifier")).toEqual({ id: "notifier", status: "ok", detail: "notify-send" })
+    expect(doctor(tmp()).check("notifier")).toEqual({ id: "notifier", status: "warn", detail: "no notifier on linux: notify-send is not on PATH; no notification channel exists" })
+    expect(calls(bin, "notify-send")).toEqual([])
+  })
+
+  it("US-46.3 in an SSH session the notifier is the hop to its host, or none with the reason naming ocpool tunnel setup", () => {
+    const bin = tmp()
+    stub(bin, "notify-send")
+    expect(doctor(bin, [], { ...REMOTE, OCPOOL_NOTIFY_HOST: "desk" }).check("notifier")).toMatchObject({ status: "ok", detail: "ssh to desk (this is an SSH session)" })
+    expect(doctor(bin, [], { ...REMOTE, HOME: sshConfigHome() }).check("notifier")).toMatchObject({ status: "ok", detail: "ssh to ocpool-desktop (this is an SSH session)" })
+    const none = doctor(bin, [], REMOTE).check("notifier")
+    expect(none?.status).toBe("warn")
+    expect(none?.detail).toContain("ocpool tunnel setup")
+  })
+
+  it("US-46 the ssh-hop check names the host and where it comes from; an SSH session without one is a warning", () => {
+    const bin = tmp()
+    expect(doctor(bin, [], { OCPOOL_NOTIFY_HOST: "desk" }).check("ssh-hop")).toEqual({
+      id: "ssh-hop",
+      status: "ok",
+      detail: "host desk (from OCPOOL_NOTIFY_HOST); used only when opencode runs in an SSH session"
+    })
+    expect(doctor(bin, [], { ...REMOTE, HOME: sshConfigHome() }).check("ssh-hop")).toEqual({ id: "ssh-hop", status: "ok", detail: "host ocpool-desktop (from ~/.ssh/config)" })
+    expect(doctor(bin).check("ssh-hop")).toEqual({ id: "ssh-hop", status: "ok", detail: "not configured (only needed when opencode runs in an SSH session)" })
+    const remote = doctor(bin, [], REMOTE)
+    expect(remote.check("ssh-hop")?.status).toBe("warn")
+    expect(remote.check("ssh-hop")?.detail).toMatch(/^not configured, and this is an SSH session: .*ocpool tunnel setup/)
+    // a warning is not a failure
+    expect(remote.report.checks.filter((c) => c.status === "fail")).toEqual([])
+  })
+
+  it("US-46 the fade check: gdbus on PATH is ok, without it a warning; macOS says fade is unsupported", () => {
+    const bin = tmp()
+    stub(bin, "gdbus")
+    expect(doctor(bin).check("fade")).toEqual({ id: "fade", status: "ok", detail: `gdbus (${join(bin, "gdbus")})` })
+    expect(doctor(tmp()).check("fade")).toEqual({ id: "fade", status: "warn", detail: "gdbus is not on PATH: popups stay until dismissed" })
+    expect(calls(bin, "gdbus")).toEqual([])
+    expect(fadeCheck({ env: { PATH: bin }, platform: "darwin", home: undefined })).toEqual({ id: "fade", status: "warn", detail: "fade is unsupported on macOS" })
+  })
+
+  it("US-46.3 on each platform: Linux names notify-send, macOS names osascript, a platform with neither says no channel exists", () => {
+    const find = (present: ReadonlyArray<string>) => (bin: string) => (present.includes(bin) ? `/usr/bin/${bin}` : undefined)
+    expect(notifierCheck("linux", find(["notify-send"]))).toEqual({ id: "notifier", status: "ok", detail: "notify-send" })
+    expect(notifierCheck("darwin", find(["osascript"]))).toEqual({ id: "notifier", status: "ok", detail: "osascript" })
+    expect(notifierCheck("win32", find([]))).toEqual({ id: "notifier", status: "warn", detail: "no notifier on win32: no notification channel exists" })
+    expect(notifierCheck("darwin", find(["notify-send"]), REMOTE, "Host ocpool-desktop\n")).toMatchObject({ status: "ok", detail: "ssh to ocpool-desktop (this is an SSH session)" })
+    expect(sshHopCheck({ env: { ...REMOTE, OCPOOL_NOTIFY_HOST: " " }, platform: "linux", home: undefined }).status).toBe("warn")
+  })
+
+  it("US-46 --probe sends the test notification through the selected channel and reports it; without --probe nothing is sent", () => {
+    const bin = tmp()
+    stub(bin, "notify-send")
+    const quiet = doctor(bin)
+    expect(quiet.check("probe")).toBeUndefined()
+    expect(calls(bin, "notify-send")).toEqual([])
+    const r = doctor(bin, ["--probe"])
+    expect(r.check("probe")).toEqual({ id: "probe", status: "ok", detail: "test notification delivered via notify-send" })
+    expect(r.code).toBe(0)
+    expect(calls(bin, "notify-send")).toEqual([["--app-name=opencode", "--urgency=normal", "--icon=utilities-terminal", "--", "opencode — ocpool doctor --probe", `Test notification from ${short}`]])
+  })
+
+  it("US-46 --probe over a failing hop fails the probe check with the reason, and doctor exits 1", () => {
+    const bin = tmp()
+    stub(bin, "ssh", 255, "ssh: Could not resolve hostname desk: Name or service not known\n")
+    stub(bin, "notify-send")
+    const r = doctor(bin, ["--probe"], { ...REMOTE, OCPOOL_NOTIFY_HOST: "desk" })
+    expect(r.check("probe")).toEqual({ id: "probe", status: "fail", detail: "test notification not delivered via ssh: ssh exited 255: ssh: Could not resolve hostname desk: Name or service not known" })
+    expect(r.code).toBe(1)
+    expect(r.report.ok).toBe(false)
+    // the hop carried the probe; nothing was raised on this (remote) machine
+    const [argv] = calls(bin, "ssh")
+    expect(argv!.slice(7, 9)).toEqual(["--", "desk"])
+    expect(argv![9]!.split("\n").slice(3)).toEqual(["opencode — ocpool doctor --probe", `Test notification from ${short} [${short}]`, "normal", "utilities-terminal", "none"])
+    expect(calls(bin, "notify-send")).toEqual([])
+  })
+
+  it("US-46 --probe with no channel at all fails the probe check with the reason", () => {
+    const r = doctor(tmp(), ["--probe"])
+    expect(r.check("probe")).toEqual({ id: "probe", status: "fail", detail: "test notification not delivered via none: no notifier on linux: notify-send is not on PATH" })
+    expect(r.code).toBe(1)
+  })
+})
