@@ -77,7 +77,8 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/decode.ts"], outfile: "dist/bench-decode.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/sweep.ts"], outfile: "dist/bench-sweep.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/held.ts"], outfile: "dist/bench-held.js" }),
-  esbuild.build({ ...common, entryPoints: ["bench/coldstart.ts"], outfile: "dist/bench-coldstart.js" })
+  esbuild.build({ ...common, entryPoints: ["bench/coldstart.ts"], outfile: "dist/bench-coldstart.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/notify.ts"], outfile: "dist/bench-notify.js" })
 ])
 
 // The help of every command, rendered by the real command tree (src/cli/helpGen.ts) for the fast path.

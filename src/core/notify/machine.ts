@@ -69,7 +69,11 @@ interface SessionInfo {
 interface Ask {
   readonly session: string
   readonly root: string
+  readonly askedAt: number
 }
+
+/** Pending asks remembered at most (the oldest are forgotten first: an ask never answered must not block `done` forever, nor grow memory). */
+export const ASKS_MAX = NOTIFY_KEYS_MAX
 
 export interface NotifyState {
   readonly sessions: HashMap.HashMap<string, SessionInfo>
@@ -77,6 +81,8 @@ export interface NotifyState {
   readonly worked: HashSet.HashSet<string>
   /** Pending questions and permissions by request id. */
   readonly asks: HashMap.HashMap<string, Ask>
+  /** Root → the ids of `asks` in its tree (so `done` and a root's error look at that tree only). */
+  readonly pending: HashMap.HashMap<string, ReadonlyArray<string>>
   /** `kind\0root` → when it was last sent (dedupe). */
   readonly sent: HashMap.HashMap<string, number>
   /** Root → when its newest popup was raised (fade). */
@@ -89,6 +95,7 @@ export const initialNotifyState: NotifyState = {
   sessions: HashMap.empty(),
   worked: HashSet.empty(),
   asks: HashMap.empty(),
+  pending: HashMap.empty(),
   sent: HashMap.empty(),
   raised: HashMap.empty(),
   deferred: HashMap.empty()
@@ -155,7 +162,7 @@ class Draft {
       this.set("sent", boundSent(HashMap.set(HashMap.remove(this.state.sent, key), key, this.now), this.now))
     }
     this.effects.push({ type: "send", root, notification: notificationFor(kind, { ...content, sessionTitle: this.titleOf(root) }, this.config.sounds) })
-    if (this.config.fade) this.set("raised", HashMap.set(this.state.raised, root, this.now))
+    if (this.config.fade) this.set("raised", boundByAge(HashMap.set(HashMap.remove(this.state.raised, root), root, this.now), NOTIFY_KEYS_MAX))
   }
 
   /** The user worked in `root`'s chat: its popups close, never sooner than FADE_MIN_MS after the newest was raised. */
@@ -165,6 +172,38 @@ class Draft {
     if (raisedAt === undefined) return
     this.set("raised", HashMap.remove(this.state.raised, root))
     this.effects.push({ type: "close", root, at: Math.max(this.now, raisedAt + FADE_MIN_MS) })
+  }
+
+  addAsk(id: string, ask: Ask): void {
+    this.removeAsk(id)
+    this.set("asks", HashMap.set(this.state.asks, id, ask))
+    const ids = Option.getOrUndefined(HashMap.get(this.state.pending, ask.root)) ?? []
+    this.set("pending", HashMap.set(this.state.pending, ask.root, [...ids, id]))
+    if (HashMap.size(this.state.asks) > ASKS_MAX) {
+      // the oldest fifth goes at once, so a flood of unanswered asks costs one sort per ASKS_MAX / 5 asks
+      const oldest = Array.from(this.state.asks).sort((a, b) => a[1].askedAt - b[1].askedAt).slice(0, Math.ceil(ASKS_MAX / 5))
+      this.log("debug", `forgot the ${oldest.length} oldest pending asks: more than ${ASKS_MAX} were pending`)
+      for (const [old] of oldest) this.removeAsk(old)
+    }
+  }
+
+  removeAsk(id: string): Ask | undefined {
+    const ask = Option.getOrUndefined(HashMap.get(this.state.asks, id))
+    if (ask === undefined) return undefined
+    this.set("asks", HashMap.remove(this.state.asks, id))
+    const ids = (Option.getOrUndefined(HashMap.get(this.state.pending, ask.root)) ?? []).filter((i) => i !== id)
+    this.set("pending", ids.length > 0 ? HashMap.set(this.state.pending, ask.root, ids) : HashMap.remove(this.state.pending, ask.root))
+    return ask
+  }
+
+  /** Drops the pending asks `gone` matches: in `root`'s tree, or (root unknown) anywhere. */
+  dropAsks(root: string | undefined, gone: (a: Ask) => boolean): void {
+    if (HashMap.size(this.state.asks) === 0) return
+    const ids = root === undefined ? Array.from(HashMap.keys(this.state.asks)) : (Option.getOrUndefined(HashMap.get(this.state.pending, root)) ?? [])
+    for (const id of ids) {
+      const a = Option.getOrUndefined(HashMap.get(this.state.asks, id))
+      if (a !== undefined && gone(a)) this.removeAsk(id)
+    }
   }
 
   /** Holds `input` until `missing` is known, asking for a lookup the first time. */
@@ -195,6 +234,21 @@ const boundSent = (sent: HashMap.HashMap<string, number>, now: number): HashMap.
   const byAge = Array.from(out).sort((a, b) => a[1] - b[1])
   for (const [k] of byAge.slice(0, HashMap.size(out) - NOTIFY_KEYS_MAX)) out = HashMap.remove(out, k)
   return out
+}
+
+/** At most `max` entries: the oldest values (times) go first. */
+const boundByAge = (m: HashMap.HashMap<string, number>, max: number): HashMap.HashMap<string, number> => {
+  if (HashMap.size(m) <= max) return m
+  let out = m
+  for (const [k] of Array.from(m).sort((a, b) => a[1] - b[1]).slice(0, HashMap.size(m) - max)) out = HashMap.remove(out, k)
+  return out
+}
+
+/** Busy marks kept to NOTIFY_SESSIONS_MAX: past it, marks of sessions no longer remembered go (a child whose idle was never seen). */
+const boundWorked = (worked: HashSet.HashSet<string>, sessions: HashMap.HashMap<string, SessionInfo>): HashSet.HashSet<string> => {
+  if (HashSet.size(worked) <= NOTIFY_SESSIONS_MAX) return worked
+  const known = HashSet.filter(worked, (s) => HashMap.has(sessions, s))
+  return HashSet.size(known) <= NOTIFY_SESSIONS_MAX ? known : HashSet.empty()
 }
 
 /** The sessions remembered kept to NOTIFY_SESSIONS_MAX: the oldest fifth seen goes when it is exceeded. */
@@ -238,13 +292,15 @@ const apply = (d: Draft, input: NotifyInput): void => {
     case "deleted": {
       d.set("sessions", HashMap.remove(s.sessions, input.id))
       d.set("worked", HashSet.remove(s.worked, input.id))
-      d.set("asks", HashMap.filter(s.asks, (a) => a.session !== input.id && a.root !== input.id))
+      d.dropAsks(undefined, (a) => a.session === input.id || a.root === input.id)
       d.set("raised", HashMap.remove(s.raised, input.id))
       d.set("deferred", HashMap.remove(s.deferred, input.id))
       return
     }
     case "busy": {
-      d.set("worked", HashSet.add(s.worked, input.session))
+      // behind events of this session that wait for its lookup: a busy after a queued idle starts a new turn
+      if (HashMap.has(s.deferred, input.session) && (Option.getOrUndefined(HashMap.get(s.deferred, input.session))?.length ?? 0) > 0) return d.defer(input.session, input)
+      d.set("worked", boundWorked(HashSet.add(s.worked, input.session), s.sessions))
       if (!HashMap.has(s.sessions, input.session) && !HashMap.has(s.deferred, input.session) && HashMap.size(s.deferred) < DEFERRED_SESSIONS_MAX) {
         // learn where it sits before it idles; nothing waits on the answer
         d.set("deferred", HashMap.set(s.deferred, input.session, []))
@@ -253,6 +309,7 @@ const apply = (d: Draft, input: NotifyInput): void => {
       return
     }
     case "idle": {
+      if (hasParent(s, input.session)) return d.set("worked", HashSet.remove(s.worked, input.session)) // a child never notifies for itself
       const p = place(s.sessions, input.session)
       if (p._tag === "Unknown") return d.defer(p.missing, input)
       const worked = HashSet.has(s.worked, input.session)
@@ -264,12 +321,18 @@ const apply = (d: Draft, input: NotifyInput): void => {
       return
     }
     case "error": {
+      if (hasParent(s, input.session)) {
+        // a child never notifies for itself; its own asks end with it
+        d.set("worked", HashSet.remove(s.worked, input.session))
+        const p = place(s.sessions, input.session)
+        return d.dropAsks(p._tag === "Known" ? p.root : undefined, (a) => a.session === input.session)
+      }
       const p = place(s.sessions, input.session)
       if (p._tag === "Unknown") return d.defer(p.missing, input)
       // an error ends the turn: the idle that follows is not a finish, and the session's asks are gone
       d.set("worked", HashSet.remove(s.worked, input.session))
       const root = p.root === input.session
-      d.set("asks", HashMap.filter(s.asks, (a) => a.session !== input.session && !(root && a.root === p.root)))
+      d.dropAsks(p.root, (a) => a.session === input.session || root)
       if (!root || p.context) return
       if (input.name === "MessageAbortedError") return d.log("debug", `no notification for ${p.root}: aborted`)
       d.send("error", p.root, { errorMessage: input.message })
@@ -280,7 +343,7 @@ const apply = (d: Draft, input: NotifyInput): void => {
       const p = place(s.sessions, input.session)
       if (p._tag === "Unknown") return d.defer(p.missing, input)
       if (p.context) return
-      d.set("asks", HashMap.set(s.asks, input.id, { session: input.session, root: p.root }))
+      d.addAsk(input.id, { session: input.session, root: p.root, askedAt: d.now })
       if (input.type === "question") d.send("question", p.root, { headline: headlineOf(input.texts) })
       else d.send("permission", p.root, { permission: input.permission, pattern: input.pattern })
       return
@@ -292,7 +355,11 @@ const apply = (d: Draft, input: NotifyInput): void => {
         const q = place(s.sessions, input.session)
         if (q._tag === "Unknown" && HashMap.has(s.deferred, q.missing)) return d.defer(q.missing, input)
       }
-      d.set("asks", input.id === undefined ? HashMap.filter(s.asks, (a) => a.session !== input.session) : HashMap.remove(s.asks, input.id))
+      if (input.id === undefined) {
+        const q = place(s.sessions, input.session)
+        d.dropAsks(q._tag === "Known" ? q.root : undefined, (a) => a.session === input.session)
+      }
+      else d.removeAsk(input.id)
       const p = ask === undefined ? place(s.sessions, input.session) : undefined
       const root = ask?.root ?? (p?._tag === "Known" ? p.root : undefined)
       if (root !== undefined) d.fade(root)
@@ -304,10 +371,9 @@ const apply = (d: Draft, input: NotifyInput): void => {
   }
 }
 
-const pendingIn = (s: NotifyState, root: string): boolean => {
-  for (const [, a] of s.asks) if (a.root === root) return true
-  return false
-}
+const hasParent = (s: NotifyState, session: string): boolean => Option.getOrUndefined(HashMap.get(s.sessions, session))?.parent !== undefined
+
+const pendingIn = (s: NotifyState, root: string): boolean => HashMap.has(s.pending, root)
 
 /** One input handled at `now`. */
 export const notifyStep = (state: NotifyState, input: NotifyInput, now: number, config: NotifyConfig): NotifyStep => {

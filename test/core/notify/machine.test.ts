@@ -558,8 +558,12 @@ describe("properties of the decisions", () => {
           if (e.type !== "send") continue
           expect(context.has(e.root)).toBe(false)
           if (e.notification.kind === "done") {
-            expect(HashSet.has(before.worked, e.root)).toBe(true)
-            expect(Array.from(HashMap.values(state.asks)).some((a) => a.root === e.root)).toBe(false)
+            // a session's answer replays the events that waited for it in order (a busy or an ask among
+            // them): the states around one replayed event are not visible here
+            if (inp.type !== "session") {
+              expect(HashSet.has(before.worked, e.root)).toBe(true)
+              expect(Array.from(HashMap.values(state.asks)).some((a) => a.root === e.root)).toBe(false)
+            }
           }
         }
       }
