@@ -31,8 +31,9 @@ export const makeSshNotifier = (o: SshOptions): NotifierService => {
     )
   return {
     channel: "ssh",
-    send: (n, key) => hop(encodeShow(`${o.shortHost}:${key}`, { ...n, message: withHostSuffix(n.message, o.shortHost) })),
-    close: (key) => hop(encodeClose(`${o.shortHost}:${key}`))
+    // an empty key (a one-off from `ocpool notify`) stays empty: nothing to fade on the desktop
+    send: (n, key) => hop(encodeShow(key === "" ? "" : `${o.shortHost}:${key}`, { ...n, message: withHostSuffix(n.message, o.shortHost) })),
+    close: (key) => hop(encodeClose(key === "" ? "" : `${o.shortHost}:${key}`))
   }
 }
 

@@ -75,7 +75,10 @@ export const selectChannel = (f: ChannelFacts): Selected => {
 
 type Shown = Pick<Notification, "title" | "message" | "urgency" | "icon" | "sound">
 
-/** `notify-send` argv (without the program). */
+/**
+ * `notify-send` argv (without the program). notify-send reads C escapes in the body (`\n`, `\t`,
+ * `\101`), not in the summary: the body's backslashes are doubled so the message arrives as written.
+ */
 export const notifySendArgs = (n: Shown, printId: boolean): ReadonlyArray<string> => {
   const hint = LINUX_SOUND[n.sound]
   return [
@@ -86,7 +89,7 @@ export const notifySendArgs = (n: Shown, printId: boolean): ReadonlyArray<string
     ...(printId ? ["--print-id"] : []),
     "--",
     n.title,
-    n.message
+    n.message.replace(/\\/g, "\\\\")
   ]
 }
 

@@ -160,10 +160,15 @@ describe("argv (SPEC §10.5)", () => {
     expect(argv.slice(6)).toEqual([title, message, "Glass"])
   })
 
-  it.prop("US-11 notify-send: whatever the texts, the entries after `--` are exactly title and message", [fc.string(), fc.string()], ([title, message]) => {
+  it.prop("US-11 notify-send: whatever the texts, the entries after `--` are exactly the title and the message (its backslashes doubled: notify-send reads C escapes in the body)", [fc.string(), fc.string()], ([title, message]) => {
     const argv = notifySendArgs({ title, message, urgency: "low", icon: "system-run", sound: "none" }, true)
     expect(argv.slice(0, argv.indexOf("--"))).toEqual(["--app-name=opencode", "--urgency=low", "--icon=system-run", "--print-id"])
-    expect(argv.slice(argv.indexOf("--") + 1)).toEqual([title, message])
+    expect(argv.slice(argv.indexOf("--") + 1)).toEqual([title, message.replace(/\\/g, "\\\\")])
+  })
+
+  it("US-18 a body with backslashes is handed to notify-send with each doubled, the summary unchanged", () => {
+    const argv = notifySendArgs({ title: "a\\nb", message: "C:\\temp\\new \\101", urgency: "normal", icon: "system-run", sound: "none" }, false)
+    expect(argv.slice(-2)).toEqual(["a\\nb", "C:\\\\temp\\\\new \\\\101"])
   })
 
   it("US-30 closeArgs calls CloseNotification with the popup id through gdbus", () => {
