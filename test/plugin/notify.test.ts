@@ -219,6 +219,17 @@ describe("notifications through the plugin's hooks", () => {
     }
   })
 
+  it("US-11 session.error and session.idle handed to the event hook at once, as opencode does (not awaited): one Failed, no done", async () => {
+    const b = await boot()
+    await event(b, "session.created", { sessionID: "ses_a", info: { id: "ses_a", title: "A" } })
+    await event(b, "session.status", { sessionID: "ses_a", status: { type: "busy" } })
+    const both = [event(b, "session.error", { sessionID: "ses_a", error: { name: "APIError", data: { message: "quota exceeded" } } }), event(b, "session.idle", { sessionID: "ses_a" })]
+    await Promise.all(both)
+    await Effect.runPromise(b.hooks.notifications.settle)
+    expect(b.sends.map((s) => [s.n.kind, s.n.message])).toEqual([["error", "Failed: quota exceeded"]])
+    await b.hooks.dispose!()
+  })
+
   it("US-17 option notify:false sends nothing, but a busy child is still tracked by the pool engine", async () => {
     const b = await boot({ notify: false })
     await event(b, "session.created", { sessionID: "ses_a", info: { id: "ses_a", title: "A" } })
