@@ -250,7 +250,24 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
   it("US-15 valid options are kept, bounds included", () => {
     const models = { slots: [{ model: "zen/a" }] }
     const { settings, warnings } = parseSettings(
-      { enabled: true, models, modelsFile: "~/p.txt", maxSlots: 8, stateDir: "/s", reapMs: 1000, hangMinAgeMs: 2 ** 53 - 1, hangSilenceMs: 1000, lockWaitMs: 60_000, trace: "/t", logLevel: "debug" },
+      {
+        enabled: true,
+        models,
+        modelsFile: "~/p.txt",
+        maxSlots: 8,
+        stateDir: "/s",
+        reapMs: 1000,
+        hangMinAgeMs: 2 ** 53 - 1,
+        hangSilenceMs: 1000,
+        lockWaitMs: 60_000,
+        trace: "/t",
+        logLevel: "debug",
+        notify: false,
+        notifyVia: "ssh",
+        notifyHost: "desk",
+        sound: false,
+        fade: false
+      },
       {}
     )
     expect(warnings).toEqual([])
@@ -265,10 +282,27 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       hangSilenceMs: 1000,
       lockWaitMs: 60_000,
       trace: "/t",
-      logLevel: "debug"
+      logLevel: "debug",
+      notify: false,
+      notifyVia: "ssh",
+      notifyHost: "desk",
+      sound: false,
+      fade: false
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)
+  })
+
+  it("US-29 notification options of the wrong type or value warn once each and keep their defaults", () => {
+    const { settings, warnings } = parseSettings({ notify: "yes", notifyVia: "desktop", notifyHost: 7, sound: 0, fade: null }, {})
+    expect([settings.notify, settings.notifyVia, settings.notifyHost, settings.sound, settings.fade]).toEqual([true, "auto", undefined, true, true])
+    expect(warnings).toEqual([
+      "option notify must be a boolean; using true",
+      'option notifyVia "desktop" invalid (auto, local, ssh or none), using auto',
+      "option notifyHost must be a string; ignored",
+      "option sound must be a boolean; using true",
+      "option fade must be a boolean; using true"
+    ])
   })
 
   it.each([
