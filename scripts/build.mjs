@@ -83,13 +83,13 @@ await Promise.all([
 
 // The help of every command, rendered by the real command tree (src/cli/helpGen.ts) for the fast path.
 execFileSync(process.execPath, ["dist/help-gen.js", "dist/help.json"], { stdio: "inherit" })
-rmSync("dist/help-gen.js")
+rmSync("dist/help-gen.js", { force: true }) // force: a build running at the same time may have removed it
 
 // The V8 code cache of the fast `status` bundle (src/cli/codeCache.ts, loaded by src/cli/entry.ts): compiled
 // and its top level evaluated here, so the cache holds what every start compiles.
-for (const old of readdirSync("dist").filter((f) => f.startsWith("status-main.cjs.") && f.endsWith(".cache"))) rmSync(join("dist", old))
+for (const old of readdirSync("dist").filter((f) => f.startsWith("status-main.cjs.") && f.endsWith(".cache"))) rmSync(join("dist", old), { force: true })
 const statusCache = execFileSync(process.execPath, ["dist/cache-gen.js", join(process.cwd(), "dist/status-main.cjs")], { encoding: "utf8" }).trim()
-rmSync("dist/cache-gen.js")
+rmSync("dist/cache-gen.js", { force: true })
 
 // bin/ocpool.js's entry: answers --help/--version from dist/help.json and runs a well-formed `status`
 // from dist/status-main.cjs with the cache just made (its name given here, so a start hashes nothing);

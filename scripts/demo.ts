@@ -1,10 +1,12 @@
 /**
  * `npm run demo`: the pinned opencode 1.18.33 (installed once into .e2e-cache/), offline, against the
  * shipped fake provider, with opencode-pool loaded. It shows the pool routing, cooling and recovering,
- * with `ocpool status` along the way, then replays the trace the plugin recorded. Loopback only; everything it starts is stopped at the end.
+ * with `ocpool status` along the way, the notifications a person gets (through a stand-in desktop: small
+ * `notify-send` and `gdbus` scripts that record what would pop up and close), then replays the trace the
+ * plugin recorded. Loopback only; everything it starts is stopped at the end.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
@@ -49,9 +51,37 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string> =>
 
 const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLines(oc.readLog()).slice(since)
 
+/**
+ * A stand-in desktop: `notify-send` and `gdbus` on opencode's PATH that append what they were asked
+ * (one line per call, fields separated by U+001F) to a file; notify-send prints a popup id for fade.
+ */
+const fakeDesktop = (dir: string) => {
+  const bin = join(dir, "bin")
+  const log = join(dir, "desktop.log")
+  mkdirSync(bin, { recursive: true })
+  const script = (name: string) =>
+    `#!/bin/sh\n{ printf '${name}'; for a in "$@"; do printf '\\037%s' "$a"; done; printf '\\n'; } >> '${log}'\n` +
+    (name === "notify-send" ? `wc -l < '${log}'\n` : "")
+  for (const name of ["notify-send", "gdbus"]) {
+    writeFileSync(join(bin, name), script(name))
+    chmodSync(join(bin, name), 0o755)
+  }
+  const calls = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l !== "").map((l) => l.split("\u001f")) : [])
+  return { bin, calls }
+}
+
+/** A popup as a person would read it: urgency, title, message (the argv after `--`). */
+const popup = (argv: ReadonlyArray<string>): string => {
+  const dash = argv.indexOf("--")
+  const urgency = argv.find((a) => a.startsWith("--urgency="))?.slice(10) ?? "?"
+  const sound = argv.find((a) => a.startsWith("--hint=string:sound-name:"))?.slice(25) ?? "none"
+  return `[${urgency}, sound ${sound}] ${argv[dash + 1]} | ${argv[dash + 2]}`
+}
+
 let fake: FakeLlm | undefined
 let oc: OpencodeHandle | undefined
 const traceDir = mkdtempSync(join(tmpdir(), "ocpool-demo-trace-"))
+const desktop = fakeDesktop(traceDir)
 try {
   step("build and install")
   execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
@@ -61,7 +91,8 @@ try {
   oc = await startOpencode({
     binary,
     configJson: fakeConfig({ fakeUrl: fake.url }),
-    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl") }]],
+    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local" }]],
+    env: { PATH: `${desktop.bin}:${process.env.PATH ?? ""}`, OCPOOL_SOUND: undefined },
     setup: (dirs) => {
       mkdirSync(join(dirs.configHome, "opencode-pool"), { recursive: true })
       writeFileSync(join(dirs.configHome, "opencode-pool", "pool.txt"), POOL)
@@ -114,7 +145,25 @@ try {
   console.log(`$ ocpool sweep events --days 0 --grace-hours 0 --dry-run\n${sweep.stdout.trimEnd()}${sweep.stderr === "" ? "" : `\n${sweep.stderr.trimEnd()}`}`)
   console.log("(the defaults keep 7 days of events and every session active in the last hour; see docs/OPERATIONS.md)")
 
-  step("5. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  step("5. notifications: a person hears about finished turns and questions, never about subagents")
+  const popups = desktop.calls().filter((c) => c[0] === "notify-send")
+  console.log(`the root sessions above raised ${popups.length} popup(s), none for their ${popups.length === 0 ? "" : "pooled "}subagents; the last one:`)
+  if (popups.length > 0) console.log(`  popup: ${popup(popups[popups.length - 1]!.slice(1))}`)
+  const asking = (await oc.createSession()).id
+  const askMark = await oc.prompt(asking, "should we ship? [[fake:question:Ship the release to production now?]]")
+  const asked = await oc.waitForType("question.asked", 30_000, { since: askMark, sessionId: asking })
+  await until(() => desktop.calls().filter((c) => c[0] === "notify-send").length, (n) => n > popups.length, 10_000)
+  const question = desktop.calls().filter((c) => c[0] === "notify-send").slice(popups.length)
+  for (const c of question) console.log(`  popup: ${popup(c.slice(1))}`)
+  console.log("answering it in the chat; the popup fades (never sooner than 5 s after it appeared; answering is up to you, closing answers nothing)")
+  await oc.replyQuestion(String(asked.properties["id"]))
+  await until(() => desktop.calls().some((c) => c[0] === "gdbus"), (x) => x, 15_000)
+  const close = desktop.calls().find((c) => c[0] === "gdbus")
+  console.log(close === undefined ? "  (no close seen)" : `  closed: popup ${close[close.length - 1]} (${close.find((a) => a.includes("CloseNotification"))})`)
+  await oc.waitIdle(asking, askMark, 30_000)
+  console.log("on a server over SSH the same popups hop to your desktop: ocpool tunnel setup --host <desktop> (docs/OPERATIONS.md, Remote hosts)")
+
+  step("6. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
   const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
   const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
   const lines = readFileSync(trace, "utf8").trim().split("\n")
