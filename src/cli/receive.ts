@@ -37,9 +37,11 @@ const isSocket = (path: string): boolean => {
  * its own). This process's environment is not changed.
  */
 export const receiverEnv = (env: NodeJS.ProcessEnv, platform: string, uid: number | undefined, socketAt: (path: string) => boolean = isSocket): NodeJS.ProcessEnv => {
-  if (platform !== "linux" || (env.DBUS_SESSION_BUS_ADDRESS ?? "") !== "" || uid === undefined) return env
+  // the payload is not handed on: the notifier's programs get the fields as argv, nothing else of it
+  const { SSH_ORIGINAL_COMMAND: _payload, ...rest } = env
+  if (platform !== "linux" || (rest.DBUS_SESSION_BUS_ADDRESS ?? "") !== "" || uid === undefined) return rest
   const socket = `/run/user/${uid}/bus`
-  return socketAt(socket) ? { ...env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${socket}` } : env
+  return socketAt(socket) ? { ...rest, DBUS_SESSION_BUS_ADDRESS: `unix:path=${socket}` } : rest
 }
 
 type Local = { readonly _tag: "Local"; readonly notifier: NotifierService } | { readonly _tag: "None"; readonly reason: string }

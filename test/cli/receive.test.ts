@@ -200,9 +200,11 @@ describe("ocpool receive (SPEC §10.6)", { timeout: 60_000 }, () => {
   it("US-13.2 an ssh session's bus: DBUS_SESSION_BUS_ADDRESS is set to /run/user/<uid>/bus only when it is unset and that socket exists", () => {
     const env = { PATH: "/bin" }
     expect(receiverEnv(env, "linux", 1000, (p) => p === "/run/user/1000/bus")).toEqual({ PATH: "/bin", DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1000/bus" })
-    expect(receiverEnv(env, "linux", 1000, () => false)).toBe(env)
+    expect(receiverEnv(env, "linux", 1000, () => false)).toEqual(env)
     expect(receiverEnv({ ...env, DBUS_SESSION_BUS_ADDRESS: "unix:path=/x" }, "linux", 1000, () => true).DBUS_SESSION_BUS_ADDRESS).toBe("unix:path=/x")
-    expect(receiverEnv(env, "darwin", 501, () => true)).toBe(env)
+    expect(receiverEnv(env, "darwin", 501, () => true)).toEqual(env)
+    // the payload itself is not handed on to the notifier's programs
+    expect(receiverEnv({ ...env, SSH_ORIGINAL_COMMAND: "ocpool-notify/1" }, "darwin", 501, () => true)).toEqual(env)
     // the child gets the caller's own address untouched
     const d = desktop()
     expect(receive(d, show({}), [], { DBUS_SESSION_BUS_ADDRESS: "unix:path=/tmp/my-bus" }).code).toBe(0)
