@@ -23,6 +23,14 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
     const fibers = yield* FiberSet.make<unknown, never>()
     let state: NotifyState = initialNotifyState
     const raised: Raised = new Map()
+    /**
+     * Over the ssh hop a close names only the key (`<host>:<root>`), and the desktop closes every popup
+     * remembered under it when the close arrives: a popup raised for the root while its close waits out
+     * FADE_MIN_MS (the done after an answer, the next question) would be closed with the old ones. So,
+     * on that channel, a send for a root waits behind the root's pending close (at most FADE_MIN_MS).
+     */
+    const closing = new Map<string, Fiber.RuntimeFiber<unknown, never>>()
+    const closesByKey = notifier.channel === "ssh"
     let failures = 0
 
     const reportDelivery = (kind: NotifyKind | string, d: Delivery): Effect.Effect<void> => {
@@ -38,7 +46,9 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
           return log.log(e.level, e.message)
         case "send":
           return Effect.gen(function* () {
-            const fiber = yield* FiberSet.run(fibers, Effect.tap(notifier.send(e.notification, e.root), (d) => reportDelivery(e.notification.kind, d)))
+            const send = Effect.tap(notifier.send(e.notification, e.root), (d) => reportDelivery(e.notification.kind, d))
+            const pending = closesByKey ? closing.get(e.root) : undefined
+            const fiber = yield* FiberSet.run(fibers, pending === undefined ? send : Effect.zipRight(Fiber.await(pending), send))
             if (config.fade) {
               const list = raised.get(e.root) ?? []
               list.push(fiber)
@@ -49,6 +59,10 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
           const sends = raised.get(e.root) ?? []
           raised.delete(e.root)
           if (sends.length === 0) return Effect.void
+          let self: Fiber.RuntimeFiber<unknown, never> | undefined
+          const forget = Effect.sync(() => {
+            if (self !== undefined && closing.get(e.root) === self) closing.delete(e.root)
+          })
           return FiberSet.run(
             fibers,
             Effect.gen(function* () {
@@ -64,8 +78,12 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
               if (!shown) return
               const d = yield* notifier.close(e.root, ids)
               yield* d.ok ? log.log("debug", `closed the popup of ${e.root} via ${d.channel}`) : log.log("debug", `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
+            }).pipe(Effect.ensuring(forget))
+          ).pipe(
+            Effect.map((f) => {
+              if (closesByKey && f.unsafePoll() === null) closing.set(e.root, (self = f))
             })
-          ).pipe(Effect.asVoid)
+          )
         }
         case "lookup":
           return FiberSet.run(
