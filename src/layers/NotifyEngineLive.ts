@@ -15,6 +15,14 @@ import { SessionLookup, type SessionLookupService } from "../services/SessionLoo
 /** Channels whose failures repeat on every notification (no desktop, hop down): the first is a warning, later ones debug (SPEC §10.5). */
 const QUIET_AFTER_FIRST = new Set(["ssh", "none"])
 
+/**
+ * The level of a failed delivery: on `ssh` and `none` the first failure in the process is a warning and
+ * later ones debug (SPEC §10.5); on a desktop channel a failure is a warning unless it repeats the
+ * previous failure's reason (a notify-send without a desktop session fails the same way every time).
+ */
+export const failureLevel = (channel: string, failuresBefore: number, reason: string, previousReason: string | undefined): "warn" | "debug" =>
+  QUIET_AFTER_FIRST.has(channel) ? (failuresBefore === 0 ? "warn" : "debug") : reason === previousReason ? "debug" : "warn"
+
 /** Popups raised but not yet closed, per root: the sends that raised them. */
 type Raised = Map<string, Array<Fiber.Fiber<Delivery>>>
 
@@ -32,12 +40,18 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
     const closing = new Map<string, Fiber.RuntimeFiber<unknown, never>>()
     const closesByKey = notifier.channel === "ssh"
     let failures = 0
+    let lastReason: string | undefined
 
     const reportDelivery = (kind: NotifyKind | string, d: Delivery): Effect.Effect<void> => {
-      if (d.ok) return log.log("info", `notified ${kind} via ${d.channel}`)
+      if (d.ok) {
+        lastReason = undefined
+        return log.log("info", `notified ${kind} via ${d.channel}`)
+      }
+      const reason = d.reason ?? "unknown reason"
+      const level = failureLevel(d.channel, failures, reason, lastReason)
       failures++
-      const level = QUIET_AFTER_FIRST.has(d.channel) && failures > 1 ? "debug" : "warn"
-      return log.log(level, `notification failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
+      lastReason = reason
+      return log.log(level, `notification failed via ${d.channel}: ${reason}`)
     }
 
     const carryOut = (e: NotifyEffect): Effect.Effect<void> => {

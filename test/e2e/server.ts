@@ -236,11 +236,15 @@ export const withPlugins = (config: OpencodeConfig, entries: ReadonlyArray<Plugi
   return { ...config, plugin: [...existing, ...added] }
 }
 
+const DESKTOP_AND_SSH = new Set(["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"])
+
 const inheritedEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
-    // Never leak the machine's opencode/opencode-pool settings into the isolated server.
-    if (v === undefined || k.startsWith("OPENCODE_") || k.startsWith("OCPOOL_") || k.startsWith("XDG_")) continue
+    // Never leak the machine's opencode/opencode-pool settings into the isolated server, nor its desktop
+    // session (a developer's desktop would get the test servers' popups) or its SSH session (it would
+    // send them over the hop): a test that wants either passes it in `env`.
+    if (v === undefined || k.startsWith("OPENCODE_") || k.startsWith("OCPOOL_") || k.startsWith("XDG_") || DESKTOP_AND_SSH.has(k)) continue
     env[k] = v
   }
   return env

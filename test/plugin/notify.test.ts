@@ -111,6 +111,46 @@ describe("notifications in the plugin (SPEC §10)", () => {
     })
   )
 
+  it.scoped("US-11 notify-send failing the same way again is logged at debug level; a new reason, or one after a success, warns again", () =>
+    Effect.gen(function* () {
+      const r = yield* rig({ outcomes: ["no bus", "no bus", "ok", "no bus", "timed out", "timed out"] })
+      for (const id of ["ses_a", "ses_b", "ses_c", "ses_d", "ses_e", "ses_f"]) {
+        yield* r.feed(created(id, id))
+        yield* r.feed(status(id, "busy"))
+        yield* r.feed(idle(id))
+        yield* r.settle
+      }
+      expect(r.logs.filter((l) => l.message.startsWith("notif")).map((l) => `${l.level} ${l.message}`)).toEqual([
+        "warn notification failed via notify-send: no bus",
+        "debug notification failed via notify-send: no bus",
+        "info notified done via notify-send",
+        "warn notification failed via notify-send: no bus",
+        "warn notification failed via notify-send: timed out",
+        "debug notification failed via notify-send: timed out"
+      ])
+    })
+  )
+
+  it.scoped("US-30 over the hop a popup raised while the root's close waits is sent after that close, so the desktop's close by key cannot take it too", () =>
+    Effect.gen(function* () {
+      const r = yield* rig({ channel: "ssh" })
+      const q = sample("question.asked")
+      const root = q.properties.sessionID as string
+      yield* r.feed(created(root, "Plan"))
+      yield* r.feed(status(root, "busy"))
+      yield* r.feed(q)
+      yield* TestClock.adjust(1_000)
+      yield* r.feed(sample("question.replied"))
+      yield* r.feed(idle(root))
+      // the done is decided now but waits behind the close due at raised + 5 s
+      expect(r.sends.map((s) => s.n.kind)).toEqual(["question"])
+      yield* TestClock.adjust(4_000)
+      yield* r.settle
+      expect(r.closes).toEqual([{ key: root, ids: [] }])
+      expect(r.sends.map((s) => s.n.kind)).toEqual(["question", "done"])
+    })
+  )
+
   it.scoped("US-14 three failed hops in one process: one warning, then two debug lines", () =>
     Effect.gen(function* () {
       const r = yield* rig({ outcomes: ["ssh exited 255: Connection refused"], channel: "ssh" })
