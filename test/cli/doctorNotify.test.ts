@@ -5,38 +5,18 @@
  * temporary HOME and stub programs as the only ones on PATH.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fadeCheck, notifierCheck, sshHopCheck } from "../../src/cli/doctor.js"
+import { calls, cli, ensureBuilt, stub } from "./builtCli.js"
 
-const root = new URL("../../", import.meta.url).pathname
-const cli = join(root, "bin/ocpool.js")
-const helpFile = join(root, "dist/help.json")
-if (!existsSync(helpFile) || !Object.hasOwn(JSON.parse(readFileSync(helpFile, "utf8")) as object, "notify --help")) {
-  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-}
+ensureBuilt("notify --help")
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-doctor-notify-"))
 const short = hostname().split(".")[0]!
 
-/** A program that appends its argv to `<name>.log` and exits `code`. */
-const stub = (dir: string, name: string, code = 0, stderr = "") =>
-  writeFileSync(
-    join(dir, name),
-    `#!${process.execPath}
-require("fs").appendFileSync(${JSON.stringify(join(dir, `${name}.log`))}, JSON.stringify(process.argv.slice(2)) + "\\n")
-process.stderr.write(${JSON.stringify(stderr)})
-process.exit(${code})
-`,
-    { mode: 0o755 }
-  )
-
-const calls = (dir: string, name: string): Array<Array<string>> => {
-  const log = join(dir, `${name}.log`)
-  return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Array<string>) : []
-}
 
 interface Report {
   readonly checks: Array<{ id: string; status: string; detail: string }>

@@ -4,19 +4,15 @@
  * environment is built from scratch (no SSH_* or DBUS_* of the test runner leaks in).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { encodeClose, encodeShow, UNRECOGNISED_TITLE } from "../../src/core/notify/payload.js"
 import { receiverEnv } from "../../src/cli/receive.js"
+import { cli, ensureBuilt, root } from "./builtCli.js"
 
-const root = new URL("../../", import.meta.url).pathname
-const cli = join(root, "bin/ocpool.js")
-const helpFile = join(root, "dist/help.json")
-if (!existsSync(helpFile) || !Object.hasOwn(JSON.parse(readFileSync(helpFile, "utf8")) as object, "receive --help")) {
-  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-}
+ensureBuilt("receive --help")
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-receive-"))
 

@@ -4,17 +4,13 @@
  * records its argv and writes a key pair with a wide mode (so the command's own chmod is what is seen).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
+import { cli, ensureBuilt } from "./builtCli.js"
 
-const root = new URL("../../", import.meta.url).pathname
-const cli = join(root, "bin/ocpool.js")
-const helpFile = join(root, "dist/help.json")
-if (!existsSync(helpFile) || !Object.hasOwn(JSON.parse(readFileSync(helpFile, "utf8")) as object, "tunnel setup --help")) {
-  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-}
+ensureBuilt("tunnel setup --help")
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-tunnel-"))
 const PUBLIC = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStubStubStubStubStubStubStubStubStubStubStub"
