@@ -230,6 +230,24 @@ describe("notifications in the plugin (SPEC §10)", () => {
     })
   )
 
+  it.scoped("US-30 a permission popup closed because the user typed in that chat answers nothing: the ask stays pending and holds the done back", () =>
+    Effect.gen(function* () {
+      const r = yield* rig({ outcomes: [{ id: 5 }] })
+      const ask = sample("permission.asked")
+      const asker = ask.properties.sessionID as string
+      yield* r.feed(created(asker, "Deploy"))
+      yield* r.feed(status(asker, "busy"))
+      yield* r.feed(ask)
+      yield* TestClock.adjust(6_000)
+      yield* r.feed({ type: "message.updated", properties: { sessionID: asker, info: { id: "msg_2", role: "user", sessionID: asker } } })
+      yield* r.feed(idle(asker))
+      yield* r.settle
+      expect(r.closes).toEqual([{ key: asker, ids: [5] }])
+      expect(r.sends.map((x) => x.n.kind)).toEqual(["permission"])
+      expect(r.logs.some((l) => l.message === `no done for ${asker}: a question or permission is pending`)).toBe(true)
+    })
+  )
+
   it.scoped("US-30 a user message 8 s after the popup closes it at once; with fade off nothing closes", () =>
     Effect.gen(function* () {
       for (const fade of [true, false]) {
