@@ -67,6 +67,16 @@ await Promise.all([
     define: { ...common.define, "import.meta.url": "__ocpool_url" },
     plugins: [noFastCheck]
   }),
+  // The fast `receive` bundle (the hop's forced command), CommonJS like the status bundle.
+  esbuild.build({
+    ...common,
+    entryPoints: ["src/cli/receiveMain.ts"],
+    outfile: "dist/receive-main.cjs",
+    format: "cjs",
+    banner: { js: "const __ocpool_url = require('node:url').pathToFileURL(__filename).href;" },
+    define: { ...common.define, "import.meta.url": "__ocpool_url" },
+    plugins: [noFastCheck]
+  }),
   esbuild.build({ ...common, entryPoints: ["src/cli/cacheGen.ts"], outfile: "dist/cache-gen.js" }),
   esbuild.build({ ...common, entryPoints: ["src/cli/helpGen.ts"], outfile: "dist/help-gen.js", plugins: [noConfigFileParsers] }),
   // The plugin runs inside opencode's Bun: one self-contained file, `default` its only export, no chunks.

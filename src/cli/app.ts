@@ -11,7 +11,8 @@ import { type CliIo, diagnostic } from "./output.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { notifyCommand } from "./notify.js"
-import { receive, receiveCommand } from "./receive.js"
+import { receiveCommand, receiveExitCode } from "./receive.js"
+import { forcedReceive } from "./fastRoute.js"
 import { replayCommand } from "./replay.js"
 import { statusCommand } from "./status.js"
 import { sweepCommand } from "./sweep/command.js"
@@ -53,11 +54,6 @@ const usageError = (message: string | undefined): Effect.Effect<number> =>
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
 const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.some((a) => /^--wizard(=|$)/.test(a))
 
-/**
- * `receive` is the hop's forced command (SPEC §10.6): it takes whatever arguments it is given without
- * parsing them, so it never fails with a usage error. Only `receive --help` (or `-h`) alone shows help.
- */
-const forcedReceive = (args: ReadonlyArray<string>): boolean => args[0] === "receive" && !(args.length === 2 && (args[1] === "--help" || args[1] === "-h"))
 
 /** One command's run: @effect/cli's validation errors add the usage and exit 2 (SPEC §12.1), typed failures their codes. */
 const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
@@ -78,7 +74,7 @@ const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
 export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> =>
   finishRun(
     forcedReceive(argv.slice(2))
-      ? receive().pipe(Effect.as(0), Effect.catchTag("ExitWith", (e) => Effect.succeed(e.code)))
+      ? receiveExitCode()
       : wizardWithoutTerminal(argv.slice(2), io)
         ? usageError("--wizard needs an interactive terminal on standard input")
         : command(argv),

@@ -1,8 +1,9 @@
 /**
  * `ocpool`'s process entry (bin/ocpool.js, CommonJS: no ES module loader to start for the fast paths). Most invocations load the full command tree (dist/cli.js).
- * Two kinds are answered without it, to start fast (docs/PERFORMANCE.md, "Cold start"): `--help`/`-h`
+ * Three kinds are answered without it, to start fast (docs/PERFORMANCE.md, "Cold start"): `--help`/`-h`
  * of every command and `--version`, printed from dist/help.json (rendered at build time by the same
- * command tree), and a well-formed `status`, run by dist/status-main.cjs. fastRoute.ts decides.
+ * command tree), a well-formed `status`, run by dist/status-main.cjs, and `receive` (the hop's forced
+ * command, on the desktop for every notification), run by dist/receive-main.cjs. fastRoute.ts decides.
  */
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -74,5 +75,19 @@ const fastStatus = (flags: StatusFlags): boolean => {
   return true
 }
 
+/** Runs the hop's forced command from its own bundle; false (nothing run) when it cannot be loaded. */
+const fastReceive = (): boolean => {
+  let receiveMain: typeof import("./receiveMain.js")
+  try {
+    receiveMain = loadCached(fileURLToPath(new URL("./receive-main.cjs", import.meta.url)), undefined) as typeof receiveMain
+  } catch {
+    return false
+  }
+  receiveMain.main()
+  return true
+}
+
 if (help !== undefined) print(help.stdout)
-else if (route?._tag !== "Status" || !fastStatus(route.flags)) fullCli()
+else if (route?._tag === "Receive") {
+  if (!fastReceive()) fullCli()
+} else if (route?._tag !== "Status" || !fastStatus(route.flags)) fullCli()

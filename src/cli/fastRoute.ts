@@ -29,7 +29,13 @@ export const helpKeys = (): ReadonlyArray<ReadonlyArray<string>> => [["--version
 /** The key of a pre-rendered output in dist/help.json. */
 export const helpKey = (args: ReadonlyArray<string>): string => args.join(" ")
 
-export type FastRoute = { readonly _tag: "Help"; readonly key: string } | { readonly _tag: "Status"; readonly flags: StatusFlags }
+export type FastRoute = { readonly _tag: "Help"; readonly key: string } | { readonly _tag: "Status"; readonly flags: StatusFlags } | { readonly _tag: "Receive" }
+
+/**
+ * `receive` is the hop's forced command (SPEC §10.6): it takes whatever arguments it is given without
+ * parsing them, so it never fails with a usage error. Only `receive --help` (or `-h`) alone shows help.
+ */
+export const forcedReceive = (args: ReadonlyArray<string>): boolean => args[0] === "receive" && !(args.length === 2 && (args[1] === "--help" || args[1] === "-h"))
 
 const KNOWN_HELP = new Set(helpKeys().map(helpKey))
 
@@ -60,6 +66,7 @@ const statusFlags = (rest: ReadonlyArray<string>): StatusFlags | undefined => {
 /** What the entry can do without the command tree, or undefined: load the full CLI. */
 export const fastRoute = (args: ReadonlyArray<string>): FastRoute | undefined => {
   if (KNOWN_HELP.has(helpKey(args))) return { _tag: "Help", key: helpKey(args) }
+  if (forcedReceive(args)) return { _tag: "Receive" }
   if (args[0] === "status") {
     const flags = statusFlags(args.slice(1))
     if (flags !== undefined) return { _tag: "Status", flags }

@@ -110,6 +110,13 @@ export const handleReceived = (r: Received, env: NodeJS.ProcessEnv, platform: st
 export const receive = (env: NodeJS.ProcessEnv = process.env, platform: string = process.platform): Effect.Effect<void, ExitWith> =>
   Effect.suspend(() => handleReceived(decodePayload(env.SSH_ORIGINAL_COMMAND), receiverEnv(env, platform, process.getuid?.()), platform))
 
+/** The receiver's run as an exit code (0 shown or nothing to do, 75 not shown or not closed). */
+export const receiveExitCode = (env: NodeJS.ProcessEnv = process.env, platform: string = process.platform): Effect.Effect<number> =>
+  receive(env, platform).pipe(
+    Effect.as(0),
+    Effect.catchTag("ExitWith", (e) => Effect.succeed(e.code))
+  )
+
 /** Only for `ocpool receive --help`: any other invocation runs `receive` directly (app.ts), arguments ignored. */
 export const receiveCommand = Command.make("receive", {}, () => receive()).pipe(
   Command.withDescription(

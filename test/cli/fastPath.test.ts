@@ -11,6 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
+import { runReceive } from "../../src/cli/receiveMain.js"
 import { fastRoute, helpKey, helpKeys } from "../../src/cli/fastRoute.js"
 import { captureStream, type CliIo } from "../../src/cli/output.js"
 import { runStatus } from "../../src/cli/statusMain.js"
@@ -64,6 +65,28 @@ describe("the fast path", () => {
         const r = yield* both(args)
         expect(r, args.join(" ")).toBeDefined()
         expect(r!.fast, args.join(" ")).toEqual(r!.full)
+      }
+    })
+  )
+
+  it.effect("US-18 receive runs through its own bundle exactly as through the command tree: any arguments, never a usage error; only a lone --help shows help", () =>
+    Effect.gen(function* () {
+      expect(fastRoute(["receive"])).toEqual({ _tag: "Receive" })
+      expect(fastRoute(["receive", "--nope", "x"])).toEqual({ _tag: "Receive" })
+      expect(fastRoute(["receive", "--help", "x"])).toEqual({ _tag: "Receive" })
+      expect(fastRoute(["receive", "--help"])).toEqual({ _tag: "Help", key: "receive --help" })
+      const saved = process.env.SSH_ORIGINAL_COMMAND
+      delete process.env.SSH_ORIGINAL_COMMAND
+      try {
+        const full = ioPair(false)
+        const fast = ioPair(false)
+        const fullCode = yield* runCli(["node", "ocpool", "receive", "--bogus"], full.io)
+        const fastCode = yield* runReceive(fast.io)
+        expect({ code: fastCode, out: fast.out(), err: fast.err() }).toEqual({ code: fullCode, out: full.out(), err: full.err() })
+        expect(fastCode).toBe(0)
+        expect(fast.err()).toContain("no payload")
+      } finally {
+        if (saved !== undefined) process.env.SSH_ORIGINAL_COMMAND = saved
       }
     })
   )
