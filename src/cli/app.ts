@@ -35,6 +35,8 @@ export const USAGE = [
   "  status [--pool FILE] [--json] [--state-dir DIR]                       the pool as every process sees it",
   "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
   "  init [--format txt|json] [--force] [--json]                          write the user pool file",
+  "  init --global|--project [--dry-run] [--remove] [--format txt|json] [--json]",
+  "                                                                        add the plugin to opencode's config (or take it out)",
   "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
   "  sweep sessions [--db PATH] [--days 30] [--grace-hours 24] [--directory DIR] [--limit N]",
   "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",

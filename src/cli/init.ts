@@ -1,4 +1,8 @@
-/** `ocpool init [--format txt|json] [--force] [--json]` (SPEC §12.2): writes the user's pool file from the bundled preset. */
+/**
+ * `ocpool init [--format txt|json] [--force] [--json]` (SPEC §12.2): writes the user's pool file from the
+ * bundled preset; with `--global`/`--project` [`--dry-run`] [`--remove`] it also installs the plugin into
+ * opencode's config (install.ts).
+ */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { join } from "node:path"
@@ -8,7 +12,9 @@ import { dirReason, makeDir } from "../layers/dirs.js"
 import { occupied } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
 import { noHomeReason } from "../layers/xdg.js"
-import { InitRefused, PathUnusable } from "./errors.js"
+import { printableJson } from "../core/printable.js"
+import { InitRefused, PathUnusable, UsageProblem } from "./errors.js"
+import { install, type InstallOutcome, type InstallTarget } from "./install.js"
 
 const PLUGIN_LINE = `"plugin": ["opencode-pool"]`
 
@@ -48,21 +54,55 @@ export const writePoolFile = (format: "txt" | "json", force: boolean, env: NodeJ
     return path
   })
 
+/** Where `init` writes the pool file of `format`. */
+const poolFileFor = (format: "txt" | "json") => (env: NodeJS.ProcessEnv): string | undefined => {
+  const dir = configDir(env)
+  return dir === undefined ? undefined : join(dir, format === "txt" ? "pool.txt" : "pool.json")
+}
+
+/** The human report of `init --global|--project`. */
+const installReport = (o: InstallOutcome, target: InstallTarget, dryRun: boolean, remove: boolean): string => {
+  const lines: Array<string> = []
+  const would = dryRun ? "would " : ""
+  if (remove) lines.push(o.config.changed ? `${would}remove opencode-pool from ${o.config.path}` : `${o.config.path} does not list opencode-pool; nothing to remove`)
+  else if (o.config.changed) lines.push(`${would}${o.config.created ? "create" : "edit"} ${o.config.path}: plugin entry ${o.config.entry}`)
+  else lines.push(`${o.config.path} already lists opencode-pool; unchanged`)
+  if (dryRun && o.config.diff !== "") lines.push(o.config.diff.trimEnd())
+  if (!remove) lines.push(o.pool.written ? `${would}write ${o.pool.path ?? "the pool file"} from the bundled preset` : `pool file ${o.pool.path} kept`)
+  if (dryRun) lines.push("dry run: nothing was written")
+  else if (!remove && o.config.changed) lines.push(`opencode started ${target === "global" ? "anywhere" : "in this directory"} now loads opencode-pool; check with: ocpool doctor`)
+  else if (remove && o.config.changed) lines.push("your pool file and the state directory are kept; delete them by hand if you want them gone")
+  return lines.join("\n")
+}
+
 export const initCommand = Command.make(
   "init",
   {
     format: Options.choice("format", ["txt", "json"]).pipe(Options.withDefault("txt" as const), Options.withDescription("pool.txt (flat, default) or pool.json")),
-    force: Options.boolean("force").pipe(Options.withDescription("Overwrite an existing pool file")),
-    json: Options.boolean("json").pipe(Options.withDescription('{"path","format","written"} on stdout'))
+    force: Options.boolean("force").pipe(Options.withDescription("Overwrite an existing pool file (without --global/--project)")),
+    global: Options.boolean("global").pipe(Options.withDescription("Add the plugin to your opencode config (~/.config/opencode/opencode.json[c]) and create the pool file if there is none")),
+    project: Options.boolean("project").pipe(Options.withDescription("Add the plugin to this directory's opencode.json[c] and create the pool file if there is none")),
+    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("With --global/--project: print the unified diff of the config and write nothing")),
+    remove: Options.boolean("remove").pipe(Options.withDescription("With --global/--project: take the plugin entry out of that config (uninstall); the pool file is kept")),
+    json: Options.boolean("json").pipe(Options.withDescription('{"path","format","written"} on stdout; with --global/--project also "config":{"path","entry","changed","created","diff"}'))
   },
   (args) =>
     Effect.gen(function* () {
-      const path = yield* writePoolFile(args.format, args.force)
-      if (args.json) yield* Console.log(JSON.stringify({ path, format: args.format, written: true }))
-      else yield* Console.log(`wrote ${path}\nadd to your opencode config (~/.config/opencode/opencode.json): ${PLUGIN_LINE}`)
+      if (args.global && args.project) return yield* new UsageProblem({ message: "init takes --global or --project, not both" })
+      const target: InstallTarget | undefined = args.global ? "global" : args.project ? "project" : undefined
+      if (target === undefined) {
+        if (args.dryRun || args.remove) return yield* new UsageProblem({ message: "--dry-run and --remove go with --global or --project" })
+        const path = yield* writePoolFile(args.format, args.force)
+        if (args.json) yield* Console.log(JSON.stringify({ path, format: args.format, written: true }))
+        else yield* Console.log(`wrote ${path}\nadd opencode-pool to your opencode config with: ocpool init --global (or by hand: ${PLUGIN_LINE})`)
+        return
+      }
+      const o = yield* install(target, { dryRun: args.dryRun, remove: args.remove }, () => writePoolFile(args.format, false), poolFileFor(args.format))
+      if (args.json) yield* Console.log(printableJson(JSON.stringify({ path: o.pool.path ?? null, format: args.format, written: o.pool.written && !args.dryRun, config: o.config })))
+      else yield* Console.log(installReport(o, target, args.dryRun, args.remove))
     })
 ).pipe(
   Command.withDescription(
-    "Write the user pool file from the bundled preset and print the plugin line for opencode. Exit 0; 1 if the file exists and --force is absent, or the config directory or file cannot be created (one line naming the path and the reason)."
+    "Without --global/--project: write the user pool file from the bundled preset (exit 1 if it exists and --force is absent). With --global or --project: add this installation's plugin entry to that opencode config (comments and layout kept; created when absent; never twice), create the pool file if there is none, and say what changed; a second run changes nothing. --dry-run prints the diff and writes nothing; --remove takes the entry out. Exit 0; 1 when a file or directory cannot be written (one line naming it); 2 when the config is not valid JSONC (file:line:column) or the flags do not go together."
   )
 )

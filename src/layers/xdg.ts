@@ -10,7 +10,8 @@ import { isAbsolute, join } from "node:path"
 const DEFAULTS = {
   XDG_CONFIG_HOME: [".config"],
   XDG_STATE_HOME: [".local", "state"],
-  XDG_DATA_HOME: [".local", "share"]
+  XDG_DATA_HOME: [".local", "share"],
+  XDG_CACHE_HOME: [".cache"]
 } as const
 
 export type XdgName = keyof typeof DEFAULTS
