@@ -12,7 +12,7 @@ import { describeSlots } from "../core/pool.js"
 import { DESKTOP_ALIAS, hopHost, isRemote, NO_HOST_REASON, selectChannel, type Selected } from "../core/notify/channel.js"
 import { shortHostname } from "../core/notify/content.js"
 import { resolveDbPath } from "../core/retention/dbPath.js"
-import { pluginListing } from "../core/opencodeConfig.js"
+import { entryFile, pluginListing } from "../core/opencodeConfig.js"
 import { dirReason } from "../layers/dirs.js"
 import { openRegular, readTextFile } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
@@ -192,31 +192,55 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
   return { id: "state-dir", status: notes.length > 0 ? "warn" : "ok", detail: `${dir} mode ${m.toString(8)}${notes.length > 0 ? `; ${notes.join("; ")}` : ""}` }
 }
 
-/** Where opencode's config files are; `undefined` entries (no home) are skipped. */
-const opencodeConfigs = (): ReadonlyArray<string> => {
-  const base = xdgDir("XDG_CONFIG_HOME")
-  const cwd = process.cwd()
-  return [...(base === undefined ? [] : [join(base, "opencode", "opencode.json"), join(base, "opencode", "opencode.jsonc")]), join(cwd, "opencode.json"), join(cwd, "opencode.jsonc")]
+/** Where opencode's config files are (global, project, `OPENCODE_CONFIG`); the global ones are skipped without a home. */
+export const opencodeConfigs = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ReadonlyArray<string> => {
+  const base = xdgDir("XDG_CONFIG_HOME", env)
+  const explicit = env.OPENCODE_CONFIG !== undefined && env.OPENCODE_CONFIG !== "" ? [isAbsolute(env.OPENCODE_CONFIG) ? env.OPENCODE_CONFIG : join(cwd, env.OPENCODE_CONFIG)] : []
+  return [
+    ...(base === undefined ? [] : [join(base, "opencode", "opencode.json"), join(base, "opencode", "opencode.jsonc")]),
+    join(cwd, "opencode.json"),
+    join(cwd, "opencode.jsonc"),
+    ...explicit
+  ]
 }
 
 /** Largest opencode config file the plugin check reads. */
 const CONFIG_MAX_BYTES = 1 << 20
 
-const pluginCheck = (): Check => {
+/**
+ * Which opencode config files exist (opencode reads them all), whether one lists this plugin, and
+ * whether each listed entry that names a file (a `file://` URL or a path) points to one that can be
+ * read: a moved checkout or a removed global install is a failure, not a silent non-load.
+ */
+export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Check => {
   const invalid: Array<string> = []
-  for (const path of opencodeConfigs()) {
+  const read: Array<string> = []
+  const listed: Array<string> = []
+  const broken: Array<string> = []
+  for (const path of opencodeConfigs(env, cwd)) {
     // non-blocking, capped, regular files only: a FIFO swapped in after any check cannot block the doctor
-    const read = readTextFile(path, CONFIG_MAX_BYTES)
-    if (read._tag === "Missing") continue
-    if (read._tag === "Refused") {
-      if (read.tooLarge === true) invalid.push(`${path}: larger than 1 MiB, not read`)
+    const file = readTextFile(path, CONFIG_MAX_BYTES)
+    if (file._tag === "Missing") continue
+    if (file._tag === "Refused") {
+      invalid.push(file.tooLarge === true ? `${path}: larger than 1 MiB, not read` : `${path}: ${file.reason}`)
       continue
     }
-    const listing = pluginListing(read.text)
-    if (listing._tag === "Listed") return { id: "plugin", status: "ok", detail: `listed in ${path}` }
+    read.push(path)
+    const listing = pluginListing(file.text)
     if (listing._tag === "Invalid") invalid.push(`${path}: not valid JSONC (${listing.reason})`)
+    if (listing._tag !== "Listed") continue
+    for (const entry of listing.entries) {
+      const target = entryFile(entry)
+      const opened = target === undefined ? undefined : readTextFile(target, 64 << 20)
+      if (opened !== undefined && opened._tag !== "Text") broken.push(`${entry} in ${path}: ${opened._tag === "Missing" ? "no such file" : opened.reason}`)
+      else listed.push(`${path} (${entry})`)
+    }
   }
-  return { id: "plugin", status: "warn", detail: `no opencode config lists "opencode-pool" (add "plugin": ["opencode-pool"])${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
+  const reads = read.length === 0 ? "opencode reads no config file here" : `opencode reads ${read.join(", ")}`
+  const problems = [...broken, ...invalid]
+  if (broken.length > 0) return { id: "plugin", status: "fail", detail: `${reads}; the plugin entry does not load: ${problems.join("; ")}; run ocpool init --global again` }
+  if (listed.length > 0) return { id: "plugin", status: "ok", detail: `listed in ${listed.join(", ")}; ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
+  return { id: "plugin", status: "warn", detail: `no opencode config lists opencode-pool (run ocpool init --global); ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
 }
 
 /** The checks that read the state directory, each on its own; a state that cannot be read fails `claims`. */

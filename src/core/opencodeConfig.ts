@@ -7,7 +7,11 @@
  */
 import { applyEdits, findNodeAtLocation, getNodeValue, modify, parse, parseTree, printParseErrorCode, type FormattingOptions, type Node, type ParseError } from "jsonc-parser"
 
-export type PluginListing = { readonly _tag: "Listed" } | { readonly _tag: "NotListed" } | { readonly _tag: "Invalid"; readonly reason: string }
+export type PluginListing =
+  /** `entries`: the names of this plugin's entries, as written (the first element of a `[name, options]` pair). */
+  | { readonly _tag: "Listed"; readonly entries: ReadonlyArray<string> }
+  | { readonly _tag: "NotListed" }
+  | { readonly _tag: "Invalid"; readonly reason: string }
 
 const NAME = /^opencode-pool(?:@[^/\\]*)?$|(?:^|[/\\])opencode-pool(?:[/\\@]|$)|[/\\]dist[/\\]opencode-plugin\.js$/
 
@@ -24,12 +28,26 @@ export const pluginListing = (text: string): PluginListing => {
   if (config === null || typeof config !== "object" || Array.isArray(config)) return { _tag: "NotListed" }
   const plugins = (config as Record<string, unknown>).plugin
   if (!Array.isArray(plugins)) return { _tag: "NotListed" }
-  return plugins.some((p) => {
+  const entries = plugins.flatMap((p) => {
     const name = entryName(p)
-    return name !== undefined && NAME.test(name)
+    return name !== undefined && NAME.test(name) ? [name] : []
   })
-    ? { _tag: "Listed" }
-    : { _tag: "NotListed" }
+  return entries.length > 0 ? { _tag: "Listed", entries } : { _tag: "NotListed" }
+}
+
+/**
+ * The file a plugin entry loads when it names one: a `file://` URL or an absolute path. `undefined` for a
+ * package name (opencode installs and resolves those itself).
+ */
+export const entryFile = (entry: string): string | undefined => {
+  if (entry.startsWith("file://")) {
+    try {
+      return decodeURIComponent(new URL(entry).pathname)
+    } catch {
+      return undefined
+    }
+  }
+  return entry.startsWith("/") ? entry : undefined
 }
 
 /** Whether a `plugin` entry names this plugin, in any spelling (bare, versioned, path, `file://` URL, `[name, options]`). */

@@ -187,7 +187,7 @@ describe("ocpool doctor always prints its report (SPEC §12.2)", () => {
     expect(check(comment.stdout, "plugin")?.status).toBe("warn")
     writeFileSync(join(oc, "opencode.json"), '{\n  // pooled subagents\n  "plugin": [["opencode-pool", { "reapMs": 30000 }],],\n}\n')
     const listed = ocpool(["doctor", "--json", "--state-dir", tmp()], env)
-    expect(check(listed.stdout, "plugin")).toMatchObject({ status: "ok", detail: `listed in ${join(oc, "opencode.json")}` })
+    expect(check(listed.stdout, "plugin")).toMatchObject({ status: "ok", detail: `listed in ${join(oc, "opencode.json")} (opencode-pool); opencode reads ${join(oc, "opencode.json")}` })
     expect(existsSync(join(oc, "opencode.json"))).toBe(true)
   })
 })

@@ -162,3 +162,26 @@ describe("the plugin entry in opencode's config (core/opencodeConfig.ts)", () =>
     expect(addPluginEntry("[1]", "e")).toMatchObject({ _tag: "Invalid", reason: "the top level is not an object" })
   })
 })
+
+describe("ocpool doctor confirms the install", () => {
+  const doctorPlugin = (s: ReturnType<typeof sandbox>, env: Record<string, string> = {}) => {
+    const r = spawnSync(process.execPath, [cli, "doctor", "--json"], { cwd: s.project, encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: s.home, ...env } })
+    return (JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }> }).checks.find((c) => c.id === "plugin")!
+  }
+
+  it("US-15 after init --global the plugin check is ok, naming the file opencode reads and the entry; with no config it warns", () => {
+    const s = sandbox()
+    expect(doctorPlugin(s)).toMatchObject({ status: "warn", detail: "no opencode config lists opencode-pool (run ocpool init --global); opencode reads no config file here" })
+    expect(s.run(["--global"]).status).toBe(0)
+    expect(doctorPlugin(s)).toEqual({ id: "plugin", status: "ok", detail: `listed in ${s.global} (${ENTRY}); opencode reads ${s.global}` })
+  })
+
+  it("US-15 an entry whose file is gone (a moved checkout) fails the check; OPENCODE_CONFIG is read too", () => {
+    const s = sandbox()
+    const moved = join(s.project, "elsewhere.json")
+    writeFileSync(moved, JSON.stringify({ plugin: ["file:///nowhere/opencode-pool/dist/opencode-plugin.js"] }))
+    const check = doctorPlugin(s, { OPENCODE_CONFIG: moved })
+    expect(check.status).toBe("fail")
+    expect(check.detail).toBe(`opencode reads ${moved}; the plugin entry does not load: file:///nowhere/opencode-pool/dist/opencode-plugin.js in ${moved}: no such file; run ocpool init --global again`)
+  })
+})
