@@ -25,6 +25,8 @@ export interface Settings {
   /** The option `sound`, before `OCPOOL_SOUND` (see `soundsOn`). */
   readonly sound: boolean
   readonly fade: boolean
+  /** The OmniRoute option as given (read by `core/omniroute.ts`; SPEC §13). */
+  readonly omniroute: unknown
 }
 
 export const DEFAULTS: Settings = {
@@ -43,7 +45,8 @@ export const DEFAULTS: Settings = {
   notifyVia: "auto",
   notifyHost: undefined,
   sound: true,
-  fade: true
+  fade: true,
+  omniroute: undefined
 }
 
 const LogLevel = Schema.Literal("debug", "info", "warn", "error")
@@ -119,7 +122,8 @@ export const parseSettings = (
       DEFAULTS.notifyVia,
     notifyHost: str("notifyHost", o.notifyHost, warnings),
     sound: bool("sound", o.sound, DEFAULTS.sound, warnings),
-    fade: bool("fade", o.fade, DEFAULTS.fade, warnings)
+    fade: bool("fade", o.fade, DEFAULTS.fade, warnings),
+    omniroute: o.omniroute
   }
   return { settings, warnings }
 }

@@ -12,6 +12,8 @@ import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/dirs.js"
 import { PoolEngineLive } from "../layers/PoolEngineLive.js"
 import { NotifyEngineLive } from "../layers/NotifyEngineLive.js"
+import { GatewayHttp } from "../layers/GatewayHttp.js"
+import { Gateway } from "../services/Gateway.js"
 import { soundsOn } from "../core/notify/sound.js"
 import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine.js"
 import { AppLog, type LogLevel } from "../services/AppLog.js"
@@ -69,10 +71,11 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
-  const engines = Layer.mergeAll(PoolEngineLive(o.settings, o.warnings), NotifyEngineLive(o.settings.notify, notifyConfig))
+  const engines = Layer.mergeAll(PoolEngineLive(o.settings, o.warnings), NotifyEngineLive(o.settings.notify, notifyConfig), GatewayHttp(o.settings.omniroute))
   const runtime = ManagedRuntime.make(Layer.provideMerge(engines, layer))
   const engine = await runtime.runPromise(PoolEngine)
   const notifications = await runtime.runPromise(NotifyEngine)
+  const gateway = await runtime.runPromise(Gateway)
   let disposed = false
   const run = async <A>(eff: Effect.Effect<A, never, PoolServices>, what: string): Promise<A | undefined> => {
     if (disposed) return undefined
@@ -89,6 +92,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       if (disposed || !isPlainObject(input)) return
       if (!workable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read or written"))
       await run(engine.configure(input), "config injection")
+      await run(gateway.register(input), "omniroute")
     },
     "tool.execute.before": async (input, output) => {
       if (disposed) return

@@ -287,7 +287,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       notifyVia: "ssh",
       notifyHost: "desk",
       sound: false,
-      fade: false
+      fade: false,
+      omniroute: undefined
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)
