@@ -2,9 +2,9 @@
  * `ocpool init --global | --project [--dry-run] [--remove]` (issue: adoption without surprises; US-15):
  * the built CLI in a child process with a temporary HOME and working directory, never the real ones.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -16,10 +16,16 @@ ensureBuilt("init --help")
 
 const ENTRY = pathToFileURL(join(root, "dist", "opencode-plugin.js")).href
 
-/** A temporary HOME and project directory. */
+const made: Array<string> = []
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+
+/** A temporary HOME and project directory (removed after the file's tests). */
 const sandbox = () => {
   const home = mkdtempSync(join(tmpdir(), "ocpool-install-home-"))
   const project = mkdtempSync(join(tmpdir(), "ocpool-install-proj-"))
+  made.push(home, project)
   const run = (args: ReadonlyArray<string>) =>
     spawnSync(process.execPath, [cli, "init", ...args], { cwd: project, encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } })
   return { home, project, run, global: join(home, ".config", "opencode", "opencode.json"), pool: join(home, ".config", "opencode-pool", "pool.txt") }
