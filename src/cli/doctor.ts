@@ -23,6 +23,7 @@ import { makeNotifier, readSshConfig, selectNotifier } from "../layers/NotifierL
 import { which } from "../layers/runArgv.js"
 import { testNotification } from "./notify.js"
 import { ChecksFailed } from "./errors.js"
+import { opencodeGlobalDir } from "./install.js"
 import { cliPool, readState, stateDirFor } from "./stateView.js"
 import { stateDirOption } from "./status.js"
 
@@ -194,10 +195,10 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
 
 /** Where opencode's config files are (global, project, `OPENCODE_CONFIG`); the global ones are skipped without a home. */
 export const opencodeConfigs = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ReadonlyArray<string> => {
-  const base = xdgDir("XDG_CONFIG_HOME", env)
+  const global = opencodeGlobalDir(env)
   const explicit = env.OPENCODE_CONFIG !== undefined && env.OPENCODE_CONFIG !== "" ? [isAbsolute(env.OPENCODE_CONFIG) ? env.OPENCODE_CONFIG : join(cwd, env.OPENCODE_CONFIG)] : []
   return [
-    ...(base === undefined ? [] : [join(base, "opencode", "opencode.json"), join(base, "opencode", "opencode.jsonc")]),
+    ...(global === undefined ? [] : [join(global, "opencode.json"), join(global, "opencode.jsonc")]),
     join(cwd, "opencode.json"),
     join(cwd, "opencode.jsonc"),
     ...explicit

@@ -30,6 +30,8 @@ export const poolText = (slots: ReadonlyArray<{ readonly model: unknown; readonl
     ""
   ].join("\n")
 
+const poolFileName = (format: "txt" | "json"): string => (format === "txt" ? "pool.txt" : "pool.json")
+
 /**
  * Writes the pool file. Every directory or file problem is one typed failure naming the path and the
  * reason (exit 1): no home directory, a path component that is a file, no permission, a read-only disk.
@@ -38,7 +40,7 @@ export const writePoolFile = (format: "txt" | "json", force: boolean, env: NodeJ
   Effect.gen(function* () {
     const dir = configDir(env)
     if (dir === undefined) return yield* new PathUnusable({ path: "$XDG_CONFIG_HOME/opencode-pool", reason: noHomeReason("XDG_CONFIG_HOME") })
-    const path = join(dir, format === "txt" ? "pool.txt" : "pool.json")
+    const path = join(dir, poolFileName(format))
     if (occupied(path) && !force) return yield* new InitRefused({ path })
     const problem = makeDir(dir, 0o777)
     if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
@@ -57,7 +59,7 @@ export const writePoolFile = (format: "txt" | "json", force: boolean, env: NodeJ
 /** Where `init` writes the pool file of `format`. */
 const poolFileFor = (format: "txt" | "json") => (env: NodeJS.ProcessEnv): string | undefined => {
   const dir = configDir(env)
-  return dir === undefined ? undefined : join(dir, format === "txt" ? "pool.txt" : "pool.json")
+  return dir === undefined ? undefined : join(dir, poolFileName(format))
 }
 
 /** The human report of `init --global|--project`. */

@@ -52,11 +52,16 @@ export const pluginEntryFor = (root: string, env: NodeJS.ProcessEnv = process.en
   return pathToFileURL(join(root, "dist", "opencode-plugin.js")).href
 }
 
+/** opencode's global config directory (`$XDG_CONFIG_HOME/opencode`), or `undefined` without a home. */
+export const opencodeGlobalDir = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const base = xdgDir("XDG_CONFIG_HOME", env)
+  return base === undefined ? undefined : join(base, "opencode")
+}
+
 /** The config file `init` edits: the `.jsonc` when there is one, else `opencode.json` (created when absent). */
 export const configFileFor = (target: InstallTarget, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string | undefined => {
-  const base = target === "global" ? xdgDir("XDG_CONFIG_HOME", env) : cwd
-  if (base === undefined) return undefined
-  const dir = target === "global" ? join(base, "opencode") : base
+  const dir = target === "global" ? opencodeGlobalDir(env) : cwd
+  if (dir === undefined) return undefined
   return occupied(join(dir, "opencode.jsonc")) ? join(dir, "opencode.jsonc") : join(dir, "opencode.json")
 }
 

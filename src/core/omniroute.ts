@@ -4,6 +4,7 @@
  * time with at least one model. It never adds slots. Pure: the option's reading, the model list's
  * reading and the provider block; the probe itself is the shell's.
  */
+import { isRecord } from "./json.js"
 
 export const OMNIROUTE_PROVIDER = "omniroute"
 export const OMNIROUTE_TIMEOUT_MS = 2_000
@@ -13,8 +14,6 @@ export type OmnirouteOption =
   | { readonly _tag: "Off" }
   | { readonly _tag: "Invalid"; readonly reason: string }
   | { readonly _tag: "On"; readonly baseURL: string; readonly apiKey: string; readonly timeoutMs: number }
-
-const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The option as given (absent or `enabled:false`: off, silently). */
 export const readOmniroute = (v: unknown): OmnirouteOption => {

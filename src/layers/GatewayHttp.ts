@@ -4,6 +4,7 @@
  * config hook runs again on reloads), so its warning is logged once.
  */
 import { Effect, Layer } from "effect"
+import { isRecord } from "../core/json.js"
 import { OMNIROUTE_PROVIDER, modelIds, omnirouteProviderBlock, readOmniroute } from "../core/omniroute.js"
 import { AppLog } from "../services/AppLog.js"
 import { Gateway } from "../services/Gateway.js"
@@ -48,7 +49,7 @@ export const GatewayHttp = (option: unknown) =>
           Effect.gen(function* () {
             const p = yield* outcome
             if (p === undefined || p._tag !== "Healthy" || o._tag !== "On") return
-            const providers = typeof config.provider === "object" && config.provider !== null && !Array.isArray(config.provider) ? (config.provider as Record<string, unknown>) : {}
+            const providers = isRecord(config.provider) ? config.provider : {}
             // a provider the user named omniroute is theirs: left as it is
             if (Object.hasOwn(providers, OMNIROUTE_PROVIDER)) return
             config.provider = { ...providers, [OMNIROUTE_PROVIDER]: omnirouteProviderBlock(o, p.models) }

@@ -299,7 +299,7 @@ const apply = (d: Draft, input: NotifyInput): void => {
     }
     case "busy": {
       // behind events of this session that wait for its lookup: a busy after a queued idle starts a new turn
-      if (HashMap.has(s.deferred, input.session) && (Option.getOrUndefined(HashMap.get(s.deferred, input.session))?.length ?? 0) > 0) return d.defer(input.session, input)
+      if ((Option.getOrUndefined(HashMap.get(s.deferred, input.session))?.length ?? 0) > 0) return d.defer(input.session, input)
       d.set("worked", boundWorked(HashSet.add(s.worked, input.session), s.sessions))
       if (!HashMap.has(s.sessions, input.session) && !HashMap.has(s.deferred, input.session) && HashMap.size(s.deferred) < DEFERRED_SESSIONS_MAX) {
         // learn where it sits before it idles; nothing waits on the answer
