@@ -3,11 +3,13 @@
  * into opencode's config without ever clobbering the user's definitions. Pure: a config in, a new
  * config out (the hook copies it back into opencode's object).
  */
-import { POOLED_BASES } from "./constants.js"
+import { MAX_SLOTS_LIMIT, POOLED_BASES } from "./constants.js"
 import { isRecord, type JsonRecord } from "./json.js"
 import { describeSlots, type Slot } from "./pool.js"
 
 type Json = JsonRecord
+
+export const variantName = (base: string, slot: number): string => `${base}-${slot}`
 
 const RETRY_NOTE =
   "If the pool stops you (a rate limit, an outage or a hang), you are aborted on purpose: the caller may simply spawn the same base again and it will run on a model that answers."
@@ -35,6 +37,56 @@ export const BASE_DEFINITIONS: Readonly<Record<string, Json>> = {
   }
 }
 
+/** The read family the delegating `build` may not use itself (US-1 criterion 1). */
+export const READ_FAMILY = ["read", "glob", "grep", "list", "webfetch", "websearch"] as const
+
+/**
+ * `task` rules that allow only the named bases. opencode checks `task` against the agent the call
+ * finally names, after the pool rewrote `explore` to `explore-2`, so each base's slot variants
+ * `<base>-1` … `<base>-8` are allowed with it; everything else (general, user agents) is denied.
+ * opencode evaluates rules last-match-wins, so `"*": "deny"` comes first.
+ */
+export const taskOnly = (bases: ReadonlyArray<string>): Json => {
+  const rules: Json = { "*": "deny" }
+  for (const base of bases) {
+    rules[base] = "allow"
+    for (let n = 1; n <= MAX_SLOTS_LIMIT; n++) rules[variantName(base, n)] = "allow"
+  }
+  return rules
+}
+
+const SPAWN_BARE =
+  'Always spawn the bare names "explore", "implement" and "context" (the task tool\'s subagent_type); never a numbered variant such as "explore-1": the pool picks the model, and a numbered name is refused.'
+
+/**
+ * The delegation policy (US-1, SPEC §13 "build may not read and delegates to the pooled bases"),
+ * injected for `build` and `plan` only when the user has not defined them, and not at all with the
+ * option `delegate: false`. `plan` keeps its own reading (a plan needs it) and may spawn only the
+ * read-only bases: `implement` edits, and plan does not.
+ */
+export const DELEGATION_DEFINITIONS: Readonly<Record<"build" | "plan", Json>> = {
+  build: {
+    prompt: [
+      "You are the primary coding agent, and you delegate the bulk work to pooled subagents on cheap models.",
+      "You cannot read, glob, grep, list or fetch the web yourself: spawn \"explore\" to find files, read code and answer questions about the codebase, \"context\" for a summary of the project's architecture, conventions and workflows, and \"implement\" to make a precise, mechanical change across files.",
+      SPAWN_BARE,
+      "Give each subagent a self-contained brief: what to find or change, where, and what to report back (paths, line numbers, the diff). Spawn independent subagents in parallel.",
+      "You decide, review what comes back, and run commands (builds, tests) yourself.",
+      "A subagent aborted by the pool (a rate limit, an outage or a hang) was stopped on purpose: spawn the same base again and it runs on a model that answers."
+    ].join("\n"),
+    permission: { ...Object.fromEntries(READ_FAMILY.map((tool) => [tool, "deny"])), task: taskOnly(POOLED_BASES) }
+  },
+  plan: {
+    prompt: [
+      "You plan; you never edit files.",
+      "Hand the reading and searching to pooled subagents on cheap models: spawn \"explore\" to find files, read code and answer questions about the codebase, and \"context\" for a summary of the project's architecture, conventions and workflows. Read a file yourself only when the detail matters to the plan.",
+      'Always spawn the bare names "explore" and "context" (the task tool\'s subagent_type); never a numbered variant such as "explore-1": the pool picks the model.',
+      "A subagent aborted by the pool (a rate limit, an outage or a hang) was stopped on purpose: spawn it again and it runs on a model that answers."
+    ].join("\n"),
+    permission: { task: taskOnly(["explore", "context"]) }
+  }
+}
+
 export interface Injection {
   readonly config: Json
   readonly warnings: ReadonlyArray<string>
@@ -42,16 +94,19 @@ export interface Injection {
   readonly info: string
 }
 
-export const variantName = (base: string, slot: number): string => `${base}-${slot}`
-
-/** SPEC §4 steps 1–4. Running it on its own output gives the same config. */
-export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: string): Injection => {
+/** SPEC §4 steps 1–4, plus the delegation policy unless `delegate` is false. Running it on its own output gives the same config. */
+export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: string, delegate = true): Injection => {
   const config = structuredClone(input)
   const warnings: Array<string> = []
   const agents: Json = isRecord(config.agent) ? config.agent : {}
   config.agent = agents
   for (const base of POOLED_BASES) {
     if (!(base in agents)) agents[base] = structuredClone(BASE_DEFINITIONS[base])
+  }
+  if (delegate) {
+    for (const [name, definition] of Object.entries(DELEGATION_DEFINITIONS)) {
+      if (!(name in agents)) agents[name] = structuredClone(definition)
+    }
   }
   for (const base of POOLED_BASES) {
     const effective = isRecord(agents[base]) ? (agents[base] as Json) : BASE_DEFINITIONS[base]!

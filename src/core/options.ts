@@ -27,6 +27,8 @@ export interface Settings {
   readonly fade: boolean
   /** The OmniRoute option as given (read by `core/omniroute.ts`; SPEC §13). */
   readonly omniroute: unknown
+  /** The delegation policy (US-1): inject `build`/`plan` when the user has not defined them; `false` opts out. */
+  readonly delegate: boolean
 }
 
 export const DEFAULTS: Settings = {
@@ -46,7 +48,8 @@ export const DEFAULTS: Settings = {
   notifyHost: undefined,
   sound: true,
   fade: true,
-  omniroute: undefined
+  omniroute: undefined,
+  delegate: true
 }
 
 const LogLevel = Schema.Literal("debug", "info", "warn", "error")
@@ -123,7 +126,8 @@ export const parseSettings = (
     notifyHost: str("notifyHost", o.notifyHost, warnings),
     sound: bool("sound", o.sound, DEFAULTS.sound, warnings),
     fade: bool("fade", o.fade, DEFAULTS.fade, warnings),
-    omniroute: o.omniroute
+    omniroute: o.omniroute,
+    delegate: bool("delegate", o.delegate, DEFAULTS.delegate, warnings)
   }
   return { settings, warnings }
 }

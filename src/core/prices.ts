@@ -85,9 +85,16 @@ export const formatUsd = (usd: number): string =>
 export const pricedSlotWarning = (model: string, p: Price): string =>
   `slot model ${model} costs money (USD per 1M tokens: input ${p.input}, output ${p.output}); the pool is meant for free models`
 
-/** One advisory per distinct slot model the snapshot prices above zero, in slot order. */
-export const pricedSlotWarnings = (slots: ReadonlyArray<Slot>, table: PriceTable): ReadonlyArray<{ model: string; line: string }> => {
-  const seen = new Set<string>()
+/**
+ * US-23: one advisory per slot model the snapshot prices above zero, in slot order, leaving out the
+ * models already `warned` (the advisory is given once per process, however often the config hook runs).
+ */
+export const pricedSlotWarnings = (
+  slots: ReadonlyArray<Slot>,
+  table: PriceTable,
+  warned: ReadonlySet<string> = new Set()
+): ReadonlyArray<{ readonly model: string; readonly line: string }> => {
+  const seen = new Set(warned)
   const out: Array<{ model: string; line: string }> = []
   for (const s of slots) {
     if (seen.has(s.model)) continue

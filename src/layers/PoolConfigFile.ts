@@ -18,9 +18,9 @@ export const configDir = (env: NodeJS.ProcessEnv = process.env): string | undefi
   return base === undefined ? undefined : join(base, "opencode-pool")
 }
 
-/** The bundled preset, next to `dist/` in the package (or next to `src/` when running from sources). */
-export const bundledPreset = (): string | undefined => {
-  for (const rel of ["../presets/free-tier.json", "../../presets/free-tier.json"]) {
+/** A file of the package's `presets/`, next to `dist/` in the package (or next to `src/` when running from sources). */
+export const bundledFile = (name: string): string | undefined => {
+  for (const rel of [`../presets/${name}`, `../../presets/${name}`]) {
     try {
       const p = fileURLToPath(new URL(rel, import.meta.url))
       if (existsSync(p)) return p
@@ -30,6 +30,9 @@ export const bundledPreset = (): string | undefined => {
   }
   return undefined
 }
+
+/** The bundled preset pool. */
+export const bundledPreset = (): string | undefined => bundledFile("free-tier.json")
 
 /** A pool file through safeRead: a regular file of at most POOL_FILE_MAX_BYTES, or a one-line reason. */
 const readSource = (origin: string, path: string): PoolSource => {

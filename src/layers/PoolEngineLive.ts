@@ -6,7 +6,7 @@
  * `aborted` event. The layer owns the lifetime: the reaper and the pool-file watcher run in its scope,
  * and its finalizer stops every write and removes the claim file.
  */
-import { Cause, Clock, Duration, Effect, Fiber, FiberMap, Layer, Queue, Ref, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Fiber, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import { statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 import { engineStep, needsPeers, needsSnapshot, type Applied, type EngineEvent } from "../core/engine/step.js"
@@ -14,7 +14,8 @@ import { initialEngineState, slotsOf, type EngineState } from "../core/engine/st
 import { injectConfig } from "../core/inject.js"
 import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
-import { describeSlots } from "../core/pool.js"
+import { describeSlots, type Slot } from "../core/pool.js"
+import { pricedSlotWarnings } from "../core/prices.js"
 import type { ResolvedPool } from "../core/source.js"
 import { renderStatus, statusView } from "../core/status.js"
 import { AbortClient } from "../services/AbortClient.js"
@@ -23,12 +24,15 @@ import { PoolConfig } from "../services/PoolConfig.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
 import { PoolLock } from "../services/PoolLock.js"
 import { PoolStore, type Commit } from "../services/PoolStore.js"
+import { PriceSnapshot } from "../services/PriceSnapshot.js"
 import { StateDir } from "../services/StateDir.js"
 import { TraceRecorder } from "../services/TraceRecorder.js"
 
 export interface EngineConfig {
   readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
   readonly reapMs: number
+  /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
+  readonly delegate?: boolean
 }
 
 export const RELOAD_DEBOUNCE_MS = 250
@@ -60,6 +64,10 @@ export const makeEngine = (config: EngineConfig) =>
     const self = yield* StateDir
     const mutex = yield* Effect.makeSemaphore(1)
     const aborts = yield* FiberMap.make<string, void, never>()
+    const prices = yield* Effect.serviceOption(PriceSnapshot)
+    // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
+    const advice = yield* FiberSet.make<void, never>()
+    const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
     const stateRef = yield* Ref.make<EngineState>(initialEngineState(config.timing))
     let closed = false
     let lastConfig: JsonRecord | undefined
@@ -115,8 +123,27 @@ export const makeEngine = (config: EngineConfig) =>
 
     const applyPool = (pool: ResolvedPool) => Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings }))
 
+    /** One warning per slot model the shipped snapshot prices above zero, once per process (US-23); silent without a snapshot. */
+    const advisePrices = (slots: ReadonlyArray<Slot>): Effect.Effect<void> =>
+      Option.match(prices, {
+        onNone: () => Effect.void,
+        onSome: (snapshot) =>
+          FiberSet.run(
+            advice,
+            Effect.gen(function* () {
+              const table = yield* snapshot.table
+              if (table === undefined) return
+              const fresh = yield* Ref.modify(warnedPriced, (warned) => {
+                const lines = pricedSlotWarnings(slots, table, warned)
+                return [lines, lines.length === 0 ? warned : new Set([...warned, ...lines.map((l) => l.model)])] as const
+              })
+              for (const l of fresh) yield* log.log("warn", l.line)
+            })
+          ).pipe(Effect.asVoid)
+      })
+
     const bindVariants = (cfg: JsonRecord, state: EngineState) => {
-      const { info, warnings, config: injected } = injectConfig(cfg, slotsOf(state), state.origin)
+      const { info, warnings, config: injected } = injectConfig(cfg, slotsOf(state), state.origin, config.delegate ?? true)
       cfg.agent = injected.agent
       if (injected.provider !== undefined) cfg.provider = injected.provider
       return { info, warnings }
@@ -141,12 +168,14 @@ export const makeEngine = (config: EngineConfig) =>
           const { info, warnings } = bindVariants(cfg, yield* Ref.get(stateRef))
           for (const w of warnings) yield* log.log("warn", w)
           yield* log.log("info", info)
+          yield* advisePrices(slotsOf(yield* Ref.get(stateRef)))
         }),
       reload: Effect.gen(function* () {
         const pool = yield* poolConfig.load
         yield* applyPool(pool)
         if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* Ref.get(stateRef)).warnings) yield* log.log("warn", w)
         yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
+        yield* advisePrices(pool.slots)
       }),
       statusText: Effect.gen(function* () {
         yield* apply({ type: "status" })
@@ -159,7 +188,7 @@ export const makeEngine = (config: EngineConfig) =>
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
       }),
       state: Ref.get(stateRef),
-      settle: FiberMap.awaitEmpty(aborts),
+      settle: Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)),
       aborting: FiberMap.size(aborts)
     }
 
@@ -231,7 +260,7 @@ export const PoolEngineLive = (settings: Settings, warnings: ReadonlyArray<strin
     PoolEngine,
     Effect.gen(function* () {
       const log = yield* AppLog
-      const engine = yield* makeEngine({ timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }, reapMs: settings.reapMs })
+      const engine = yield* makeEngine({ timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }, reapMs: settings.reapMs, delegate: settings.delegate })
       for (const w of warnings) yield* log.log("warn", w)
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)

@@ -6,6 +6,7 @@ import { AppLogClient, type LogClient } from "../layers/AppLogClient.js"
 import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
 import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
 import { PoolConfigFile } from "../layers/PoolConfigFile.js"
+import { PriceSnapshotFile } from "../layers/PriceSnapshotFile.js"
 import { PoolLockFile } from "../layers/PoolLockFile.js"
 import { PoolStoreLive } from "../layers/PoolStoreLive.js"
 import { StateDirLive } from "../layers/StateDirLive.js"
@@ -17,6 +18,7 @@ import { homeDir } from "../layers/xdg.js"
 import type { AbortClient } from "../services/AbortClient.js"
 import type { Notifier } from "../services/Notifier.js"
 import type { SessionLookup } from "../services/SessionLookup.js"
+import type { PriceSnapshot } from "../services/PriceSnapshot.js"
 import type { AppLog } from "../services/AppLog.js"
 import { ClaimStore, type ClaimStoreService } from "../services/ClaimStore.js"
 
@@ -34,6 +36,8 @@ export interface LayerOverrides {
   /** A recording notifier (tests never raise a real popup unless they ask for it). */
   readonly notifier?: Layer.Layer<Notifier>
   readonly lookup?: Layer.Layer<SessionLookup>
+  /** A fixed price snapshot instead of the bundled presets/prices.json. */
+  readonly prices?: Layer.Layer<PriceSnapshot>
 }
 
 /** The notifier of the settings (SPEC §10.5); with notifications off, one that is never called. */
@@ -56,6 +60,7 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
     TraceRecorderFile(settings.trace).pipe(Layer.provide(log)),
     PoolConfigFile({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, directory: ctx.directory }),
     overrides.notifier ?? notifierOf(settings),
-    overrides.lookup ?? SessionLookupSdk(ctx.client as SessionGetClient | undefined, ctx.directory)
+    overrides.lookup ?? SessionLookupSdk(ctx.client as SessionGetClient | undefined, ctx.directory),
+    overrides.prices ?? PriceSnapshotFile()
   )
 }

@@ -14,10 +14,10 @@ const POOL = slots("zen/alpha 2\ngo/gamma 1\n")
 type Agents = Record<string, Record<string, unknown> | null>
 
 describe("config injection (SPEC §4)", () => {
-  it("US-15 a config with only the plugin line gets the three bases and their variants", () => {
+  it("US-15 a config with only the plugin line gets the three bases, their variants and the delegating build and plan", () => {
     const { config, info } = injectConfig({ plugin: ["opencode-pool"] }, POOL, "presets/free-tier.json")
     const agents = config.agent as Agents
-    expect(Object.keys(agents).sort()).toEqual(["context", "context-1", "context-2", "explore", "explore-1", "explore-2", "implement", "implement-1", "implement-2"])
+    expect(Object.keys(agents).sort()).toEqual(["build", "context", "context-1", "context-2", "explore", "explore-1", "explore-2", "implement", "implement-1", "implement-2", "plan"])
     expect(agents["explore-2"]).toMatchObject({ hidden: true, mode: "subagent", model: "go/gamma" })
     expect(agents["explore"]).toMatchObject({ mode: "subagent" })
     expect(agents["explore"]!.model).toBeUndefined()

@@ -266,7 +266,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         notifyVia: "ssh",
         notifyHost: "desk",
         sound: false,
-        fade: false
+        fade: false,
+        delegate: false
       },
       {}
     )
@@ -288,7 +289,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       notifyHost: "desk",
       sound: false,
       fade: false,
-      omniroute: undefined
+      omniroute: undefined,
+      delegate: false
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

@@ -10,7 +10,7 @@ import { NotifierMemory, type MemoryClose, type MemoryOutcome, type MemorySend }
 import { SessionLookupMemory } from "../../src/layers/SessionLookupMemory.js"
 import type { SessionFacts } from "../../src/services/SessionLookup.js"
 import { makeHooks } from "../../src/plugin/hooks.js"
-import { liveLayer } from "../../src/plugin/live.js"
+import { liveLayer, type LayerOverrides } from "../../src/plugin/live.js"
 import type { LogLevel } from "../../src/services/AppLog.js"
 
 export const tmp = (prefix = "ocpool-plugin-") => mkdtempSync(join(tmpdir(), prefix))
@@ -36,7 +36,8 @@ export const boot = async (
   env: Record<string, string | undefined> = {},
   abortLatencyMs = 0,
   clock?: Clock.Clock,
-  notifyOutcomes: Array<MemoryOutcome> = ["ok"]
+  notifyOutcomes: Array<MemoryOutcome> = ["ok"],
+  overrides: Pick<LayerOverrides, "prices"> = {}
 ): Promise<Booted> => {
   const dir = tmp()
   const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")
@@ -51,7 +52,8 @@ export const boot = async (
     log: AppLogMemory(logs),
     abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs),
     notifier: NotifierMemory(notifyOutcomes, sends, closes),
-    lookup: SessionLookupMemory(known, lookups)
+    lookup: SessionLookupMemory(known, lookups),
+    ...overrides
   })
   const hooks = await makeHooks(clock === undefined ? layer : Layer.merge(layer, Layer.setClock(clock)), { settings, warnings, env })
   return { hooks, logs, aborts, stateDir, dir, sends, closes, known, lookups }

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { POOLED_BASES } from "../../src/core/constants.js"
-import { BASE_DEFINITIONS } from "../../src/core/inject.js"
+import { BASE_DEFINITIONS, DELEGATION_DEFINITIONS } from "../../src/core/inject.js"
 import opencodePool from "../../src/plugin/index.js"
 import { boot, tmp, type Booted } from "./boot.js"
 
@@ -91,7 +91,7 @@ const runHook = async (config: Json, b?: Booted): Promise<{ b: Booted; warnings:
 /**
  * SPEC §4 checked directly on one input and the hook's output: every user key byte-identical (key order
  * included), the only additions the missing bases and variants, the only changes a present variant's
- * `model` and a slot provider's whitelist.
+ * `model` and a slot provider's whitelist; `build` and `plan` added only when absent (US-1).
  */
 const checkMerge = (before: Json, after: Json) => {
   // top-level keys: the same, in the same order; `agent` appended only when absent; nothing else added
@@ -115,8 +115,10 @@ const checkMerge = (before: Json, after: Json) => {
   }
   // what was added: the absent bases and the absent variants, nothing else
   const added = Object.keys(agents).filter((k) => !(k in userAgents))
-  const expectedAdded = [...POOLED_BASES, ...POOLED_BASES.flatMap((b) => SLOTS.map((s) => `${b}-${s.index}`))].filter((n) => !(n in userAgents))
+  const expectedAdded = [...POOLED_BASES, "build", "plan", ...POOLED_BASES.flatMap((b) => SLOTS.map((s) => `${b}-${s.index}`))].filter((n) => !(n in userAgents))
   expect([...added].sort()).toEqual(expectedAdded.sort())
+  // the delegation policy (US-1): build and plan only where the user has not defined them
+  for (const name of ["build", "plan"] as const) if (!(name in userAgents)) same(agents[name], DELEGATION_DEFINITIONS[name])
   for (const base of POOLED_BASES) {
     if (!(base in userAgents)) {
       same(agents[base], BASE_DEFINITIONS[base])
