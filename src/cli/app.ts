@@ -8,6 +8,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Console, Effect } from "effect"
 import { exitCodeOfFailures, finishRun } from "./outcome.js"
 import { type CliIo, diagnostic } from "./output.js"
+import { costCommand } from "./cost.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { notifyCommand } from "./notify.js"
@@ -23,7 +24,7 @@ const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, notifyCommand, receiveCommand, tunnelCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, notifyCommand, receiveCommand, tunnelCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -42,6 +43,8 @@ export const USAGE = [
   "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",
   "  sweep events [--db PATH] [--days 7] [--grace-hours 1] [--limit N]",
   "               [--dry-run] [--vacuum] [--force] [--json]                 prune the event log",
+  "  cost [--db PATH] [--since 7d] [--by agent|model|session|day] [--baseline-model P/M] [--json]",
+  "                                                                        what the messages cost, pooled work vs its root model",
   "  notify [TITLE [MESSAGE]] [--kind done|question|permission|error|test] [--title T] [--message M]",
   "         [--urgency U] [--icon I] [--sound S] [--via auto|local|ssh] [--host H] [--json]  send one notification",
   "  receive                                                               the hop's forced command (payload in $SSH_ORIGINAL_COMMAND)",

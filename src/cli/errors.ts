@@ -76,3 +76,6 @@ export class BadInput extends Data.TaggedError("BadInput")<{ readonly message: s
 
 /** Exit 1: a sweep stopped on a database failure, or its id guard tripped; exit 75: it stopped busy or the vacuum was refused. */
 export class SweepIncomplete extends Data.TaggedError("SweepIncomplete")<{ readonly message: string; readonly exitCode: 1 | 75 }> {}
+
+/** Exit 1: a model named on the command line (`cost --baseline-model`) has no price, so a cost the user asked for is unknown. */
+export class CostUnknown extends Data.TaggedError("CostUnknown")<{ readonly message: string }> {}

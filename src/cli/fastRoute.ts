@@ -17,6 +17,7 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["sweep"],
   ["sweep", "sessions"],
   ["sweep", "events"],
+  ["cost"],
   ["notify"],
   ["receive"],
   ["tunnel"],

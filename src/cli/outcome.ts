@@ -4,13 +4,13 @@
  * fast path must not load it.
  */
 import { Cause, Effect, Logger, Option } from "effect"
-import { describeFailure, type CliFailure, type BadInput, type PathUnusable, type SweepIncomplete } from "./errors.js"
+import { describeFailure, type CliFailure, type BadInput, type CostUnknown, type PathUnusable, type SweepIncomplete } from "./errors.js"
 import { type CliIo, diagnostic, drain, forStream, isClosedPipe, OutputFailed, recordedFailure, withIo, writeOut, writeReason } from "./output.js"
 
 /** One diagnostic line and the exit code it stands for. */
 export const fail = (f: { readonly message: string; readonly exitCode: number }): Effect.Effect<number> => Effect.as(diagnostic(f.message), f.exitCode)
 
-type Typed = CliFailure | PathUnusable | BadInput | SweepIncomplete
+type Typed = CliFailure | PathUnusable | BadInput | SweepIncomplete | CostUnknown
 
 /** Every typed failure of a command mapped to its line and exit code. */
 export const exitCodeOfFailures = <R>(self: Effect.Effect<number, unknown, R>): Effect.Effect<number, unknown, R> =>
@@ -25,13 +25,15 @@ export const exitCodeOfFailures = <R>(self: Effect.Effect<number, unknown, R>): 
           return fail({ message: e.message, exitCode: 2 })
         case "SweepIncomplete":
           return fail(e)
+        case "CostUnknown":
+          return fail({ message: e.message, exitCode: 1 })
         default:
           return fail(describeFailure(e))
       }
     }
   )
 
-const TYPED = new Set(["FileUnreadable", "TraceInvalid", "ExpectMismatch", "PoolUnusable", "StateUnreadable", "InitRefused", "PathUnusable", "BadInput", "SweepIncomplete", "ChecksFailed"])
+const TYPED = new Set(["FileUnreadable", "TraceInvalid", "ExpectMismatch", "PoolUnusable", "StateUnreadable", "InitRefused", "PathUnusable", "BadInput", "SweepIncomplete", "ChecksFailed", "CostUnknown"])
 
 /** The first line of a defect's message, for the one line an unexpected failure gets. */
 const defectLine = (defect: unknown): string => {

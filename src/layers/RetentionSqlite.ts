@@ -21,14 +21,14 @@ const codeOf = (e: SqlError.SqlError): string => {
   return typeof cause?.code === "string" ? cause.code : ""
 }
 
-const messageOf = (e: SqlError.SqlError): string => {
+export const messageOf = (e: SqlError.SqlError): string => {
   const cause = e.cause as { readonly message?: unknown } | undefined
   return typeof cause?.message === "string" ? cause.message : e.message
 }
 
-const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(e))
+export const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(e))
 
-const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new DbFailed({ reason: messageOf(e) }))
+export const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new DbFailed({ reason: messageOf(e) }))
 
 export interface RetentionSqliteOptions {
   /** `PRAGMA busy_timeout` (SPEC §1 DB_BUSY_TIMEOUT_MS); tests shorten it. */

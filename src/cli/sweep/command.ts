@@ -24,10 +24,10 @@ import { renderEvents, renderSessions } from "./render.js"
 import { sweepSessions, type SessionSweepReport } from "./sessions.js"
 import { sweepExitCode, type SweepEnd } from "./outcome.js"
 
-const text = (name: string, pseudo: string, description: string) =>
+export const text = (name: string, pseudo: string, description: string) =>
   Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
 
-const common = {
+export const common = {
   db: text("db", "PATH", "opencode's database (default: $OPENCODE_DB, else $XDG_DATA_HOME/opencode/opencode.db)"),
   limit: text("limit", "N", "At most N (an integer ≥ 1); the rest is reported as remaining"),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("Change nothing; report what would go (the run log still gets its line)")),
@@ -39,7 +39,7 @@ const common = {
 }
 
 /** The database file, checked before anything opens it: an existing regular file, readable, and writable unless this is a dry run. */
-const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
+export const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
   Effect.gen(function* () {
     const dataHome = xdgDir("XDG_DATA_HOME")
     // without a home directory only --db or an absolute OPENCODE_DB names the database

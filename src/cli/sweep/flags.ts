@@ -4,7 +4,7 @@ import { parseNonNegative, parsePositiveInteger, type Parsed } from "../../core/
 import { windowProblem } from "../../core/retention/window.js"
 import { BadInput } from "../errors.js"
 
-const orBadInput = <A>(parsed: Parsed<A>): Effect.Effect<A, BadInput> =>
+export const orBadInput = <A>(parsed: Parsed<A>): Effect.Effect<A, BadInput> =>
   parsed._tag === "Value" ? Effect.succeed(parsed.value) : Effect.fail(new BadInput({ message: parsed.message }))
 
 /** A number from 0 to `max` (fractions allowed), or BadInput naming the flag. */

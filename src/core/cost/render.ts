@@ -1,0 +1,83 @@
+/** The cost report as text (a table) and as the `--json` object (docs/COST.md). Pure. */
+import { formatUsd, type Tokens } from "../prices.js"
+import type { Cost, CostReport, Usage } from "./report.js"
+
+/** The cost cell: `unknown`, never 0, when a price is missing. */
+export const costCell = (cost: Cost): string => (cost === undefined ? "unknown" : formatUsd(cost))
+
+const count = (n: number): string => n.toLocaleString("en-US")
+
+const HEADERS = ["CALLS", "INPUT", "OUTPUT", "REASONING", "CACHE READ", "CACHE WRITE", "COST"]
+
+const cells = (label: string, u: Usage): ReadonlyArray<string> => [
+  label,
+  count(u.calls),
+  count(u.tokens.input),
+  count(u.tokens.output),
+  count(u.tokens.reasoning),
+  count(u.tokens.cacheRead),
+  count(u.tokens.cacheWrite),
+  costCell(u.cost)
+]
+
+/** Columns padded to their widest cell: the label left-aligned, the numbers right-aligned. */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)))
+  return rows
+    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd())
+    .join("\n")
+}
+
+export interface RenderContext {
+  /** `7d`, `all`. */
+  readonly since: string
+  /** The window's start, or undefined for `all`. */
+  readonly from: number | undefined
+  /** The price sources read, in order (names). */
+  readonly priceSources: ReadonlyArray<{ readonly name: string }>
+}
+
+export const renderText = (report: CostReport, ctx: RenderContext): string => {
+  const window = ctx.from === undefined ? "all assistant messages" : `assistant messages since ${new Date(ctx.from).toISOString()} (${ctx.since})`
+  const groups = table([
+    [report.by.toUpperCase(), ...HEADERS],
+    ...report.groups.map((g) => cells(g.key, g)),
+    cells("total", report.total)
+  ])
+  const on = report.baseline.models.length === 0 ? "no pooled work" : `on ${report.baseline.models.join(", ")}`
+  const pooled = table([["POOLED WORK", ...HEADERS], cells("baseline", report.baseline), cells("pool", report.pool)])
+  const sources = ctx.priceSources.length === 0 ? "none" : ctx.priceSources.map((s) => s.name).join(", then ")
+  return [
+    `${window}, by ${report.by}`,
+    groups,
+    "",
+    pooled,
+    `baseline: the pooled work priced ${on}; pool: as it ran (recorded costs)`,
+    `prices: ${sources}`
+  ].join("\n")
+}
+
+const tokensJson = (t: Tokens) => ({ input: t.input, output: t.output, reasoning: t.reasoning, cacheRead: t.cacheRead, cacheWrite: t.cacheWrite })
+
+/** Cost `null` is unknown; known costs are rounded to 1e-10 USD, dropping float noise (0.0323, not 0.032299999999999995). */
+const usageJson = (u: Usage) => ({ calls: u.calls, tokens: tokensJson(u.tokens), cost: u.cost === undefined ? null : Math.round(u.cost * 1e10) / 1e10 })
+
+export interface JsonContext extends RenderContext {
+  readonly to: number
+  readonly priceSources: ReadonlyArray<{ readonly name: string; readonly path: string }>
+}
+
+/** The `--json` object (docs/COST.md). */
+export const reportJson = (report: CostReport, ctx: JsonContext) => ({
+  since: ctx.since,
+  from: ctx.from === undefined ? null : new Date(ctx.from).toISOString(),
+  to: new Date(ctx.to).toISOString(),
+  by: report.by,
+  groups: report.groups.map((g) => ({ key: g.key, ...usageJson(g) })),
+  total: usageJson(report.total),
+  baseline: { ...usageJson(report.baseline), models: report.baseline.models },
+  pool: usageJson(report.pool),
+  unpriced: report.unpriced,
+  rootsWithoutModel: report.rootsWithoutModel,
+  priceSources: ctx.priceSources.map((s) => ({ name: s.name, path: s.path }))
+})

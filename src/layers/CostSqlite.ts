@@ -1,0 +1,105 @@
+/**
+ * CostStore over any `@effect/sql` SqlClient (better-sqlite3 read-only in the CLI). The heavy lifting
+ * is one `GROUP BY` over `json_extract` of the message rows: the report never pulls messages into
+ * JavaScript, only one row per session, agent and model (and day).
+ */
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { DB_BUSY_TIMEOUT_MS } from "../core/constants.js"
+import type { UsageRow } from "../core/cost/report.js"
+import { CostStore, type UsageQuery } from "../services/CostStore.js"
+import { DbBusy, NotOpencodeDb } from "../services/RetentionStore.js"
+import { busyOrFailed, isBusy, messageOf } from "./RetentionSqlite.js"
+
+/** The columns the report reads. */
+export const COST_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  message: ["id", "session_id", "time_created", "data"],
+  session: ["id", "parent_id"]
+}
+
+/** Usage of assistant messages; `$.cost` and token counts missing from a message count 0. */
+const usageSql = (byDay: boolean, windowed: boolean) => `
+SELECT session_id, agent, model, ${byDay ? "day" : "'' AS day"},
+  count(*) AS calls, total(i) AS input, total(o) AS output, total(r) AS reasoning, total(cr) AS cache_read, total(cw) AS cache_write,
+  total(c) AS cost, total(c = 0 AND i + o + r + cr + cw > 0) AS zero_cost_calls
+FROM (
+  SELECT session_id,
+    coalesce(data ->> '$.agent', '') AS agent,
+    coalesce(data ->> '$.providerID', '') || '/' || coalesce(data ->> '$.modelID', '') AS model,
+    ${byDay ? "strftime('%Y-%m-%d', time_created / 1000, 'unixepoch') AS day," : ""}
+    coalesce(data ->> '$.tokens.input', 0) AS i, coalesce(data ->> '$.tokens.output', 0) AS o,
+    coalesce(data ->> '$.tokens.reasoning', 0) AS r, coalesce(data ->> '$.tokens.cache.read', 0) AS cr,
+    coalesce(data ->> '$.tokens.cache.write', 0) AS cw, coalesce(data ->> '$.cost', 0) AS c
+  FROM message
+  WHERE data ->> '$.role' = 'assistant'${windowed ? " AND time_created >= ?" : ""}
+)
+GROUP BY session_id, agent, model${byDay ? ", day" : ""}`
+
+interface UsageRecord {
+  readonly session_id: string
+  readonly agent: string
+  readonly model: string
+  readonly day: string
+  readonly calls: number
+  readonly input: number
+  readonly output: number
+  readonly reasoning: number
+  readonly cache_read: number
+  readonly cache_write: number
+  readonly cost: number
+  readonly zero_cost_calls: number
+}
+
+const toRow = (r: UsageRecord): UsageRow => ({
+  sessionId: r.session_id,
+  agent: r.agent,
+  model: r.model,
+  day: r.day,
+  calls: Number(r.calls),
+  tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
+  cost: Number(r.cost),
+  zeroCostCalls: Number(r.zero_cost_calls)
+})
+
+export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
+  Layer.effect(
+    CostStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const openProblem = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new NotOpencodeDb({ reason: messageOf(e) }))
+      return CostStore.of({
+        checkSchema: Effect.gen(function* () {
+          yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DB_BUSY_TIMEOUT_MS))}`).pipe(Effect.mapError(openProblem))
+          for (const [table, columns] of Object.entries(COST_COLUMNS)) {
+            const info = yield* sql.unsafe<{ name: string }>("SELECT name FROM pragma_table_info(?)", [table]).pipe(Effect.mapError(openProblem))
+            if (info.length === 0) return yield* new NotOpencodeDb({ reason: `no table '${table}'` })
+            const have = new Set(info.map((c) => c.name))
+            const missing = columns.filter((c) => !have.has(c))
+            if (missing.length > 0) return yield* new NotOpencodeDb({ reason: `table '${table}' has no column ${missing.map((c) => `'${c}'`).join(", ")}` })
+          }
+        }),
+
+        usage: (query: UsageQuery) =>
+          sql
+            .unsafe<UsageRecord>(usageSql(query.byDay, query.from !== undefined), query.from === undefined ? [] : [query.from])
+            .pipe(Effect.map((rows) => rows.map(toRow)), Effect.mapError(busyOrFailed)),
+
+        parents: sql<{ id: string; parent_id: string | null }>`SELECT id, parent_id FROM session`.pipe(
+          Effect.map((rows) => new Map(rows.map((r) => [r.id, r.parent_id ?? null] as const))),
+          Effect.mapError(busyOrFailed)
+        ),
+
+        latestModels: (sessions) =>
+          sessions.length === 0
+            ? Effect.succeed(new Map<string, string>())
+            : // SQLite takes the bare columns of a max() aggregate from the row holding the maximum.
+              sql<{ session_id: string; model: string }>`SELECT session_id,
+                coalesce(data ->> '$.providerID', '') || '/' || coalesce(data ->> '$.modelID', '') AS model, max(time_created) AS at
+                FROM message WHERE session_id IN (SELECT value FROM json_each(${JSON.stringify(sessions)})) AND data ->> '$.role' = 'assistant'
+                GROUP BY session_id`.pipe(
+                Effect.map((rows) => new Map(rows.map((r) => [r.session_id, r.model] as const))),
+                Effect.mapError(busyOrFailed)
+              )
+      })
+    })
+  )

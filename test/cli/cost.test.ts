@@ -1,0 +1,243 @@
+/** `ocpool cost` as a user runs it (US-3, SPEC §12.1): the built CLI over databases with opencode 1.18.33's schema. */
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import Database from "better-sqlite3"
+import { afterEach, beforeAll } from "vitest"
+import { costOf } from "../../src/core/prices.js"
+import { assistant } from "../cost/costDb.js"
+import { OpencodeDb } from "../retention/opencodeDb.js"
+import { cli, ensureBuilt } from "./builtCli.js"
+
+const MIN = 60_000
+const DAY = 86_400_000
+
+beforeAll(() => ensureBuilt("cost --help"))
+
+const dirs: Array<string> = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+/** The catalog `OPENCODE_MODELS_PATH` names in these tests (models.dev form). */
+const CATALOG = {
+  fakeA: { models: { "pool-a": { cost: { input: 2, output: 8, cache_read: 0.5, cache_write: 1 } }, "root-a": { cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } } } },
+  fakeB: { models: { "free-b": { cost: { input: 0, output: 0 } }, "no-cost": {} } }
+}
+const ROOT_PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }
+
+/**
+ * A root on fakeA/root-a (2 calls) that handed work to explore-1 on fakeA/pool-a (2 calls, costs
+ * recorded) and to implement-2 on fakeB/free-b (1 call, free), plus an old root call outside 7 days.
+ */
+const setup = (more?: (o: OpencodeDb, ids: { readonly kid: string; readonly now: number }) => void) => {
+  const dir = mkdtempSync(join(tmpdir(), "ocpool-cost-cli-"))
+  dirs.push(dir)
+  const db = join(dir, "opencode.db")
+  const o = new OpencodeDb(db)
+  const now = Date.now()
+  const root = o.session({ created: now - 60 * MIN })
+  o.message(root, now - 59 * MIN)
+  assistant(o, root, now - 58 * MIN, { agent: "build", model: "fakeA/root-a", cost: 0.0105, input: 1500, output: 400 })
+  const kid = o.session({ created: now - 50 * MIN, parentId: root })
+  assistant(o, kid, now - 49 * MIN, { agent: "explore-1", model: "fakeA/pool-a", cost: 0.0116, input: 5000, output: 200, reasoning: 50, cacheRead: 1000, cacheWrite: 100 })
+  assistant(o, kid, now - 48 * MIN, { agent: "explore-1", model: "fakeA/pool-a", cost: 0.0048, input: 2000, output: 100 })
+  const kid2 = o.session({ created: now - 40 * MIN, parentId: kid })
+  assistant(o, kid2, now - 39 * MIN, { agent: "implement-2", model: "fakeB/free-b", cost: 0, input: 800, output: 90 })
+  assistant(o, root, now - 30 * MIN, { agent: "build", model: "fakeA/root-a", cost: 0.0195, input: 2500, output: 800 })
+  const old = o.session({ created: now - 20 * DAY })
+  assistant(o, old, now - 20 * DAY, { agent: "build", model: "fakeA/root-a", cost: 1, input: 100_000, output: 1000 })
+  more?.(o, { kid, now })
+  o.db.pragma("wal_checkpoint(TRUNCATE)")
+  o.close()
+  const catalog = join(dir, "models.json")
+  writeFileSync(catalog, JSON.stringify(CATALOG))
+  mkdirSync(join(dir, "cache"))
+  return { dir, db, catalog, env: { OPENCODE_MODELS_PATH: catalog, XDG_CACHE_HOME: join(dir, "cache") } }
+}
+
+/** The pooled tokens of `setup` and what they cost on the root's model. */
+const POOLED = { input: 7800, output: 390, reasoning: 50, cacheRead: 1000, cacheWrite: 100 }
+const BASELINE_COST = costOf(ROOT_PRICE, POOLED)
+
+const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, OPENCODE_DB: "", OPENCODE_MODELS_PATH: "", ...env } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+interface UsageJson {
+  readonly calls: number
+  readonly tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number }
+  readonly cost: number | null
+}
+
+describe("ocpool cost", () => {
+  it("US-3 the default profile prints a baseline row and a pool row with calls, input, output and cost, from the same messages", () => {
+    const s = setup()
+    const r = ocpool(["cost", "--db", s.db], s.env)
+    expect(r.stderr).toBe("")
+    expect(r.code).toBe(0)
+    const cost = (usd: number) => `\\$${usd.toFixed(usd < 0.01 ? 4 : 2).replace(".", "\\.")}`
+    expect(r.stdout).toMatch(new RegExp(`^baseline +3 +7,800 +390 +50 +1,000 +100 +${cost(BASELINE_COST)}$`, "m"))
+    expect(r.stdout).toMatch(/^pool +3 +7,800 +390 +50 +1,000 +100 +\$0\.02$/m)
+    // grouped by agent; the 20-day-old call is outside the default 7 days
+    expect(r.stdout).toMatch(/^build +2 +4,000 +1,200 +0 +0 +0 +\$0\.03$/m)
+    expect(r.stdout).toMatch(/^explore-1 +2 +7,000 +300 +50 +1,000 +100 +\$0\.02$/m)
+    expect(r.stdout).toMatch(/^implement-2 +1 +800 +90 +0 +0 +0 +\$0\.00$/m)
+    expect(r.stdout).toMatch(/^total +5 +11,800 +1,590 +50 +1,000 +100 +\$0\.05$/m)
+    expect(r.stdout).toContain("baseline: the pooled work priced on fakeA/root-a")
+    expect(r.stdout).toContain("prices: OPENCODE_MODELS_PATH, then presets/prices.json")
+  })
+
+  it("US-3 --json is one object whose pool and baseline rows hold the database's numbers", () => {
+    const s = setup()
+    const r = ocpool(["cost", "--db", s.db, "--json", "--by", "model"], s.env)
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim().split("\n")).toHaveLength(1)
+    const j = JSON.parse(r.stdout) as {
+      since: string
+      from: string
+      by: string
+      groups: ReadonlyArray<UsageJson & { key: string }>
+      total: UsageJson
+      pool: UsageJson
+      baseline: UsageJson & { models: ReadonlyArray<string> }
+      unpriced: ReadonlyArray<string>
+      priceSources: ReadonlyArray<{ name: string; path: string }>
+    }
+    expect(Object.keys(j)).toEqual(["since", "from", "to", "by", "groups", "total", "baseline", "pool", "unpriced", "rootsWithoutModel", "priceSources"])
+    expect(j.since).toBe("7d")
+    expect(j.by).toBe("model")
+    expect(j.groups.map((g) => [g.key, g.calls, g.cost])).toEqual([
+      ["fakeA/pool-a", 2, 0.0164],
+      ["fakeA/root-a", 2, 0.03],
+      ["fakeB/free-b", 1, 0]
+    ])
+    expect(j.pool).toEqual({ calls: 3, tokens: POOLED, cost: 0.0164 })
+    expect(j.baseline.calls).toBe(3)
+    expect(j.baseline.tokens).toEqual(POOLED)
+    expect(j.baseline.cost).toBeCloseTo(BASELINE_COST, 10)
+    expect(j.baseline.models).toEqual(["fakeA/root-a"])
+    expect(j.unpriced).toEqual([])
+    expect(j.priceSources[0]).toEqual({ name: "OPENCODE_MODELS_PATH", path: s.catalog })
+  })
+
+  it("US-3 --since all takes every message, --by day splits by UTC day", () => {
+    const s = setup()
+    const all = JSON.parse(ocpool(["cost", "--db", s.db, "--json", "--since", "all"], s.env).stdout) as { total: UsageJson; from: null }
+    expect(all.from).toBeNull()
+    expect(all.total.calls).toBe(6)
+    const days = JSON.parse(ocpool(["cost", "--db", s.db, "--json", "--since", "30d", "--by", "day"], s.env).stdout) as { groups: ReadonlyArray<{ key: string; calls: number }> }
+    expect(days.groups.map((g) => g.calls).reduce((a, b) => a + b)).toBe(6)
+    expect(days.groups[0]!.key).toBe(new Date(Date.now() - 20 * DAY).toISOString().slice(0, 10))
+    // the calls 39 and 30 minutes ago
+    const recent = JSON.parse(ocpool(["cost", "--db", s.db, "--json", "--since", "45m"], s.env).stdout) as { total: UsageJson }
+    expect(recent.total.calls).toBe(2)
+  })
+
+  it("US-3 a pool model priced at zero shows $0.00, not unknown", () => {
+    const s = setup()
+    const r = ocpool(["cost", "--db", s.db, "--by", "model"], s.env)
+    expect(r.stdout).toMatch(/^fakeB\/free-b +1 +800 +90 +0 +0 +0 +\$0\.00$/m)
+    expect(r.stdout).not.toContain("unknown")
+  })
+
+  it("US-3 --baseline-model naming a model without a price: cost unknown, stderr says so, exit 1", () => {
+    const s = setup()
+    const r = ocpool(["cost", "--db", s.db, "--baseline-model", "fakeB/no-cost"], s.env)
+    expect(r.code).toBe(1)
+    expect(r.stdout).toMatch(/^baseline +3 +7,800 +390 +50 +1,000 +100 +unknown$/m)
+    expect(r.stdout).toMatch(/^pool +3 +7,800 +390 +50 +1,000 +100 +\$0\.02$/m)
+    expect(r.stderr).toMatch(/^ocpool: cost unknown: no price for the baseline model fakeB\/no-cost in any price source \(OPENCODE_MODELS_PATH .*, presets\/prices\.json .*\)\n$/)
+    const j = ocpool(["cost", "--db", s.db, "--baseline-model", "fakeB/no-cost", "--json"], s.env)
+    expect(j.code).toBe(1)
+    expect((JSON.parse(j.stdout) as { baseline: UsageJson }).baseline.cost).toBeNull()
+  })
+
+  it("US-3 --baseline-model with a price prices the pooled work on it, exit 0", () => {
+    const s = setup()
+    const r = ocpool(["cost", "--db", s.db, "--json", "--baseline-model", "fakeA/pool-a"], s.env)
+    expect(r.code).toBe(0)
+    expect((JSON.parse(r.stdout) as { baseline: UsageJson }).baseline.cost).toBeCloseTo(costOf({ input: 2, output: 8, cacheRead: 0.5, cacheWrite: 1 }, POOLED), 10)
+  })
+
+  it("US-3 a model no source prices, recorded at 0, shows unknown with a note on stderr, exit 0", () => {
+    const s = setup((o, { kid, now }) => assistant(o, kid, now - MIN, { agent: "explore-1", model: "fakeZ/unlisted", cost: 0, input: 10, output: 1 }))
+    const r = ocpool(["cost", "--db", s.db, "--by", "model"], s.env)
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^fakeZ\/unlisted +1 +10 +1 +0 +0 +0 +unknown$/m)
+    expect(r.stdout).toMatch(/^pool +4 .* unknown$/m)
+    expect(r.stdout).toMatch(/^total +6 .* unknown$/m)
+    expect(r.stderr).toBe("ocpool: no price for fakeZ/unlisted in any price source; its cost shows unknown\n")
+  })
+
+  it("US-3 the first price source that prices a model wins; a broken catalog is one warning and falls through", () => {
+    const s = setup()
+    // the cached catalog prices the root model too, at 10×; OPENCODE_MODELS_PATH comes first
+    mkdirSync(join(s.dir, "cache", "opencode"))
+    writeFileSync(join(s.dir, "cache", "opencode", "models.json"), JSON.stringify({ fakeA: { models: { "root-a": { cost: { input: 30, output: 150 } } } } }))
+    const first = JSON.parse(ocpool(["cost", "--db", s.db, "--json"], s.env).stdout) as { baseline: UsageJson; priceSources: ReadonlyArray<{ name: string }> }
+    expect(first.baseline.cost).toBeCloseTo(BASELINE_COST, 10)
+    expect(first.priceSources.map((p) => p.name)).toEqual(["OPENCODE_MODELS_PATH", "opencode cache", "presets/prices.json"])
+    writeFileSync(s.catalog, "{ not json")
+    const r = ocpool(["cost", "--db", s.db, "--json"], s.env)
+    expect(r.code).toBe(0)
+    expect(r.stderr).toMatch(/^ocpool: price source OPENCODE_MODELS_PATH .*models\.json skipped: not JSON \(.*\)\n/)
+    expect(r.stderr.split("\n").filter((l) => l.includes("skipped"))).toHaveLength(1)
+    const j = JSON.parse(r.stdout) as { baseline: UsageJson }
+    expect(j.baseline.cost).toBeCloseTo(costOf({ input: 30, output: 150, cacheRead: 0, cacheWrite: 0 }, POOLED), 10)
+  })
+
+  it("US-3 the database is opened read-only: its bytes do not change", () => {
+    const s = setup()
+    const before = readFileSync(s.db)
+    expect(ocpool(["cost", "--db", s.db, "--json"], s.env).code).toBe(0)
+    expect(readFileSync(s.db).equals(before)).toBe(true)
+  })
+
+  const bad: ReadonlyArray<readonly [string, ReadonlyArray<string>, RegExp]> = [
+    ["a bad --since", ["--since", "7"], /^ocpool: --since must be a duration such as 30m, 24h, 7d or 2w \(above zero\), or 'all', got '7'\n$/],
+    ["a bad --by", ["--by", "week"], /^ocpool: --by must be one of agent, model, session, day, got 'week'\n$/],
+    ["a bad --baseline-model", ["--baseline-model", "sonnet"], /^ocpool: --baseline-model must be provider\/model, got 'sonnet'\n$/],
+    ["a missing --db", ["--db", "/nonexistent/opencode.db"], /^ocpool: database \/nonexistent\/opencode\.db \(from --db\): no such file\n$/]
+  ]
+  for (const [name, flags, message] of bad) {
+    it(`US-3 ${name} is one line on stderr, exit 2`, () => {
+      const s = setup()
+      const r = ocpool(["cost", ...(flags.includes("--db") ? [] : ["--db", s.db]), ...flags], s.env)
+      expect(r.code).toBe(2)
+      expect(r.stdout).toBe("")
+      expect(r.stderr).toMatch(message)
+    })
+  }
+
+  it("US-3 a database without a message table, or a file that is not SQLite, is bad input: one line, exit 2", () => {
+    const s = setup()
+    const empty = join(s.dir, "empty.db")
+    const d = new Database(empty)
+    d.exec("CREATE TABLE session (id text, parent_id text)")
+    d.close()
+    const r = ocpool(["cost", "--db", empty], s.env)
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(`ocpool: ${empty} is not an opencode database: no table 'message'; nothing changed\n`)
+    const text = join(s.dir, "notes.txt")
+    writeFileSync(text, "hello, not a database\n".repeat(100))
+    const t = ocpool(["cost", "--db", text], s.env)
+    expect(t.code).toBe(2)
+    expect(t.stderr).toMatch(/^ocpool: .*notes\.txt is not an opencode database: .*\n$/)
+  })
+
+  it("US-3 finds the default database under XDG_DATA_HOME, and --help tells the flags", () => {
+    const s = setup()
+    mkdirSync(join(s.dir, "data", "opencode"), { recursive: true })
+    writeFileSync(join(s.dir, "data", "opencode", "opencode.db"), readFileSync(s.db))
+    const r = ocpool(["cost", "--json"], { ...s.env, XDG_DATA_HOME: join(s.dir, "data") })
+    expect(r.code).toBe(0)
+    expect((JSON.parse(r.stdout) as { total: UsageJson }).total.calls).toBe(5)
+    const h = ocpool(["cost", "--help"])
+    expect(h.code).toBe(0)
+    for (const flag of ["--db PATH", "--since DURATION", "--by agent|model|session|day", "--baseline-model PROVIDER/MODEL", "--json"]) expect(h.stdout).toContain(flag)
+  })
+})
