@@ -16,7 +16,7 @@
 //   1. opencode's title generator (system prompt "You are a title generator")  -> "title": quick text
 //   2. a queue entry (POST /_fake/queue) whose `model` matches (or has none)   -> that entry
 //   3. the model id is `fake-<B>` (e.g. fake-hang, fake-429, fake-empty)       -> B, always;
-//      except a tool-call B (task, question, bash) once a tool result came back (then "text", to end the turn)
+//      except a tool-call B (task, question, bash, read) once a tool result came back (then "text", to end the turn)
 //   4. the last message is a tool result                                        -> "text" (final answer)
 //   5. a `[[fake:B]]` directive in the last user text (outside any [[task:…]])  -> B
 //        [[fake:B:ARG]]  ARG = retry-after seconds for 429/503, delay ms for slow, reply text for text,
@@ -43,6 +43,8 @@
 //   bash      SSE tool call to `bash`: {command: ARG or "echo probe-bash", description:"Echo probe"}.
 //             With `"permission": {"bash": "ask"}` opencode emits `permission.asked` and waits for
 //             POST /permission/:id/reply {"reply":"once"|"always"|"reject"}
+//   read      SSE tool call to `read`: {filePath: ARG or "README.md"} (an agent whose permissions deny
+//             read gets the tool part in state "error" with opencode's rule message)
 //   429       HTTP 429, JSON error body, `retry-after` (default 120)
 //   503       HTTP 503, JSON error body, `retry-after` (default 1)
 //   hang      accepts and never answers; the record gets closedAt/closedAfterMs when the client closes
@@ -118,7 +120,7 @@ function parseTaskDirectives(text) {
 }
 
 /** Behaviours that answer with a tool call: once the tool result comes back, the turn ends with text. */
-const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash"])
+const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash", "read"])
 const DEFAULT_QUESTION = "Pick one?"
 const DEFAULT_BASH_COMMAND = "echo probe-bash"
 
@@ -275,6 +277,8 @@ function handleChat(req, res, body, rec) {
       ])
     case "bash":
       return replyToolCalls(res, body, rec, [["bash", { command: spec.command ?? arg ?? DEFAULT_BASH_COMMAND, description: "Echo probe" }]])
+    case "read":
+      return replyToolCalls(res, body, rec, [["read", { filePath: arg ?? "README.md" }]])
     case "429": {
       const ra = String(spec.retryAfter ?? arg ?? DEFAULT_RETRY_AFTER)
       rec.retryAfter = ra

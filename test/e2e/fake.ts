@@ -8,7 +8,7 @@ import { httpOk, isRunning, sleep, stopChild, track } from "./processes.js"
 
 export const FAKE_LLM_SCRIPT: string = fileURLToPath(new URL("./fake-llm.mjs", import.meta.url))
 
-export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | (string & {})
+export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | (string & {})
 
 /** One chat-completions request as the fake logged it. */
 export interface FakeRequest {
