@@ -14,9 +14,13 @@ import { configDir } from "../layers/PoolConfigFile.js"
 import { noHomeReason } from "../layers/xdg.js"
 import { printableJson } from "../core/printable.js"
 import { InitRefused, PathUnusable, UsageProblem } from "./errors.js"
-import { install, type InstallOutcome, type InstallTarget } from "./install.js"
+import { install, installationRoot, pluginEntryFor, type InstallOutcome, type InstallTarget } from "./install.js"
 
-const PLUGIN_LINE = `"plugin": ["opencode-pool"]`
+/** The line to add by hand: the entry `init --global` would write for this installation. */
+const pluginLine = (): string => {
+  const root = installationRoot()
+  return `"plugin": [${JSON.stringify(root === undefined ? "opencode-pool" : pluginEntryFor(root))}]`
+}
 
 /** The flat form with comments (SPEC §3.2). */
 export const poolText = (slots: ReadonlyArray<{ readonly model: unknown; readonly weight?: unknown }>): string =>
@@ -96,7 +100,7 @@ export const initCommand = Command.make(
         if (args.dryRun || args.remove) return yield* new UsageProblem({ message: "--dry-run and --remove go with --global or --project" })
         const path = yield* writePoolFile(args.format, args.force)
         if (args.json) yield* Console.log(JSON.stringify({ path, format: args.format, written: true }))
-        else yield* Console.log(`wrote ${path}\nadd opencode-pool to your opencode config with: ocpool init --global (or by hand: ${PLUGIN_LINE})`)
+        else yield* Console.log(`wrote ${path}\nadd opencode-pool to your opencode config with: ocpool init --global (or by hand: ${pluginLine()})`)
         return
       }
       const o = yield* install(target, { dryRun: args.dryRun, remove: args.remove }, () => writePoolFile(args.format, false), poolFileFor(args.format))

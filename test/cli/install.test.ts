@@ -42,6 +42,14 @@ const JSONC = `{
 `
 
 describe("ocpool init --global | --project", () => {
+  it("US-15 plain init writes only the pool file and names, for a hand edit, the entry that loads this installation", () => {
+    const s = sandbox()
+    const r = s.run([])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toBe(`wrote ${s.pool}\nadd opencode-pool to your opencode config with: ocpool init --global (or by hand: "plugin": ["${ENTRY}"])\n`)
+    expect(existsSync(s.global)).toBe(false)
+  })
+
   it("US-15 --global in an empty HOME creates opencode.json with this installation's entry and the pool file; a second run changes no byte", () => {
     const s = sandbox()
     const first = s.run(["--global"])
