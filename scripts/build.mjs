@@ -86,6 +86,7 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/decode.ts"], outfile: "dist/bench-decode.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/sweep.ts"], outfile: "dist/bench-sweep.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/cost.ts"], outfile: "dist/bench-cost.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/held.ts"], outfile: "dist/bench-held.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/coldstart.ts"], outfile: "dist/bench-coldstart.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/notify.ts"], outfile: "dist/bench-notify.js" })

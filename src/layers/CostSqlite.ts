@@ -17,28 +17,25 @@ export const COST_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
   session: ["id", "parent_id"]
 }
 
-/** Usage of assistant messages; `$.cost` and token counts missing from a message count 0. */
+/**
+ * Usage of assistant messages: every value extracted once per row (a flattened subquery would extract
+ * a column again for each use). Missing token counts and costs are NULL, which total() skips.
+ */
 const usageSql = (byDay: boolean, windowed: boolean) => `
-SELECT session_id, agent, model, ${byDay ? "day" : "'' AS day"},
-  count(*) AS calls, total(i) AS input, total(o) AS output, total(r) AS reasoning, total(cr) AS cache_read, total(cw) AS cache_write,
-  total(c) AS cost, total(c = 0 AND i + o + r + cr + cw > 0) AS zero_cost_calls
-FROM (
-  SELECT session_id,
-    coalesce(data ->> '$.agent', '') AS agent,
-    coalesce(data ->> '$.providerID', '') || '/' || coalesce(data ->> '$.modelID', '') AS model,
-    ${byDay ? "strftime('%Y-%m-%d', time_created / 1000, 'unixepoch') AS day," : ""}
-    coalesce(data ->> '$.tokens.input', 0) AS i, coalesce(data ->> '$.tokens.output', 0) AS o,
-    coalesce(data ->> '$.tokens.reasoning', 0) AS r, coalesce(data ->> '$.tokens.cache.read', 0) AS cr,
-    coalesce(data ->> '$.tokens.cache.write', 0) AS cw, coalesce(data ->> '$.cost', 0) AS c
-  FROM message
-  WHERE data ->> '$.role' = 'assistant'${windowed ? " AND time_created >= ?" : ""}
-)
-GROUP BY session_id, agent, model${byDay ? ", day" : ""}`
+SELECT session_id, data ->> '$.agent' AS agent, data ->> '$.providerID' AS provider, data ->> '$.modelID' AS model,
+  ${byDay ? "strftime('%Y-%m-%d', time_created / 1000, 'unixepoch')" : "''"} AS day,
+  count(*) AS calls, total(data ->> '$.tokens.input') AS input, total(data ->> '$.tokens.output') AS output,
+  total(data ->> '$.tokens.reasoning') AS reasoning, total(data ->> '$.tokens.cache.read') AS cache_read,
+  total(data ->> '$.tokens.cache.write') AS cache_write, total(data ->> '$.cost') AS cost
+FROM message
+WHERE data ->> '$.role' = 'assistant'${windowed ? " AND time_created >= ?" : ""}
+GROUP BY session_id, agent, provider, model${byDay ? ", day" : ""}`
 
 interface UsageRecord {
   readonly session_id: string
-  readonly agent: string
-  readonly model: string
+  readonly agent: string | null
+  readonly provider: string | null
+  readonly model: string | null
   readonly day: string
   readonly calls: number
   readonly input: number
@@ -47,18 +44,16 @@ interface UsageRecord {
   readonly cache_read: number
   readonly cache_write: number
   readonly cost: number
-  readonly zero_cost_calls: number
 }
 
 const toRow = (r: UsageRecord): UsageRow => ({
   sessionId: r.session_id,
-  agent: r.agent,
-  model: r.model,
+  agent: r.agent ?? "",
+  model: `${r.provider ?? ""}/${r.model ?? ""}`,
   day: r.day,
   calls: Number(r.calls),
   tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
-  cost: Number(r.cost),
-  zeroCostCalls: Number(r.zero_cost_calls)
+  cost: Number(r.cost)
 })
 
 export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
@@ -92,12 +87,12 @@ export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
         latestModels: (sessions) =>
           sessions.length === 0
             ? Effect.succeed(new Map<string, string>())
-            : // SQLite takes the bare columns of a max() aggregate from the row holding the maximum.
-              sql<{ session_id: string; model: string }>`SELECT session_id,
-                coalesce(data ->> '$.providerID', '') || '/' || coalesce(data ->> '$.modelID', '') AS model, max(time_created) AS at
-                FROM message WHERE session_id IN (SELECT value FROM json_each(${JSON.stringify(sessions)})) AND data ->> '$.role' = 'assistant'
-                GROUP BY session_id`.pipe(
-                Effect.map((rows) => new Map(rows.map((r) => [r.session_id, r.model] as const))),
+            : // per session, its index read backwards to the first assistant message
+              sql<{ session_id: string; model: string | null }>`SELECT s.value AS session_id,
+                (SELECT coalesce(data ->> '$.providerID', '') || '/' || coalesce(data ->> '$.modelID', '') FROM message
+                  WHERE session_id = s.value AND data ->> '$.role' = 'assistant' ORDER BY time_created DESC, id DESC LIMIT 1) AS model
+                FROM json_each(${JSON.stringify(sessions)}) AS s`.pipe(
+                Effect.map((rows) => new Map(rows.flatMap((r) => (r.model === null ? [] : [[r.session_id, r.model] as const])))),
                 Effect.mapError(busyOrFailed)
               )
       })

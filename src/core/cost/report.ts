@@ -4,8 +4,9 @@
  *
  * A cost is a number of USD or `undefined`, which means unknown and is never shown as 0: a group's
  * cost is the sum of the costs opencode recorded in its messages, except that a model no price source
- * knows, with calls that used tokens but recorded 0, makes it unknown (opencode records 0 when it
- * has no price).
+ * knows whose calls used tokens but recorded 0 in all makes it unknown (opencode records 0 when it has
+ * no price). The check is made per session, agent and model: opencode prices every call of a model
+ * the same way, so such a row's calls recorded either all 0 or all a cost.
  */
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { costOf, lookupPrice, type PriceTable, type Tokens } from "../prices.js"
@@ -23,8 +24,6 @@ export interface UsageRow {
   readonly tokens: Tokens
   /** The sum of the costs opencode recorded. */
   readonly cost: number
-  /** Calls that used tokens yet recorded a cost of 0. */
-  readonly zeroCostCalls: number
 }
 
 export type Cost = number | undefined
@@ -119,8 +118,10 @@ export const keyOf = (by: GroupBy, row: UsageRow): string => {
   }
 }
 
-/** The recorded cost of a row, unknown when its model is unpriced and some of its calls recorded 0. */
-const recordedCost = (row: UsageRow, priced: (model: string) => boolean): Cost => (row.zeroCostCalls > 0 && !priced(row.model) ? undefined : row.cost)
+const tokenSum = (t: Tokens): number => t.input + t.output + t.reasoning + t.cacheRead + t.cacheWrite
+
+/** The recorded cost of a row, unknown when its model is unpriced and its calls used tokens but recorded 0. */
+const recordedCost = (row: UsageRow, priced: (model: string) => boolean): Cost => (row.cost === 0 && tokenSum(row.tokens) > 0 && !priced(row.model) ? undefined : row.cost)
 
 const byKey = (a: Group, b: Group): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
 

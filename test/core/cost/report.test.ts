@@ -20,7 +20,6 @@ const row = (r: Partial<UsageRow> & Pick<UsageRow, "sessionId" | "agent" | "mode
   calls: 1,
   tokens: tokens(100, 10),
   cost: 0,
-  zeroCostCalls: 0,
   ...r
 })
 
@@ -32,8 +31,8 @@ const PARENTS = new Map<string, string | null>([
 ])
 const ROWS: ReadonlyArray<UsageRow> = [
   row({ sessionId: "ses_root", agent: "build", model: "anthropic/claude-sonnet-4-5", calls: 2, tokens: tokens(4000, 600), cost: 0.021 }),
-  row({ sessionId: "ses_kid", agent: "explore-1", model: "opencode/big-pickle", calls: 3, tokens: tokens(9000, 900, { reasoning: 100, cacheRead: 5000 }), zeroCostCalls: 3 }),
-  row({ sessionId: "ses_grandkid", agent: "explore", model: "opencode/big-pickle", calls: 1, tokens: tokens(1000, 100), zeroCostCalls: 1 })
+  row({ sessionId: "ses_kid", agent: "explore-1", model: "opencode/big-pickle", calls: 3, tokens: tokens(9000, 900, { reasoning: 100, cacheRead: 5000 }) }),
+  row({ sessionId: "ses_grandkid", agent: "explore", model: "opencode/big-pickle", calls: 1, tokens: tokens(1000, 100) })
 ]
 const ROOT_MODELS = new Map([["ses_root", "anthropic/claude-sonnet-4-5"]])
 
@@ -68,7 +67,7 @@ describe("cost report", () => {
   })
 
   it("US-3 a model no source prices, with calls that recorded 0, is unknown in its group, the totals and the pool row", () => {
-    const rows = [...ROWS, row({ sessionId: "ses_kid", agent: "explore-1", model: "fakeZ/nope", zeroCostCalls: 1 })]
+    const rows = [...ROWS, row({ sessionId: "ses_kid", agent: "explore-1", model: "fakeZ/nope" })]
     const r = buildReport({ by: "model", rows, parents: PARENTS, rootModels: ROOT_MODELS, prices: [PRICES] })
     expect(r.groups.find((g) => g.key === "fakeZ/nope")!.cost).toBeUndefined()
     expect(r.groups.find((g) => g.key === "opencode/big-pickle")!.cost).toBe(0)
@@ -160,8 +159,7 @@ describe("cost report", () => {
     day: fc.constantFrom("2026-11-30", "2026-12-01"),
     calls: fc.integer({ min: 1, max: 50 }),
     tokens: fc.record({ input: count, output: count, reasoning: count, cacheRead: count, cacheWrite: count }),
-    cost: fc.constantFrom(0, 0.25, 1.5),
-    zeroCostCalls: fc.nat({ max: 3 })
+    cost: fc.constantFrom(0, 0.25, 1.5)
   })
 
   it.prop("US-3 grouping by any key keeps the total calls, tokens and cost; pool and baseline count the same pooled calls", [fc.array(rowArb, { maxLength: 40 }), fc.constantFrom(...GROUP_BY)], ([rows, by]) => {
@@ -178,7 +176,8 @@ describe("cost report", () => {
     expect(r.total.cost === undefined).toBe(r.groups.some((g) => g.cost === undefined))
     if (r.total.cost !== undefined) expect(r.total.cost).toBeCloseTo(r.groups.reduce((a, g) => a + g.cost!, 0), 9)
     // an unknown cost only ever comes from the unpriced model
-    const unknownRows = rows.filter((x) => x.model === "fakeZ/nope" && x.zeroCostCalls > 0)
+    const used = (t: Tokens) => t.input + t.output + t.reasoning + t.cacheRead + t.cacheWrite > 0
+    const unknownRows = rows.filter((x) => x.model === "fakeZ/nope" && x.cost === 0 && used(x.tokens))
     expect(r.total.cost === undefined).toBe(unknownRows.length > 0)
   })
 })
