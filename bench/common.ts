@@ -1,4 +1,7 @@
-/** What the benchmarks share: command-line flags and a deterministic PRNG. */
+/** What the benchmarks share: command-line flags, a deterministic PRNG, the repository's paths, opencode ids, the generated-database cache. */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 
 /** The value after `--name`, if the flag is given. */
 export const argValue = (name: string): string | undefined => {
@@ -22,4 +25,69 @@ export const rng = (seed: number) => () => {
   let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
   t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+/** The repository (benches run from dist/, one level down), opencode 1.18.33's schema, the built CLI. */
+export const ROOT = fileURLToPath(new URL("..", import.meta.url))
+export const SCHEMA = readFileSync(join(ROOT, "test/fixtures/opencode-1.18.33/schema.sql"), "utf8")
+export const CLI = join(ROOT, "bin/ocpool.js")
+
+/** The upper median. */
+export const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+const ERA = 2 ** 36
+const MASK48 = 2 ** 48
+
+/**
+ * opencode's id (packages/opencode/src/id/id.ts): `<prefix>_` + 12 hex of (ms × 4096 + counter) mod 2^48
+ * (bitwise inverted for descending ids: sessions) + 14 random base62. The counter restarts at 1 for
+ * every new millisecond, as opencode's does.
+ */
+export const idMaker = (random: () => number) => {
+  let lastMs = -1
+  let counter = 0
+  return (prefix: string, ms: number, descending = false): string => {
+    if (ms !== lastMs) {
+      lastMs = ms
+      counter = 0
+    }
+    counter++
+    let v = ((ms % ERA) * 4096 + counter) % MASK48
+    if (descending) v = MASK48 - 1 - v
+    let tail = ""
+    for (let i = 0; i < 14; i++) tail += BASE62[Math.floor(random() * 62)]
+    return `${prefix}_${v.toString(16).padStart(12, "0")}${tail}`
+  }
+}
+
+/** What a generator records next to its database. */
+export interface GeneratedMeta {
+  readonly version: number
+  readonly generatedAt: number
+}
+
+/**
+ * A generated database cached as `.bench-cache/<name>.db` with its meta in `<name>.json`: reused while
+ * its version matches and it is younger than `maxAgeMs` (unless `--regen`), else generated again.
+ */
+export const cachedDatabase = <M extends GeneratedMeta>(
+  name: string,
+  version: number,
+  maxAgeMs: number,
+  generate: (path: string) => M
+): { readonly path: string; readonly meta: M; readonly fresh: boolean } => {
+  const dir = join(ROOT, ".bench-cache")
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, `${name}.db`)
+  const metaPath = join(dir, `${name}.json`)
+  if (!flag("regen") && existsSync(path) && existsSync(metaPath)) {
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as M
+    if (meta.version === version && Date.now() - meta.generatedAt < maxAgeMs) return { path, meta, fresh: false }
+  }
+  const meta = generate(`${path}.tmp`)
+  for (const suffix of ["-wal", "-shm"]) rmSync(`${path}.tmp${suffix}`, { force: true })
+  renameSync(`${path}.tmp`, path)
+  writeFileSync(metaPath, JSON.stringify(meta))
+  return { path, meta, fresh: true }
 }

@@ -19,22 +19,19 @@
  */
 import Database from "better-sqlite3"
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, rmSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { arg, flag, rng } from "./common.js"
+import { arg, cachedDatabase, CLI, idMaker, median, ROOT, rng, SCHEMA } from "./common.js"
 
 const MESSAGES = arg("messages", 1_000_000)
 const ROOTS = arg("roots", Math.max(10, Math.round(MESSAGES / 250)))
 const ROUNDS = arg("rounds", 5)
-const GENERATOR_VERSION = 1
+/** Bumped whenever the generator changes, so an old cache is not reused. */
+const GENERATOR_VERSION = 2
 const SPAN_DAYS = 30
 const CACHE_MAX_AGE_MS = 24 * 3_600_000
 const TARGET_RATIO = 2
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url))
-const SCHEMA = readFileSync(join(ROOT, "test/fixtures/opencode-1.18.33/schema.sql"), "utf8")
-const CLI = join(ROOT, "bin/ocpool.js")
 const DAY = 86_400_000
 
 /** The reference: one GROUP BY over every assistant message, the sums the report needs. */
@@ -42,8 +39,6 @@ export const REFERENCE_SQL = `SELECT json_extract(data,'$.agent') AS agent, coun
   sum(json_extract(data,'$.tokens.input')), sum(json_extract(data,'$.tokens.output')), sum(json_extract(data,'$.tokens.reasoning')),
   sum(json_extract(data,'$.tokens.cache.read')), sum(json_extract(data,'$.tokens.cache.write')), sum(json_extract(data,'$.cost'))
 FROM message WHERE json_extract(data,'$.role') = 'assistant' GROUP BY 1`
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 const ROOT_MODELS = [
   ["anthropic", "claude-sonnet-4-5"],
@@ -71,15 +66,7 @@ const generate = (path: string): CacheMeta => {
   const t0 = Date.now()
   const random = rng(20_261_202)
   const int = (n: number) => Math.floor(random() * n)
-  let counter = 0
-  /** opencode's id shape: 12 hex of (ms × 4096 + counter) mod 2^48 (inverted for sessions), 14 base62. */
-  const id = (prefix: string, ms: number, descending = false) => {
-    let v = (ms % 2 ** 36) * 4096 + (++counter % 4096)
-    if (descending) v = 2 ** 48 - 1 - v
-    let tail = ""
-    for (let i = 0; i < 14; i++) tail += BASE62[int(62)]
-    return `${prefix}_${v.toString(16).padStart(12, "0")}${tail}`
-  }
+  const id = idMaker(random)
   rmSync(path, { force: true })
   const db = new Database(path)
   db.pragma("journal_mode = WAL")
@@ -156,24 +143,6 @@ const generate = (path: string): CacheMeta => {
   return { version: GENERATOR_VERSION, messages: MESSAGES, roots: ROOTS, assistant, generatedAt: t0, bytes: statSync(path).size, generateMs: Date.now() - t0 }
 }
 
-const cachedDatabase = (): { readonly path: string; readonly meta: CacheMeta; readonly fresh: boolean } => {
-  const dir = join(ROOT, ".bench-cache")
-  mkdirSync(dir, { recursive: true })
-  const base = join(dir, `cost-v${GENERATOR_VERSION}-${MESSAGES}m-${ROOTS}r`)
-  const path = `${base}.db`
-  const metaPath = `${base}.json`
-  if (!flag("regen") && existsSync(path) && existsSync(metaPath)) {
-    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as CacheMeta
-    if (meta.version === GENERATOR_VERSION && Date.now() - meta.generatedAt < CACHE_MAX_AGE_MS) return { path, meta, fresh: false }
-  }
-  const meta = generate(`${path}.tmp`)
-  rmSync(`${path}.tmp-wal`, { force: true })
-  rmSync(`${path}.tmp-shm`, { force: true })
-  renameSync(`${path}.tmp`, path)
-  writeFileSync(metaPath, JSON.stringify(meta))
-  return { path, meta, fresh: true }
-}
-
 /** Wall time of a process, in ms, and its stdout; a failure ends the bench. */
 const timed = (command: string, args: ReadonlyArray<string>): { readonly ms: number; readonly stdout: string } => {
   const t = process.hrtime.bigint()
@@ -183,16 +152,11 @@ const timed = (command: string, args: ReadonlyArray<string>): { readonly ms: num
   return { ms, stdout: r.stdout }
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
-
 const main = () => {
   if (!existsSync(join(ROOT, "dist/cli.js"))) execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT })
   const sqliteCli = spawnSync("sqlite3", ["--version"], { encoding: "utf8" })
   if (sqliteCli.status !== 0) throw new Error("the sqlite3 CLI is needed (Debian: apt-get install sqlite3)")
-  const cache = cachedDatabase()
+  const cache = cachedDatabase(`cost-v${GENERATOR_VERSION}-${MESSAGES}m-${ROOTS}r`, GENERATOR_VERSION, CACHE_MAX_AGE_MS, generate)
   const db = cache.path
   // warm the page cache for both: one untimed run of each
   timed("sqlite3", [db, REFERENCE_SQL])

@@ -19,11 +19,10 @@
  */
 import Database from "better-sqlite3"
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { arg, argValue, flag, rng } from "./common.js"
+import { arg, argValue, cachedDatabase, CLI, flag, idMaker, median, ROOT, rng, SCHEMA } from "./common.js"
 
 
 const EVENTS = arg("events", 1_000_000)
@@ -38,38 +37,9 @@ const SPAN_DAYS = 60
 const CACHE_MAX_AGE_MS = 12 * 3_600_000
 
 const DAY = 86_400_000
-const ROOT = fileURLToPath(new URL("..", import.meta.url))
-const SCHEMA = readFileSync(join(ROOT, "test/fixtures/opencode-1.18.33/schema.sql"), "utf8")
-const CLI = join(ROOT, "bin/ocpool.js")
 
 // ---------------------------------------------------------------------------------------------------
 // Generator
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-const ERA = 2 ** 36
-const MASK48 = 2 ** 48
-
-/**
- * opencode's id (packages/opencode/src/id/id.ts): `<prefix>_` + 12 hex of (ms × 4096 + counter) mod 2^48
- * (bitwise inverted for descending ids: sessions) + 14 random base62. The counter restarts at 1 for
- * every new millisecond, as opencode's does.
- */
-const idMaker = (random: () => number) => {
-  let lastMs = -1
-  let counter = 0
-  return (prefix: string, ms: number, descending = false): string => {
-    if (ms !== lastMs) {
-      lastMs = ms
-      counter = 0
-    }
-    counter++
-    let v = ((ms % ERA) * 4096 + counter) % MASK48
-    if (descending) v = MASK48 - 1 - v
-    let tail = ""
-    for (let i = 0; i < 14; i++) tail += BASE62[Math.floor(random() * 62)]
-    return `${prefix}_${v.toString(16).padStart(12, "0")}${tail}`
-  }
-}
 
 const WORDS =
   "the a to of and in is for that this with on it be as are not file function return value test error import const type when use should from line change build run check we need can will fix add update".split(
@@ -322,21 +292,7 @@ const generate = (path: string): CacheMeta => {
   }
 }
 
-const cachedDatabase = (): { readonly path: string; readonly meta: CacheMeta; readonly fresh: boolean } => {
-  const dir = join(ROOT, ".bench-cache")
-  mkdirSync(dir, { recursive: true })
-  const base = join(dir, `sweep-v${GENERATOR_VERSION}-${EVENTS}e-${SESSIONS}s-${PARTS}p`)
-  const path = `${base}.db`
-  const metaPath = `${base}.json`
-  if (!flag("regen") && existsSync(path) && existsSync(metaPath)) {
-    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as CacheMeta
-    if (meta.version === GENERATOR_VERSION && Date.now() - meta.generatedAt < CACHE_MAX_AGE_MS) return { path, meta, fresh: false }
-  }
-  const meta = generate(`${path}.tmp`)
-  renameSync(`${path}.tmp`, path)
-  writeFileSync(metaPath, JSON.stringify(meta))
-  return { path, meta, fresh: true }
-}
+const cachedSweepDatabase = () => cachedDatabase(`sweep-v${GENERATOR_VERSION}-${EVENTS}e-${SESSIONS}s-${PARTS}p`, GENERATOR_VERSION, CACHE_MAX_AGE_MS, generate)
 
 // ---------------------------------------------------------------------------------------------------
 // Measurements
@@ -514,13 +470,12 @@ interface SessionReport {
   readonly stoppedBy: string | null
 }
 
-const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const perSec = (rows: number, ms: number): number => Math.round((rows / ms) * 1000)
 const n = (x: number): string => x.toLocaleString("en-US")
 
 const main = async (): Promise<void> => {
   if (!existsSync(join(ROOT, "dist/cli.js"))) throw new Error("dist/cli.js is missing: run `node scripts/build.mjs` first (npm run bench:sweep does)")
-  const cache = cachedDatabase()
+  const cache = cachedSweepDatabase()
   const work = mkdtempSync(join(tmpdir(), "ocpool-bench-sweep-"))
   const dataHome = join(work, "data")
   try {
