@@ -146,11 +146,12 @@ const PATH_FLAGS = new Set(["--db", "--state-dir", "--pool", "--expect"])
 const FLAGS = [
   "--json", "--pool", "--state-dir", "--probe", "--format", "--force", "--expect", "--explain",
   "--db", "--days", "--grace-hours", "--directory", "--limit", "--dry-run", "--no-events", "--vacuum",
+  "--since", "--by", "--baseline-model",
   "--help", "-h", "--version", "--wizard", "--completions", "--log-level", "--", "-", "--nope", "-x"
 ] as const
 
 const value = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom("txt", "json", "30", "7", "1", "0", "24", "-1", "1e16", "NaN", "2.5", "bash", "zsh", "fish", "debug", "sh", "") },
+  { weight: 3, arbitrary: fc.constantFrom("txt", "json", "30", "7", "1", "0", "24", "-1", "1e16", "NaN", "2.5", "bash", "zsh", "fish", "debug", "sh", "", "7d", "30m", "all", "agent", "session", "day", "fakeA/pool-a") },
   { weight: 2, arbitrary: hostileNumber.map(String) },
   { weight: 2, arbitrary: hostileString.map((s) => s.slice(0, 2_000)) }
 )
@@ -164,7 +165,7 @@ const token: fc.Arbitrary<ReadonlyArray<string>> = fc.oneof(
 )
 
 const COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
-  ["status"], ["doctor"], ["replay"], ["init"], ["sweep", "sessions"], ["sweep", "events"], ["sweep"], [], ["statuz"], ["sweep", "nope"]
+  ["status"], ["doctor"], ["replay"], ["init"], ["sweep", "sessions"], ["sweep", "events"], ["sweep"], ["cost"], [], ["statuz"], ["sweep", "nope"]
 ]
 
 const caseArb = fc.record({
