@@ -114,14 +114,15 @@ const headerValue = (headers: Headers | undefined, name: string): unknown => {
   return undefined
 }
 
-const plainNumber = (value: unknown): number => {
+/** A plain non-negative decimal (`30`, `1.5`), or NaN: no sign, exponent or unit. */
+export const plainNumber = (value: unknown): number => {
   if (typeof value === "number") return value
   if (typeof value === "string" && /^\s*\d+(?:\.\d+)?\s*$/.test(value)) return Number(value)
   return Number.NaN
 }
 
 /** One `x-ratelimit-reset*` value as ms from now: a duration, an RFC 3339 time, or a plain number. */
-const rateLimitResetValue = (value: unknown, now: number): number => {
+export const rateLimitResetValue = (value: unknown, now: number): number => {
   const n = plainNumber(value)
   if (!Number.isNaN(n)) return n >= 1e9 ? n * 1_000 - now : n * 1_000
   if (typeof value !== "string") return Number.NaN
@@ -131,18 +132,23 @@ const rateLimitResetValue = (value: unknown, now: number): number => {
   return new RegExp(`^(?:${COMPONENT})+$`, "i").test(v) ? parseDuration(v) : Number.NaN
 }
 
+/** An HTTP date (IMF-fixdate only) as epoch ms, or NaN. */
+export const parseHttpDate = (value: unknown): number =>
+  typeof value === "string" && IMF_FIXDATE.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN
+
+/** One `retry-after` value as ms from now: seconds (decimals allowed) or an HTTP date, or NaN. */
+export const retryAfterValue = (value: unknown, now: number): number => {
+  const seconds = plainNumber(value)
+  return Number.isNaN(seconds) ? parseHttpDate(value) - now : seconds * 1_000
+}
+
 /** Sources 2–4: `retry-after-ms`, `retry-after`, then the largest `x-ratelimit-reset*`. */
 export const resetFromHeaders = (headers: Headers | undefined, now: number): number => {
   if (headers === undefined) return Number.NaN
   const ms = plainNumber(headerValue(headers, "retry-after-ms"))
   if (ms > 0) return ms
-  const after = headerValue(headers, "retry-after")
-  const seconds = plainNumber(after)
-  if (seconds > 0) return seconds * 1_000
-  if (typeof after === "string" && IMF_FIXDATE.test(after.trim())) {
-    const at = Date.parse(after.trim()) - now
-    if (at > 0) return at
-  }
+  const after = retryAfterValue(headerValue(headers, "retry-after"), now)
+  if (after > 0) return after
   let largest = Number.NaN
   for (const key of Object.keys(headers)) {
     if (!key.toLowerCase().startsWith("x-ratelimit-reset")) continue
