@@ -14,6 +14,7 @@ import { SqliteNode } from "../layers/SqliteNode.js"
 import { CostStore } from "../services/CostStore.js"
 import { CostUnknown } from "./errors.js"
 import { diagnostic } from "./output.js"
+import { withBusyRetry } from "./sweep/busy.js"
 import { common, databaseFile, openFailures, text } from "./sweep/command.js"
 import { orBadInput } from "./sweep/flags.js"
 
@@ -68,7 +69,7 @@ export const costCommand = Command.make(
       const from = since.ms === undefined ? undefined : to - since.ms
       const prices = loadPriceSources(priceSourcePaths())
       for (const w of prices.warnings) yield* diagnostic(w)
-      const report = yield* measureCost({ from, by, baselineModel, sources: prices.sources }).pipe(openFailures(db), Effect.provide(costLayer(db)))
+      const report = yield* withBusyRetry(measureCost({ from, by, baselineModel, sources: prices.sources })).pipe(openFailures(db), Effect.provide(costLayer(db)))
       const ctx = { since: since.text, from, to, priceSources: prices.sources }
       yield* Console.log(args.json ? JSON.stringify(reportJson(report, ctx)) : renderText(report, ctx))
       for (const line of unpricedNote(report, baselineModel)) yield* diagnostic(line)

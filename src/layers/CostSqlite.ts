@@ -61,12 +61,20 @@ export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
     CostStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      /**
+       * The client caches a prepared statement by its text, a failed prepare too (a lock held by another
+       * connection fails the prepare that reads the schema): each attempt, begun by checkSchema under
+       * the busy back-off, runs statements of its own text.
+       */
+      let attempt = 0
+      const run = <A extends object>(text: string, params: ReadonlyArray<unknown> = []) => sql.unsafe<A>(`${text} /* attempt ${attempt} */`, params)
       const openProblem = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new NotOpencodeDb({ reason: messageOf(e) }))
       return CostStore.of({
         checkSchema: Effect.gen(function* () {
+          attempt++
           yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DB_BUSY_TIMEOUT_MS))}`).pipe(Effect.mapError(openProblem))
           for (const [table, columns] of Object.entries(COST_COLUMNS)) {
-            const info = yield* sql.unsafe<{ name: string }>("SELECT name FROM pragma_table_info(?)", [table]).pipe(Effect.mapError(openProblem))
+            const info = yield* run<{ name: string }>("SELECT name FROM pragma_table_info(?)", [table]).pipe(Effect.mapError(openProblem))
             if (info.length === 0) return yield* new NotOpencodeDb({ reason: `no table '${table}'` })
             const have = new Set(info.map((c) => c.name))
             const missing = columns.filter((c) => !have.has(c))
@@ -75,11 +83,9 @@ export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
         }),
 
         usage: (query: UsageQuery) =>
-          sql
-            .unsafe<UsageRecord>(usageSql(query.byDay, query.from !== undefined), query.from === undefined ? [] : [query.from])
-            .pipe(Effect.map((rows) => rows.map(toRow)), Effect.mapError(busyOrFailed)),
+          run<UsageRecord>(usageSql(query.byDay, query.from !== undefined), query.from === undefined ? [] : [query.from]).pipe(Effect.map((rows) => rows.map(toRow)), Effect.mapError(busyOrFailed)),
 
-        parents: sql<{ id: string; parent_id: string | null }>`SELECT id, parent_id FROM session`.pipe(
+        parents: Effect.suspend(() => run<{ id: string; parent_id: string | null }>("SELECT id, parent_id FROM session")).pipe(
           Effect.map((rows) => new Map(rows.map((r) => [r.id, r.parent_id ?? null] as const))),
           Effect.mapError(busyOrFailed)
         ),
@@ -88,10 +94,13 @@ export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
           sessions.length === 0
             ? Effect.succeed(new Map<string, string>())
             : // per session, its index read backwards to the first assistant message
-              sql<{ session_id: string; model: string | null }>`SELECT s.value AS session_id,
+              run<{ session_id: string; model: string | null }>(
+                `SELECT s.value AS session_id,
                 (SELECT coalesce(data ->> '$.providerID', '') || '/' || coalesce(data ->> '$.modelID', '') FROM message
                   WHERE session_id = s.value AND data ->> '$.role' = 'assistant' ORDER BY time_created DESC, id DESC LIMIT 1) AS model
-                FROM json_each(${JSON.stringify(sessions)}) AS s`.pipe(
+                FROM json_each(?) AS s`,
+                [JSON.stringify(sessions)]
+              ).pipe(
                 Effect.map((rows) => new Map(rows.flatMap((r) => (r.model === null ? [] : [[r.session_id, r.model] as const])))),
                 Effect.mapError(busyOrFailed)
               )

@@ -5,7 +5,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
+import { Effect, Layer } from "effect"
 import { afterEach, beforeAll } from "vitest"
+import { measureCost } from "../../src/cli/cost.js"
+import { withBusyRetry } from "../../src/cli/sweep/busy.js"
+import { openFailures } from "../../src/cli/sweep/command.js"
+import { CostSqlite } from "../../src/layers/CostSqlite.js"
+import { SqliteNode } from "../../src/layers/SqliteNode.js"
 import { costOf } from "../../src/core/prices.js"
 import { assistant } from "../cost/costDb.js"
 import { OpencodeDb } from "../retention/opencodeDb.js"
@@ -228,6 +234,50 @@ describe("ocpool cost", () => {
     expect(t.code).toBe(2)
     expect(t.stderr).toMatch(/^ocpool: .*notes\.txt is not an opencode database: .*\n$/)
   })
+
+  it.live("US-3 a database another connection has locked: after the busy back-off, exit 75 and one line that says so", () =>
+    Effect.gen(function* () {
+      const s = setup()
+      const db = new Database(s.db)
+      // rollback-journal mode: a writer's EXCLUSIVE lock shuts readers out too
+      expect(db.pragma("journal_mode = DELETE", { simple: true })).toBe("delete")
+      db.exec("BEGIN EXCLUSIVE")
+      const started = Date.now()
+      // the command's run, with busy_timeout shortened from 5 s to 20 ms; the back-off (7.75 s) is the real one
+      const failure = yield* withBusyRetry(measureCost({ from: undefined, by: "agent", baselineModel: undefined, sources: [] })).pipe(
+        openFailures(s.db),
+        Effect.provide(CostSqlite({ busyTimeoutMs: 20 }).pipe(Layer.provide(SqliteNode(s.db, { readonly: true })))),
+        Effect.flip,
+        Effect.ensuring(Effect.sync(() => (db.exec("ROLLBACK"), db.close())))
+      )
+      expect(Date.now() - started).toBeGreaterThanOrEqual(7_750)
+      expect(failure).toMatchObject({
+        _tag: "SweepIncomplete",
+        exitCode: 75,
+        message: `database ${s.db} is busy (database is locked): another connection held its lock through 5 retries; nothing changed, try again later`
+      })
+      // once the lock is gone it reports
+      expect(ocpool(["cost", "--db", s.db], s.env).code).toBe(0)
+    }),
+  30_000
+  )
+
+  it.live("US-3 a lock released during the back-off: the next attempt reports", () =>
+    Effect.gen(function* () {
+      const s = setup()
+      const db = new Database(s.db)
+      expect(db.pragma("journal_mode = DELETE", { simple: true })).toBe("delete")
+      db.exec("BEGIN EXCLUSIVE")
+      // released after the first attempt and the first wait (250 ms) began
+      const release = setTimeout(() => (db.exec("ROLLBACK"), db.close()), 150)
+      const report = yield* withBusyRetry(measureCost({ from: undefined, by: "agent", baselineModel: undefined, sources: [] })).pipe(
+        Effect.provide(CostSqlite({ busyTimeoutMs: 20 }).pipe(Layer.provide(SqliteNode(s.db, { readonly: true })))),
+        Effect.ensuring(Effect.sync(() => clearTimeout(release)))
+      )
+      expect(report.total.calls).toBe(6)
+      expect(report.pool.calls).toBe(3)
+    })
+  )
 
   it("US-3 finds the default database under XDG_DATA_HOME, and --help tells the flags", () => {
     const s = setup()

@@ -13,5 +13,5 @@ export const busySchedule: Schedule.Schedule<unknown> = Schedule.fromDelays(firs
 
 const isBusy = (e: unknown): e is DbBusy => typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "DbBusy"
 
-export const withBusyRetry = <A, E>(attempt: Effect.Effect<A, DbBusy | E>): Effect.Effect<A, DbBusy | E> =>
+export const withBusyRetry = <A, E, R>(attempt: Effect.Effect<A, DbBusy | E, R>): Effect.Effect<A, DbBusy | E, R> =>
   Effect.retry(attempt, { schedule: busySchedule, while: isBusy })
