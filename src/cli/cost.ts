@@ -7,7 +7,8 @@ import { Command } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { DEFAULT_BY, DEFAULT_SINCE, GROUP_BY, parseBy, parseModel, parseSince, type GroupBy } from "../core/cost/flags.js"
 import { buildReport, isPooledAgent, rootOf, type CostReport } from "../core/cost/report.js"
-import { renderText, reportJson } from "../core/cost/render.js"
+import { renderText, reportJsonText } from "../core/cost/render.js"
+import { echo, printable } from "../core/printable.js"
 import { CostSqlite } from "../layers/CostSqlite.js"
 import { loadPriceSources, priceSourcePaths, type PriceSource } from "../layers/PriceSources.js"
 import { SqliteNode } from "../layers/SqliteNode.js"
@@ -42,8 +43,8 @@ export const measureCost = (q: CostQuery) =>
 export const costLayer = (db: string) => CostSqlite().pipe(Layer.provide(SqliteNode(db, { readonly: true })))
 
 const unpricedNote = (report: CostReport, explicit: string | undefined): ReadonlyArray<string> => [
-  ...report.unpriced.filter((m) => m !== explicit).map((m) => `no price for ${m} in any price source; its cost shows unknown`),
-  ...report.rootsWithoutModel.map((r) => `root session ${r} has no assistant message to take a model from; the baseline cost shows unknown`)
+  ...report.unpriced.filter((m) => m !== explicit).map((m) => `no price for ${echo(m)} in any price source; its cost shows unknown`),
+  ...report.rootsWithoutModel.map((r) => `root session ${echo(r)} has no assistant message to take a model from; the baseline cost shows unknown`)
 ]
 
 export const costCommand = Command.make(
@@ -71,10 +72,10 @@ export const costCommand = Command.make(
       for (const w of prices.warnings) yield* diagnostic(w)
       const report = yield* withBusyRetry(measureCost({ from, by, baselineModel, sources: prices.sources })).pipe(openFailures(db), Effect.provide(costLayer(db)))
       const ctx = { since: since.text, from, to, priceSources: prices.sources }
-      yield* Console.log(args.json ? JSON.stringify(reportJson(report, ctx)) : renderText(report, ctx))
+      yield* Console.log(args.json ? reportJsonText(report, ctx) : renderText(report, ctx))
       for (const line of unpricedNote(report, baselineModel)) yield* diagnostic(line)
       if (baselineModel !== undefined && report.baseline.cost === undefined)
-        return yield* new CostUnknown({ message: `cost unknown: no price for the baseline model ${baselineModel} in any price source (${prices.sources.length === 0 ? "none readable" : prices.sources.map((s) => `${s.name} ${s.path}`).join(", ")})` })
+        return yield* new CostUnknown({ message: `cost unknown: no price for the baseline model ${echo(baselineModel)} in any price source (${prices.sources.length === 0 ? "none readable" : prices.sources.map((s) => `${s.name} ${printable(s.path)}`).join(", ")})` })
     })
 ).pipe(
   Command.withDescription(

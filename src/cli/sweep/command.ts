@@ -56,7 +56,7 @@ export const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
         return undefined
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code
-        return code === "ENOENT" ? "no such file" : code === "EACCES" ? `permission denied (the sweep needs ${dryRun ? "read" : "read and write"} access)` : String(code ?? e)
+        return code === "ENOENT" ? "no such file" : code === "EACCES" ? `permission denied (${dryRun ? "read" : "read and write"} access needed)` : String(code ?? e)
       }
     })()
     if (problem !== undefined) return yield* new BadInput({ message: `database ${path} (from ${resolved.from}): ${problem}` })

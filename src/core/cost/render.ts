@@ -1,5 +1,6 @@
 /** The cost report as text (a table) and as the `--json` object (docs/COST.md). Pure. */
 import { formatUsd, type Tokens } from "../prices.js"
+import { echo, printableJson } from "../printable.js"
 import type { Cost, CostReport, Usage } from "./report.js"
 
 /** The cost cell: `unknown`, never 0, when a price is missing. */
@@ -41,10 +42,11 @@ export const renderText = (report: CostReport, ctx: RenderContext): string => {
   const window = ctx.from === undefined ? "all assistant messages" : `assistant messages since ${new Date(ctx.from).toISOString()} (${ctx.since})`
   const groups = table([
     [report.by.toUpperCase(), ...HEADERS],
-    ...report.groups.map((g) => cells(g.key, g)),
+    // keys come from the database: no control character reaches the terminal, none runs wider than 80
+    ...report.groups.map((g) => cells(echo(g.key), g)),
     cells("total", report.total)
   ])
-  const on = report.baseline.models.length === 0 ? "no pooled work" : `on ${report.baseline.models.join(", ")}`
+  const on = report.baseline.models.length === 0 ? "no pooled work" : `on ${report.baseline.models.map((m) => echo(m)).join(", ")}`
   const pooled = table([["POOLED WORK", ...HEADERS], cells("baseline", report.baseline), cells("pool", report.pool)])
   const sources = ctx.priceSources.length === 0 ? "none" : ctx.priceSources.map((s) => s.name).join(", then ")
   return [
@@ -66,6 +68,9 @@ export interface JsonContext extends RenderContext {
   readonly to: number
   readonly priceSources: ReadonlyArray<{ readonly name: string; readonly path: string }>
 }
+
+/** The `--json` line (docs/COST.md): one object; C1 controls and line separators from the database escaped. */
+export const reportJsonText = (report: CostReport, ctx: JsonContext): string => printableJson(JSON.stringify(reportJson(report, ctx)))
 
 /** The `--json` object (docs/COST.md). */
 export const reportJson = (report: CostReport, ctx: JsonContext) => ({
