@@ -79,6 +79,6 @@ export const costCommand = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "What opencode's assistant messages cost (calls, tokens, cost per group), and the pooled work as it ran against the same messages priced on the root session's model. Reads the database read-only. Prices: $OPENCODE_MODELS_PATH, then opencode's cached catalog, then presets/prices.json; an unpriced model shows unknown, never 0. Exit 0; 1 when the --baseline-model has no price; 2 bad input."
+    "What opencode's assistant messages cost (calls, tokens, cost per group), and the pooled work as it ran against the same messages priced on the root session's model. Reads the database read-only. Prices: $OPENCODE_MODELS_PATH, then opencode's cached catalog, then presets/prices.json; an unpriced model shows unknown, never 0. Exit 0; 1 when the --baseline-model has no price or the database fails; 2 bad input; 75 database busy."
   )
 )

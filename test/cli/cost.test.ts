@@ -235,21 +235,34 @@ describe("ocpool cost", () => {
     expect(t.stderr).toMatch(/^ocpool: .*notes\.txt is not an opencode database: .*\n$/)
   })
 
+  /** A connection holding an EXCLUSIVE lock on the database, in rollback-journal mode, where it shuts readers out too. */
+  const locked = (path: string) => {
+    const db = new Database(path)
+    expect(db.pragma("journal_mode = DELETE", { simple: true })).toBe("delete")
+    db.exec("BEGIN EXCLUSIVE")
+    let held = true
+    return {
+      release: () => {
+        if (!held) return
+        held = false
+        db.exec("ROLLBACK")
+        db.close()
+      }
+    }
+  }
+
+  /** The command's run with busy_timeout shortened from 5 s to 20 ms; the back-off (7.75 s) is the real one. */
+  const measureBusy = (path: string) =>
+    withBusyRetry(measureCost({ from: undefined, by: "agent", baselineModel: undefined, sources: [] })).pipe(
+      Effect.provide(CostSqlite({ busyTimeoutMs: 20 }).pipe(Layer.provide(SqliteNode(path, { readonly: true }))))
+    )
+
   it.live("US-3 a database another connection has locked: after the busy back-off, exit 75 and one line that says so", () =>
     Effect.gen(function* () {
       const s = setup()
-      const db = new Database(s.db)
-      // rollback-journal mode: a writer's EXCLUSIVE lock shuts readers out too
-      expect(db.pragma("journal_mode = DELETE", { simple: true })).toBe("delete")
-      db.exec("BEGIN EXCLUSIVE")
+      const lock = locked(s.db)
       const started = Date.now()
-      // the command's run, with busy_timeout shortened from 5 s to 20 ms; the back-off (7.75 s) is the real one
-      const failure = yield* withBusyRetry(measureCost({ from: undefined, by: "agent", baselineModel: undefined, sources: [] })).pipe(
-        openFailures(s.db),
-        Effect.provide(CostSqlite({ busyTimeoutMs: 20 }).pipe(Layer.provide(SqliteNode(s.db, { readonly: true })))),
-        Effect.flip,
-        Effect.ensuring(Effect.sync(() => (db.exec("ROLLBACK"), db.close())))
-      )
+      const failure = yield* measureBusy(s.db).pipe(openFailures(s.db), Effect.flip, Effect.ensuring(Effect.sync(lock.release)))
       expect(Date.now() - started).toBeGreaterThanOrEqual(7_750)
       expect(failure).toMatchObject({
         _tag: "SweepIncomplete",
@@ -265,15 +278,10 @@ describe("ocpool cost", () => {
   it.live("US-3 a lock released during the back-off: the next attempt reports", () =>
     Effect.gen(function* () {
       const s = setup()
-      const db = new Database(s.db)
-      expect(db.pragma("journal_mode = DELETE", { simple: true })).toBe("delete")
-      db.exec("BEGIN EXCLUSIVE")
-      // released after the first attempt and the first wait (250 ms) began
-      const release = setTimeout(() => (db.exec("ROLLBACK"), db.close()), 150)
-      const report = yield* withBusyRetry(measureCost({ from: undefined, by: "agent", baselineModel: undefined, sources: [] })).pipe(
-        Effect.provide(CostSqlite({ busyTimeoutMs: 20 }).pipe(Layer.provide(SqliteNode(s.db, { readonly: true })))),
-        Effect.ensuring(Effect.sync(() => clearTimeout(release)))
-      )
+      const lock = locked(s.db)
+      // released after the first attempt failed and the first wait (250 ms) began
+      const timer = setTimeout(lock.release, 150)
+      const report = yield* measureBusy(s.db).pipe(Effect.ensuring(Effect.sync(() => (clearTimeout(timer), lock.release()))))
       expect(report.total.calls).toBe(6)
       expect(report.pool.calls).toBe(3)
     })
