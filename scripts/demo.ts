@@ -3,7 +3,8 @@
  * shipped fake provider, with opencode-pool loaded. It shows the pool routing, cooling and recovering,
  * with `ocpool status` along the way, the notifications a person gets (through a stand-in desktop: small
  * `notify-send` and `gdbus` scripts that record what would pop up and close), then replays the trace the
- * plugin recorded. Loopback only; everything it starts is stopped at the end.
+ * plugin recorded, and reports with `ocpool cost` what the work cost and what the pool saved. Loopback
+ * only; everything it starts is stopped at the end.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -52,6 +53,21 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string> =>
 const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLines(oc.readLog()).slice(since)
 
 /**
+ * Demo prices, USD per 1M tokens: the root's fakeA/pool-a priced like a premium model, the pool's
+ * models free. Declared in the opencode config (so opencode records each message's cost) and in the
+ * catalog file `ocpool cost` reads through OPENCODE_MODELS_PATH.
+ */
+const PRICES = { fakeA: { "pool-a": { input: 15, output: 75 } }, fakeB: { "pool-b": { input: 0, output: 0 }, "pool-c": { input: 0, output: 0 } } } as const
+const pricedConfig = (fakeUrl: string) => {
+  const config = fakeConfig({ fakeUrl }) as { provider: Record<string, { models: Record<string, Record<string, unknown>> }> }
+  for (const [provider, models] of Object.entries(PRICES)) {
+    for (const [id, cost] of Object.entries(models)) config.provider[provider]!.models[id] = { ...config.provider[provider]!.models[id], cost }
+  }
+  return config
+}
+const catalogOf = () => Object.fromEntries(Object.entries(PRICES).map(([p, models]) => [p, { models: Object.fromEntries(Object.entries(models).map(([id, cost]) => [id, { cost }])) }]))
+
+/**
  * A stand-in desktop: `notify-send` and `gdbus` on opencode's PATH that append what they were asked
  * (one line per call, fields separated by U+001F) to a file; notify-send prints a popup id for fade.
  */
@@ -90,7 +106,7 @@ try {
   fake = await startFakeLlm()
   oc = await startOpencode({
     binary,
-    configJson: fakeConfig({ fakeUrl: fake.url }),
+    configJson: pricedConfig(fake.url),
     pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local" }]],
     env: { PATH: `${desktop.bin}:${process.env.PATH ?? ""}`, OCPOOL_SOUND: undefined },
     setup: (dirs) => {
@@ -112,6 +128,11 @@ try {
   console.log(`first child  -> ${await childModel(oc, held.child)}`)
   const second = await spawnExplore(oc, "say hi")
   console.log(`second child -> ${await childModel(oc, second.child)} (slot 1 is at its weight)`)
+  const rootTurn = (await fake.requests()).find((r) => r.behavior === "task")
+  if (rootTurn !== undefined) {
+    console.log(`the root turn ran on the injected delegating build: its model was offered ${rootTurn.tools.join(", ")}`)
+    console.log("  (no read, glob, grep or list: it hands reading to explore; option delegate:false keeps opencode's build; docs/DELEGATION.md)")
+  }
   showLog()
   status(oc)
   await oc.waitIdle(held.session, held.mark, 60_000)
@@ -163,7 +184,18 @@ try {
   await oc.waitIdle(asking, askMark, 30_000)
   console.log("on a server over SSH the same popups hop to your desktop: ocpool tunnel setup --host <desktop> (docs/OPERATIONS.md, Remote hosts)")
 
-  step("6. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  step("6. cost: what the work cost, and what the pooled part would have cost on the root's model")
+  const catalog = join(traceDir, "models.json")
+  writeFileSync(catalog, JSON.stringify(catalogOf()))
+  const cost = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "cost", "--db", oc.dbPath], {
+    encoding: "utf8",
+    env: { ...process.env, OPENCODE_MODELS_PATH: catalog, XDG_CACHE_HOME: oc.cacheHome },
+    timeout: 60_000
+  })
+  console.log(`(demo prices per 1M tokens: fakeA/pool-a $15 in / $75 out, the pool's fakeB models free; the fake counts 19 tokens a call)`)
+  console.log(`$ ocpool cost\n${cost.stdout.trimEnd()}${cost.stderr === "" ? "" : `\n${cost.stderr.trimEnd()}`}`)
+
+  step("7. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
   const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
   const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
   const lines = readFileSync(trace, "utf8").trim().split("\n")
