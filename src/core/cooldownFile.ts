@@ -6,15 +6,18 @@ import { Count, EpochMs, orElse } from "./tolerant.js"
 
 const SAFE = /[A-Za-z0-9.-]/
 
-/** `opencode/big-pickle` → `cooldown.opencode_2fbig-pickle.json`. */
-export const cooldownFileName = (model: string): string => {
+/** A model as the `<enc>` of a per-model state file name: `opencode/big-pickle` → `opencode_2fbig-pickle` (every UTF-8 byte outside `[A-Za-z0-9.-]` as `_xx`). */
+export const modelFileKey = (model: string): string => {
   let enc = ""
   for (const byte of new TextEncoder().encode(model)) {
     const ch = String.fromCharCode(byte)
     enc += byte < 128 && SAFE.test(ch) ? ch : `_${byte.toString(16).padStart(2, "0")}`
   }
-  return `cooldown.${enc}.json`
+  return enc
 }
+
+/** `opencode/big-pickle` → `cooldown.opencode_2fbig-pickle.json`. */
+export const cooldownFileName = (model: string): string => `cooldown.${modelFileKey(model)}.json`
 
 export const COOLDOWN_FILE = /^cooldown\..+\.json$/
 
@@ -35,7 +38,7 @@ export const encodeCooldown = (c: Cooldown): string =>
 const CooldownJson = Schema.parseJson(
   Schema.Struct({
     model: Schema.String,
-    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang"), "rate_limit"),
+    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low"), "rate_limit"),
     strikes: orElse(Count, 0),
     scope: orElse(Schema.Literal("model", "provider"), "model"),
     since: orElse(Schema.UndefinedOr(EpochMs), undefined),
