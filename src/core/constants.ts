@@ -25,6 +25,10 @@ export const OUTAGE_COOLDOWN_MS = 30_000
 export const HANG_COOLDOWN_MS = 600_000
 export const AUTH_COOLDOWN_MS = 900_000
 export const UNAVAILABLE_COOLDOWN_MS = 21_600_000
+/** Quota sensing (issue 12): a slot whose remaining requests or tokens fall to this fraction of the limit cools as `quota_low`. */
+export const QUOTA_RESERVE_DEFAULT = 0.02
+/** `quota_low` without a stated reset cools this long. */
+export const QUOTA_LOW_WINDOW_MS = 60_000
 
 /** Error text longer than this is cut before classification (SPEC §7.1: responseBody's first 2 KB). */
 export const BODY_TEXT_MAX = 2048

@@ -3,6 +3,7 @@ import {
   AUTH_COOLDOWN_MS,
   HANG_COOLDOWN_MS,
   OUTAGE_COOLDOWN_MS,
+  QUOTA_LOW_WINDOW_MS,
   STATED_RESET_MAX_MS,
   STRIKE_DECAY_MS,
   STRIKE_WINDOWS_MS,
@@ -10,7 +11,7 @@ import {
 } from "./constants.js"
 import type { ResetSource, StatedReset } from "./reset.js"
 
-export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang"
+export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang" | "quota_low"
 export type CoolScope = "model" | "provider"
 export type CoolSource = ResetSource | "backoff" | "flat" | "peer"
 
@@ -44,6 +45,8 @@ export const flatWindowMs = (reason: Exclude<CoolReason, "rate_limit" | "quota">
       return AUTH_COOLDOWN_MS
     case "hang":
       return HANG_COOLDOWN_MS
+    case "quota_low":
+      return QUOTA_LOW_WINDOW_MS
   }
 }
 

@@ -158,7 +158,7 @@ describe("ocpool init (SPEC §12.2)", () => {
     const config = tmp()
     const first = ocpool(["init"], { XDG_CONFIG_HOME: config })
     expect(first.code).toBe(0)
-    expect(first.stdout).toContain('"plugin": ["opencode-pool"]')
+    expect(first.stdout).toContain("dist/opencode-plugin.js\"]")
     const path = join(config, "opencode-pool", "pool.txt")
     const body = readFileSync(path, "utf8")
     writeFileSync(path, `${body}# mine\n`)

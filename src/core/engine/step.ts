@@ -6,9 +6,11 @@
  * log. Pure; `ocpool replay` runs the same trace machine over the recorded lines.
  */
 import type { Claim } from "../claims.js"
-import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
+import { isPooledBase, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
 import type { Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
+import { parseRateLimitHeaders, type QuotaDimension, type QuotaObservation } from "../quota/headers.js"
+import { planQuotaLow, type QuotaLevel } from "../quota/low.js"
 import { judgeClaim } from "../reaper.js"
 import { providerOf } from "../signals.js"
 import { acquisitionOrder, claimsTargeting, getClaim, isTargeted, liveTarget, oldestUnbound, unboundOf } from "../trace/claimTable.js"
@@ -56,6 +58,17 @@ export type EngineEvent =
   | { readonly type: "sweep" }
   | { readonly type: "aborted"; readonly claim: string; readonly ok: boolean; readonly reason: string }
   | { readonly type: "status" }
+  /**
+   * A provider response's rate-limit headers (issue 12): `model` when the shell could tell it from the
+   * request, else the model of the claim whose session sent it; `reserve` the option `quotaReserve`.
+   */
+  | {
+      readonly type: "response"
+      readonly headers: Readonly<Record<string, string>>
+      readonly model?: string | undefined
+      readonly session?: string | undefined
+      readonly reserve: number
+    }
 
 export interface Applied {
   readonly _tag: "Applied"
@@ -75,6 +88,8 @@ export interface Applied {
   /** For `spawn`: the agent to run (`<base>-<n>`), or the refusal of a hand-named variant. */
   readonly agent?: string | undefined
   readonly refused?: { readonly requested: string; readonly base: string } | undefined
+  /** For `response`: the quota the headers stated, for the quota records every process reads. */
+  readonly observed?: { readonly model: string; readonly observation: QuotaObservation } | undefined
 }
 
 /** The event reads shared state: the shell takes the pool lock, reads the snapshot, and calls again. */
@@ -103,10 +118,22 @@ const readsShared = (line: TraceInput): boolean => {
       return true
     case "release":
       return line.ok
+    case "quota":
+      return quotaPlan(line) !== undefined
     default:
       return false
   }
 }
+
+/** A `quota` line's cooling, if its quota is at the reserve. */
+const quotaPlan = (line: Extract<TraceInput, { type: "quota" }>) => planQuotaLow(line.model, [line.requests, line.tokens], line.reserve ?? QUOTA_RESERVE_DEFAULT, line.at)
+
+/** A parsed dimension as a line's level (absent fields left out, so the recorded line stays small). */
+const levelOf = (d: QuotaDimension): QuotaLevel => ({
+  remaining: d.remaining,
+  ...(d.limit === undefined ? {} : { limit: d.limit }),
+  ...(d.resetAt === undefined ? {} : { resetAt: d.resetAt })
+})
 
 /** A copy of `m` with `k` set: the engine's maps are small and never changed in place. */
 const setIn = <K, V>(m: ReadonlyMap<K, V>, k: K, v: V): Map<K, V> => new Map(m).set(k, v)
@@ -121,6 +148,7 @@ class Draft {
   readonly cooled = new Set<string>()
   agent: string | undefined
   refused: { readonly requested: string; readonly base: string } | undefined
+  observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
 
   constructor(
     state: EngineState,
@@ -492,6 +520,25 @@ const run = (d: Draft, event: EngineEvent): void => {
     case "status":
       d.apply({ at, type: "status" })
       return
+    case "response": {
+      const observation = parseRateLimitHeaders(event.headers, at)
+      if (observation === undefined || (observation.requests === undefined && observation.tokens === undefined)) return
+      const model = event.model ?? (event.session === undefined ? undefined : d.liveTarget(event.session)?.model)
+      if (model === undefined) return
+      d.observed = { model, observation }
+      // only a slot's model can cool; other models' quota is only recorded
+      if (!slotsOf(d.state).some((s) => s.model === model)) return
+      const line = {
+        at,
+        type: "quota",
+        model,
+        ...(observation.requests === undefined ? {} : { requests: levelOf(observation.requests) }),
+        ...(observation.tokens === undefined ? {} : { tokens: levelOf(observation.tokens) }),
+        ...(event.reserve === QUOTA_RESERVE_DEFAULT ? {} : { reserve: event.reserve })
+      } as const
+      d.apply(quotaPlan(line) === undefined ? line : { ...line, ...d.shared() })
+      return
+    }
   }
 }
 
@@ -551,7 +598,8 @@ export const engineStep = (state: EngineState, event: EngineEvent, now: number, 
     uncool,
     logs: d.logs,
     agent: d.agent,
-    refused: d.refused
+    refused: d.refused,
+    observed: d.observed
   }
 }
 

@@ -11,6 +11,7 @@ import type { CoolReason } from "../cooldown.js"
 import { isRecord } from "../json.js"
 import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../limits.js"
 import { echo } from "../printable.js"
+import type { QuotaLevel } from "../quota/low.js"
 
 /** `pending`: the abort was requested and its outcome arrives later, on its own `aborted` line. */
 export type AbortOutcome = "ok" | "fail" | "pending"
@@ -84,6 +85,15 @@ export type TraceInput =
       readonly peers?: Readonly<Record<string, number>> | undefined
       readonly peerCooling?: ReadonlyArray<PeerCooling> | undefined
     }
+  /** What a provider's rate-limit headers said of a model's quota (issue 12); `reserve` defaults to 0.02. */
+  | ({
+      readonly type: "quota"
+      readonly at: number
+      readonly model: string
+      readonly requests?: QuotaLevel | undefined
+      readonly tokens?: QuotaLevel | undefined
+      readonly reserve?: number | undefined
+    } & Pick<AbortFields, "peerCooling">)
 
 /** A line that cannot be decoded; the caller adds the line number. */
 export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
@@ -189,7 +199,7 @@ const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
   return v as Readonly<Record<string, number>>
 }
 
-const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang"])
+const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low"])
 
 const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
   const v = o.peerCooling
@@ -205,6 +215,25 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
     }
     return typeof p.strikes === "number" && p.strikes > 0 ? { model: p.model, until: p.until, reason: p.reason as CoolReason, strikes: p.strikes } : { model: p.model, until: p.until, reason: p.reason as CoolReason }
   })
+}
+
+/** A `quota` line's `requests` or `tokens`: `{remaining ≥ 0, limit? > 0, resetAt?}`. */
+const level = (o: Obj, key: string): QuotaLevel | undefined => {
+  const v = o[key]
+  if (v === undefined || v === null) return undefined
+  if (!isRecord(v)) return fail(`field "${key}" must be an object {remaining, limit?, resetAt?}`)
+  const remaining = num(v, "remaining")
+  if (remaining < 0) return fail(`field "${key}.remaining" must be ≥ 0`)
+  const limit = optNum(v, "limit")
+  if (limit !== undefined && limit <= 0) return fail(`field "${key}.limit" must be above 0`)
+  const resetAt = v.resetAt === undefined || v.resetAt === null ? undefined : time(v, "resetAt")
+  return { remaining, ...(limit === undefined ? {} : { limit }), ...(resetAt === undefined ? {} : { resetAt }) }
+}
+
+const reserveOf = (o: Obj): number | undefined => {
+  const v = optNum(o, "reserve")
+  if (v !== undefined && (v < 0 || v >= 1)) return fail(`field "reserve" must be a fraction from 0 up to (not including) 1`)
+  return v
 }
 
 const headers = (o: Obj): Readonly<Record<string, unknown>> | undefined => {
@@ -298,6 +327,8 @@ const decodeOrThrow = (line: string): TraceInput => {
       return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), abort: abortOf(o), aborts: abortsOf(o), peerCooling: peerCooling(o) }
     case "status":
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
+    case "quota":
+      return { type: "quota", at, model: str(o, "model"), requests: level(o, "requests"), tokens: level(o, "tokens"), reserve: reserveOf(o), peerCooling: peerCooling(o) }
     default:
       return fail(`unknown type ${typeof o.type === "string" ? JSON.stringify(echo(o.type)) : echo(JSON.stringify(o.type) ?? String(o.type))}`)
   }

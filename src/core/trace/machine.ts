@@ -8,14 +8,15 @@
  */
 import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "./activity.js"
 import { type Claim, capOf, updateClaim } from "../claims.js"
-import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
-import { clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
+import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN, isPooledBase } from "../constants.js"
+import { applyCool, clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
+import { planQuotaLow } from "../quota/low.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry } from "../signals.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, type ClaimTable } from "./claimTable.js"
 import type { Decision } from "./decision.js"
-import { applySignal, emit, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
+import { applySignal, emit, emitCool, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
 
 export type { Decision, ReleaseReason, SlotView } from "./decision.js"
@@ -294,6 +295,13 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     case "sweep":
       sweep(d, input, input.blocked, input.spinning)
       break
+    case "quota": {
+      if (!d.slots.some((s) => s.model === input.model)) break
+      const plan = planQuotaLow(input.model, [input.requests, input.tokens], input.reserve ?? QUOTA_RESERVE_DEFAULT, at)
+      // a model already cooling at least that long decides nothing: quota lines come with every response
+      if (plan !== undefined && applyCool(d.cooldowns, plan, at) !== d.cooldowns) emitCool(d, plan)
+      break
+    }
     case "status": {
       const table = mergePeers(d.cooldowns, input.peerCooling, at)
       const view = routeView(d.slots, d.claims, table, input.peers, at)
