@@ -3,15 +3,18 @@ import { Effect, Layer } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
 import { hostname } from "node:os"
 import type { CooldownTable } from "../core/cooldown.js"
+import type { QuotaRecord } from "../core/quota/record.js"
 import type { ResolvedPool } from "../core/source.js"
 import type { ProcessSnapshot } from "../core/status.js"
 import { resolvePool } from "../core/source.js"
 import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
 import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
 import { gatherSources } from "../layers/PoolConfigFile.js"
+import { QuotaStoreFile } from "../layers/QuotaStoreFile.js"
 import { inspectStateDir, resolveStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { ClaimStore } from "../services/ClaimStore.js"
 import { CooldownStore } from "../services/CooldownStore.js"
+import { QuotaStore } from "../services/QuotaStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { StateUnreadable } from "./errors.js"
 
@@ -20,6 +23,8 @@ export interface StateSnapshot {
   readonly exists: boolean
   readonly processes: ReadonlyArray<ProcessSnapshot>
   readonly cooldowns: CooldownTable
+  /** The quota records that are not stale, sorted by model (issue 12). */
+  readonly quota: ReadonlyArray<QuotaRecord>
   readonly now: number
   /** At most one: why the directory was read but not cleaned (core/stateTrust.ts). */
   readonly warnings: ReadonlyArray<string>
@@ -36,12 +41,21 @@ export const stateDirPath = (flag: string | undefined): Effect.Effect<string, St
     return choice._tag === "Dir" ? Effect.succeed(choice.dir) : Effect.fail(new StateUnreadable({ dir: "$XDG_STATE_HOME/opencode-pool", reason: choice.reason }))
   })
 
+/** The state directory a CLI command reads: its path, whether it exists, the StateDir service over it, the trust warning. */
+export interface OpenedState {
+  readonly dir: string
+  readonly exists: boolean
+  readonly stateDir: Layer.Layer<StateDir>
+  readonly warnings: ReadonlyArray<string>
+}
+
 /**
- * Reads every claim and cooldown file. Dead, expired and orphan files are deleted only when the
- * directory is trusted (a real directory of this user's, mode 700, holding only state files); any
- * other directory is only read, and the snapshot carries one warning saying why.
+ * Finds and checks the state directory (a missing one reads as empty; one that is not a readable
+ * directory is StateUnreadable). Files in it may be deleted only when it is trusted (a real directory
+ * of this user's, mode 700, holding only state files); any other directory is only read, with one
+ * warning saying why.
  */
-export const readState = (flag: string | undefined) =>
+export const openState = (flag: string | undefined) =>
   Effect.gen(function* () {
     const dir = yield* stateDirPath(flag)
     let exists = true
@@ -56,14 +70,21 @@ export const readState = (flag: string | undefined) =>
     }
     const trust = exists ? inspectStateDir(dir) : undefined
     const warnings = trust !== undefined && !trust.trusted ? [`state dir ${dir} is not trusted (${trust.reason}): read only, nothing in it deleted`] : []
-    const layer = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile).pipe(
-      Layer.provide(Layer.succeed(StateDir, { dir: exists ? dir : undefined, trusted: trust?.trusted === true, pid: process.pid, host: hostname(), startTime: null }))
-    )
+    const stateDir = Layer.succeed(StateDir, { dir: exists ? dir : undefined, trusted: trust?.trusted === true, pid: process.pid, host: hostname(), startTime: null })
+    return { dir, exists, stateDir, warnings } satisfies OpenedState
+  })
+
+/** Reads every claim, cooldown and quota file (openState says which may be deleted). */
+export const readState = (flag: string | undefined) =>
+  Effect.gen(function* () {
+    const { dir, exists, stateDir, warnings } = yield* openState(flag)
+    const layer = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, QuotaStoreFile).pipe(Layer.provide(stateDir))
     return yield* Effect.gen(function* () {
       const now = Date.now()
       const processes = yield* (yield* ClaimStore).readPeers(now)
       const cooldowns = yield* (yield* CooldownStore).readAll(now)
-      return { dir, exists, processes, cooldowns, now, warnings } satisfies StateSnapshot
+      const quota = yield* (yield* QuotaStore).readAll(now)
+      return { dir, exists, processes, cooldowns, quota, now, warnings } satisfies StateSnapshot
     }).pipe(
       Effect.provide(layer),
       Effect.mapError((e) => new StateUnreadable({ dir, reason: e.reason }))

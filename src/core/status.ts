@@ -7,6 +7,7 @@ import { POOLED_BASES } from "./constants.js"
 import { isCooling, type CooldownTable, type CoolReason } from "./cooldown.js"
 import type { Slot } from "./pool.js"
 import { printable } from "./printable.js"
+import { isStale, type QuotaFigures, type QuotaRecord } from "./quota/record.js"
 import { pickSlot, type Pass } from "./routing.js"
 
 export interface ProcessSnapshot {
@@ -25,6 +26,23 @@ export interface StatusInput {
   readonly cooldowns: CooldownTable
   readonly now: number
   readonly warnings: ReadonlyArray<string>
+  /** Per-model quota records (issue 12); the view shows the non-stale ones, and only when there are any. */
+  readonly quota?: ReadonlyArray<QuotaRecord>
+}
+
+/** One dimension of a quota record as JSON: absent figures are null. */
+export interface QuotaFiguresJson {
+  readonly remaining: number
+  readonly limit: number | null
+  readonly resetAt: number | null
+}
+
+/** A quota record as `ocpool quota --json` and `ocpool status --json` show it. */
+export interface QuotaEntry {
+  readonly model: string
+  readonly requests: QuotaFiguresJson | null
+  readonly tokens: QuotaFiguresJson | null
+  readonly seenAt: number
 }
 
 export interface SlotStatus {
@@ -46,10 +64,22 @@ export interface StatusView {
   readonly claims: number
   readonly reaped: number
   readonly warnings: ReadonlyArray<string>
+  /** Present only when some quota record is not stale. */
+  readonly quota?: ReadonlyArray<QuotaEntry>
 }
 
+const figuresJson = (f: QuotaFigures | undefined): QuotaFiguresJson | null =>
+  f === undefined ? null : { remaining: f.remaining, limit: f.limit ?? null, resetAt: f.resetAt ?? null }
+
+/** A record's JSON form (every key present, absent figures null). */
+export const quotaEntry = (r: QuotaRecord): QuotaEntry => ({ model: r.model, requests: figuresJson(r.requests), tokens: figuresJson(r.tokens), seenAt: r.seenAt })
+
+/** The records not stale at `now`, as JSON entries, in the order given. */
+export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): ReadonlyArray<QuotaEntry> =>
+  records.filter((r) => !isStale(r, now)).map(quotaEntry)
+
 /** The §9 JSON object. Loads count live claims by model over every process and every base. */
-export const statusView = ({ cooldowns, now, origin, processes, slots, warnings }: StatusInput): StatusView => {
+export const statusView = ({ cooldowns, now, origin, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
   const slotViews = slots.map((s): SlotStatus => {
     const byBase: Record<string, number> = {}
@@ -74,6 +104,7 @@ export const statusView = ({ cooldowns, now, origin, processes, slots, warnings 
   })
   const pick = pickSlot({ weights: slots.map((s) => s.weight), loads: slotViews.map((s) => s.load), cooling: slotViews.map((s) => s.cooling !== null) })
   const next = pick === undefined ? null : { slot: slots[pick.position]!.index, model: slots[pick.position]!.model, pass: pick.pass }
+  const entries = quotaEntries(quota ?? [], now)
   return {
     origin,
     bases: [...POOLED_BASES],
@@ -82,7 +113,8 @@ export const statusView = ({ cooldowns, now, origin, processes, slots, warnings 
     processes: live.map(({ claims, p }) => ({ pid: p.pid, host: p.host, claims: claims.length, reaped: p.reaped })),
     claims: live.reduce((n, { claims }) => n + claims.length, 0),
     reaped: processes.reduce((n, p) => n + p.reaped, 0),
-    warnings
+    warnings,
+    ...(entries.length > 0 ? { quota: entries } : {})
   }
 }
 
@@ -103,6 +135,25 @@ const coolingText = (c: NonNullable<SlotStatus["cooling"]>, now: number): string
   return `COOLING ${c.reason} strike ${c.strikes} ${when}`
 }
 
+const figuresText = (name: string, f: QuotaFiguresJson, now: number): string => {
+  const amount = f.limit === null ? `${f.remaining}` : `${f.remaining}/${f.limit} (${Math.floor((f.remaining * 100) / f.limit)}%)`
+  const reset = f.resetAt === null ? "" : ` reset ${clock(f.resetAt)}Z (${f.resetAt > now ? `in ${remaining(f.resetAt - now)}` : "passed"})`
+  return `${name} ${amount}${reset}`
+}
+
+/**
+ * One quota record on one line, as `ocpool quota` and the `quota:` section of `ocpool status` show it:
+ * `fakeB/pool-b  requests 3/100 (3%) reset 15:30:00Z (in 4m10s)  tokens 9000/10000 (90%)  seen 12s ago`.
+ * Not yet made printable (the model comes from a file): callers escape the line.
+ */
+export const quotaLine = (q: QuotaEntry, now: number): string =>
+  [
+    q.model,
+    ...(q.requests === null ? [] : [figuresText("requests", q.requests, now)]),
+    ...(q.tokens === null ? [] : [figuresText("tokens", q.tokens, now)]),
+    `seen ${remaining(now - q.seenAt)} ago`
+  ].join("  ")
+
 export interface RenderOptions {
   readonly now: number
   readonly processes: ReadonlyArray<ProcessSnapshot>
@@ -122,6 +173,10 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
     out.push(
       `  ${s.slot}. ${s.model}  w${s.weight}  load ${s.load}/${s.cap}${bases === "" ? "" : ` (${bases})`}${s.cooling === null ? "" : `  ${coolingText(s.cooling, now)}`}${marker}`
     )
+  }
+  if (view.quota !== undefined && view.quota.length > 0) {
+    out.push("quota:")
+    for (const q of view.quota) out.push(`  ${quotaLine(q, now)}`)
   }
   for (const p of processes) {
     const live = p.claims.filter((c) => isLive(c, now))
