@@ -12,6 +12,7 @@ import { costCommand } from "./cost.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { notifyCommand } from "./notify.js"
+import { quotaCommand } from "./quota.js"
 import { receiveCommand, receiveExitCode } from "./receive.js"
 import { forcedReceive } from "./fastRoute.js"
 import { replayCommand } from "./replay.js"
@@ -24,7 +25,7 @@ const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, notifyCommand, receiveCommand, tunnelCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -45,6 +46,7 @@ export const USAGE = [
   "               [--dry-run] [--vacuum] [--force] [--json]                 prune the event log",
   "  cost [--db PATH] [--since 7d] [--by agent|model|session|day] [--baseline-model P/M] [--json]",
   "                                                                        what the messages cost, pooled work vs its root model",
+  "  quota [--json] [--state-dir DIR]                                      each model's quota from its rate-limit headers",
   "  notify [TITLE [MESSAGE]] [--kind done|question|permission|error|test] [--title T] [--message M]",
   "         [--urgency U] [--icon I] [--sound S] [--via auto|local|ssh] [--host H] [--json]  send one notification",
   "  receive                                                               the hop's forced command (payload in $SSH_ORIGINAL_COMMAND)",

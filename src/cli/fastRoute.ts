@@ -18,6 +18,7 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["sweep", "sessions"],
   ["sweep", "events"],
   ["cost"],
+  ["quota"],
   ["notify"],
   ["receive"],
   ["tunnel"],

@@ -1,0 +1,107 @@
+/** `ocpool quota` and the quota section of `ocpool status` (issue 12, US-48), run as the built CLI over a temporary state dir. */
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { encodeQuota, quotaFileName, type QuotaRecord } from "../../src/core/quota/record.js"
+import { cli, ensureBuilt } from "./builtCli.js"
+
+const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-quota-"))
+const stateDir = (...records: ReadonlyArray<QuotaRecord>) => {
+  const dir = tmp()
+  chmodSync(dir, 0o700)
+  for (const r of records) writeFileSync(join(dir, quotaFileName(r.model)), encodeQuota(r), { mode: 0o600 })
+  return dir
+}
+
+const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, XDG_CONFIG_HOME: tmp(), OCPOOL_STATE_DIR: "", NO_COLOR: "1", ...env } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const MIN = 60_000
+const now = Date.now()
+const B: QuotaRecord = { model: "fakeB/pool-b", requests: { remaining: 3, limit: 100, resetAt: now + 10 * MIN }, tokens: { remaining: 9000, limit: 10_000 }, seenAt: now - 12_000 }
+const A: QuotaRecord = { model: "fakeA/pool-a", tokens: { remaining: 50 }, seenAt: now - 1000 }
+const STALE: QuotaRecord = { model: "fakeC/gone", requests: { remaining: 0, limit: 10, resetAt: now - 1000 }, seenAt: now - 5 * MIN }
+
+beforeAll(() => ensureBuilt("quota --help"), 120_000)
+
+describe("ocpool quota", () => {
+  it("US-48 no records: one line saying where quota comes from, exit 0; --json has no models", () => {
+    const dir = stateDir()
+    expect(ocpool(["quota", "--state-dir", dir])).toEqual({ code: 0, stdout: "no quota seen yet (quota is read from providers' rate-limit headers)\n", stderr: "" })
+    expect(ocpool(["quota", "--json", "--state-dir", join(dir, "absent")])).toEqual({ code: 0, stdout: '{"models":[]}\n', stderr: "" })
+  })
+
+  it("US-48 one line per non-stale record, sorted by model; the stale one is left out (and deleted from the trusted dir)", () => {
+    const dir = stateDir(B, A, STALE)
+    const r = ocpool(["quota", "--state-dir", dir])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe("")
+    const lines = r.stdout.trimEnd().split("\n")
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^fakeA\/pool-a {2}tokens 50 {2}seen \ds ago$/)
+    expect(lines[1]).toMatch(/^fakeB\/pool-b {2}requests 3\/100 \(3%\) reset \d\d:\d\d:\d\dZ \(in (9m5\d|10m00)s\) {2}tokens 9000\/10000 \(90%\) {2}seen 1\ds ago$/)
+    expect(readdirSync(dir).sort()).toEqual([quotaFileName(A.model), quotaFileName(B.model)].sort())
+  })
+
+  it("US-48 --json: models with requests/tokens objects (absent figures null) or null", () => {
+    const r = ocpool(["quota", "--json", "--state-dir", stateDir(B, A)])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual({
+      models: [
+        { model: "fakeA/pool-a", requests: null, tokens: { remaining: 50, limit: null, resetAt: null }, seenAt: A.seenAt },
+        { model: "fakeB/pool-b", requests: { remaining: 3, limit: 100, resetAt: B.requests!.resetAt }, tokens: { remaining: 9000, limit: 10_000, resetAt: null }, seenAt: B.seenAt }
+      ]
+    })
+  })
+
+  it("US-48 a garbage record file is ignored; an unreadable state dir is exit 1 with one line, no stack", () => {
+    const dir = stateDir(A)
+    writeFileSync(join(dir, "quota.junk.json"), "{not json")
+    expect(ocpool(["quota", "--json", "--state-dir", dir]).stdout).toContain('"model":"fakeA/pool-a"')
+    const file = join(tmp(), "file")
+    writeFileSync(file, "x")
+    const r = ocpool(["quota", "--state-dir", file])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toMatch(/^ocpool: state dir .* unreadable: not a directory\n$/)
+  })
+
+  it("US-48 --help names the flags and the exit codes; the usage lists quota", () => {
+    const help = ocpool(["quota", "--help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain("--json")
+    expect(help.stdout).toContain("--state-dir DIR")
+    expect(help.stdout).toContain("Exit 0; 1 if the state directory is unreadable")
+    const usage = ocpool(["quota", "--bogus"])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain("  quota [--json] [--state-dir DIR]")
+  })
+})
+
+describe("ocpool status with quota records", () => {
+  it("US-48 a quota: section after the slots and a quota array in --json, only when records exist", () => {
+    const pool = join(tmp(), "pool.txt")
+    writeFileSync(pool, "fakeA/pool-a 1\nfakeB/pool-b 1\n")
+    const empty = stateDir(STALE)
+    const without = ocpool(["status", "--pool", pool, "--state-dir", empty])
+    expect(without.code).toBe(0)
+    expect(without.stdout).not.toContain("quota:")
+    expect(Object.hasOwn(JSON.parse(ocpool(["status", "--json", "--pool", pool, "--state-dir", empty]).stdout) as object, "quota")).toBe(false)
+
+    const dir = stateDir(B)
+    const text = ocpool(["status", "--pool", pool, "--state-dir", dir])
+    expect(text.code).toBe(0)
+    const lines = text.stdout.trimEnd().split("\n")
+    const at = lines.indexOf("quota:")
+    expect(lines[at - 1]).toMatch(/^ {2}2\. fakeB\/pool-b/)
+    expect(lines[at + 1]).toMatch(/^ {2}fakeB\/pool-b {2}requests 3\/100 \(3%\) reset .* seen 1\ds ago$/)
+    const json = JSON.parse(ocpool(["status", "--json", "--pool", pool, "--state-dir", dir]).stdout) as { quota: Array<{ model: string }>; warnings: Array<string> }
+    expect(json.quota.map((q) => q.model)).toEqual(["fakeB/pool-b"])
+    // a quota file is a state file: the directory stays trusted
+    expect(json.warnings.filter((w) => w.includes("not trusted"))).toEqual([])
+  })
+})
