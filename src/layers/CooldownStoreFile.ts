@@ -1,6 +1,5 @@
 /** Cooldown files in the state directory (SPEC §5.4); synchronous, as they are read inside the pool lock. */
 import { Effect, Layer } from "effect"
-import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Cooldown } from "../core/cooldown.js"
 import { COOLDOWN_FILE, cooldownFileName, decodeCooldown, encodeCooldown, isCooldownExpired } from "../core/cooldownFile.js"
@@ -8,6 +7,7 @@ import { CooldownStore, CooldownStoreError } from "../services/CooldownStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { writeFileAtomic } from "./atomicWrite.js"
 import { decodedFileCache, quietUnlink } from "./fileCache.js"
+import { liveStateFiles } from "./stateFiles.js"
 
 export const CooldownStoreFile = Layer.effect(
   CooldownStore,
@@ -27,21 +27,7 @@ export const CooldownStoreFile = Layer.effect(
             return new Map(memory)
           }
           const table = new Map<string, Cooldown>()
-          for (const name of readdirSync(dir)) {
-            if (!COOLDOWN_FILE.test(name)) continue
-            const path = join(dir, name)
-            const cached = files.read(name, path)
-            if (cached === undefined) continue
-            const rec = cached.value
-            if (rec === undefined || isCooldownExpired(rec, now)) {
-              if (clean) {
-                quietUnlink(path)
-                files.forget(name)
-              }
-              continue
-            }
-            table.set(rec.model, rec)
-          }
+          for (const { record } of liveStateFiles(dir, COOLDOWN_FILE, files, (c) => isCooldownExpired(c, now), clean)) table.set(record.model, record)
           return table
         },
         catch: (e) => new CooldownStoreError({ reason: `reading cooldowns: ${String(e)}` })

@@ -5,72 +5,58 @@
  * state directory the records live in this process only.
  */
 import { Effect, Layer } from "effect"
-import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import type { QuotaRecord } from "../core/quota/record.js"
 import { decodeQuota, encodeQuota, isStale, QUOTA_FILE, quotaFileName, recordOf, shouldWrite } from "../core/quota/record.js"
-import { QuotaStore } from "../services/QuotaStore.js"
+import { QuotaStore, type QuotaStoreService } from "../services/QuotaStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { writeFileAtomic } from "./atomicWrite.js"
-import { decodedFileCache, quietUnlink } from "./fileCache.js"
+import { decodedFileCache } from "./fileCache.js"
+import { liveStateFiles } from "./stateFiles.js"
 
 export const byModel = (records: Iterable<QuotaRecord>): ReadonlyArray<QuotaRecord> =>
   [...records].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
 
+/** The store over `dir` (undefined: in this process only); `clean`: stale and unreadable files may be deleted. */
+const quotaStoreOn = (dir: string | undefined, clean: boolean): QuotaStoreService => {
+  /** model → the last record this process wrote (the throttle's reference; the whole table without a directory). */
+  const written = new Map<string, QuotaRecord>()
+  const files = decodedFileCache<QuotaRecord | undefined>(decodeQuota)
+
+  const record = (model: string, observation: Parameters<typeof recordOf>[1], now: number) =>
+    Effect.sync(() => {
+      const next = recordOf(model, observation, now)
+      if (next === undefined || !shouldWrite(written.get(model), next)) return
+      if (dir !== undefined) {
+        try {
+          writeFileAtomic(join(dir, quotaFileName(model)), encodeQuota(next))
+        } catch {
+          return // not recorded as written: the next response tries again
+        }
+      }
+      written.set(model, next)
+    })
+
+  const fromFiles = (d: string, now: number): ReadonlyArray<QuotaRecord> => {
+    let live: ReturnType<typeof liveStateFiles<QuotaRecord>>
+    try {
+      live = liveStateFiles(d, QUOTA_FILE, files, (r) => isStale(r, now), clean)
+    } catch {
+      return []
+    }
+    const table = new Map<string, QuotaRecord>()
+    // a file under another model's name (copied by hand) never hides the model's own
+    for (const { name, record } of live) if (name === quotaFileName(record.model)) table.set(record.model, record)
+    return byModel(table.values())
+  }
+
+  const readAll = (now: number) =>
+    Effect.sync(() => (dir === undefined ? byModel([...written.values()].filter((r) => !isStale(r, now))) : fromFiles(dir, now)))
+
+  return { record, readAll }
+}
+
 export const QuotaStoreFile = Layer.effect(
   QuotaStore,
-  Effect.gen(function* () {
-    const { dir, trusted } = yield* StateDir
-    const clean = trusted === true
-    /** model → the last record this process wrote (the throttle's reference; the whole table without a directory). */
-    const written = new Map<string, QuotaRecord>()
-    const files = decodedFileCache<QuotaRecord | undefined>(decodeQuota)
-
-    const record = (model: string, observation: Parameters<typeof recordOf>[1], now: number) =>
-      Effect.sync(() => {
-        const next = recordOf(model, observation, now)
-        if (next === undefined || !shouldWrite(written.get(model), next)) return
-        if (dir !== undefined) {
-          try {
-            writeFileAtomic(join(dir, quotaFileName(model)), encodeQuota(next))
-          } catch {
-            return // not recorded as written: the next response tries again
-          }
-        }
-        written.set(model, next)
-      })
-
-    const fromFiles = (d: string, now: number): ReadonlyArray<QuotaRecord> => {
-      let names: ReadonlyArray<string>
-      try {
-        names = readdirSync(d)
-      } catch {
-        return []
-      }
-      const table = new Map<string, QuotaRecord>()
-      for (const name of names) {
-        if (!QUOTA_FILE.test(name)) continue
-        const path = join(d, name)
-        const cached = files.read(name, path)
-        if (cached === undefined) continue
-        const rec = cached.value
-        if (rec === undefined || isStale(rec, now)) {
-          if (clean) {
-            quietUnlink(path)
-            files.forget(name)
-          }
-          continue
-        }
-        // a file under another model's name (copied by hand) never hides the model's own
-        if (name !== quotaFileName(rec.model)) continue
-        table.set(rec.model, rec)
-      }
-      return byModel(table.values())
-    }
-
-    const readAll = (now: number) =>
-      Effect.sync(() => (dir === undefined ? byModel([...written.values()].filter((r) => !isStale(r, now))) : fromFiles(dir, now)))
-
-    return { record, readAll }
-  })
+  Effect.map(StateDir, ({ dir, trusted }) => quotaStoreOn(dir, trusted === true))
 )
