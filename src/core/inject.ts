@@ -4,7 +4,7 @@
  * config out (the hook copies it back into opencode's object).
  */
 import { MAX_SLOTS_LIMIT, POOLED_BASES } from "./constants.js"
-import { isRecord, type JsonRecord } from "./json.js"
+import { deepCopy, isRecord, type JsonRecord } from "./json.js"
 import { describeSlots, type Slot } from "./pool.js"
 
 type Json = JsonRecord
@@ -96,16 +96,16 @@ export interface Injection {
 
 /** SPEC §4 steps 1–4, plus the delegation policy unless `delegate` is false. Running it on its own output gives the same config. */
 export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: string, delegate = true): Injection => {
-  const config = structuredClone(input)
+  const config = deepCopy(input)
   const warnings: Array<string> = []
   const agents: Json = isRecord(config.agent) ? config.agent : {}
   config.agent = agents
   for (const base of POOLED_BASES) {
-    if (!(base in agents)) agents[base] = structuredClone(BASE_DEFINITIONS[base])
+    if (!(base in agents)) agents[base] = deepCopy(BASE_DEFINITIONS[base])
   }
   if (delegate) {
     for (const [name, definition] of Object.entries(DELEGATION_DEFINITIONS)) {
-      if (!(name in agents)) agents[name] = structuredClone(definition)
+      if (!(name in agents)) agents[name] = deepCopy(definition)
     }
   }
   for (const base of POOLED_BASES) {
@@ -119,7 +119,7 @@ export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: st
         }
         existing.model = slot.model
       } else {
-        const copy = structuredClone(effective)
+        const copy = deepCopy(effective)
         copy.hidden = true
         copy.mode = "subagent"
         copy.model = slot.model

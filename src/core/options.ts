@@ -1,5 +1,6 @@
 /** Plugin options and environment (SPEC §2.2–2.3): parsed into one settings record, with warnings; the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
+import { QUOTA_RESERVE_DEFAULT } from "./constants.js"
 import { resolveMaxSlots } from "./pool.js"
 import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
@@ -29,6 +30,8 @@ export interface Settings {
   readonly omniroute: unknown
   /** The delegation policy (US-1): inject `build`/`plan` when the user has not defined them; `false` opts out. */
   readonly delegate: boolean
+  /** Quota sensing (issue 12): the fraction of a limit below which a slot cools as `quota_low`. */
+  readonly quotaReserve: number
 }
 
 export const DEFAULTS: Settings = {
@@ -49,7 +52,8 @@ export const DEFAULTS: Settings = {
   sound: true,
   fade: true,
   omniroute: undefined,
-  delegate: true
+  delegate: true,
+  quotaReserve: QUOTA_RESERVE_DEFAULT
 }
 
 const LogLevel = Schema.Literal("debug", "info", "warn", "error")
@@ -127,7 +131,14 @@ export const parseSettings = (
     sound: bool("sound", o.sound, DEFAULTS.sound, warnings),
     fade: bool("fade", o.fade, DEFAULTS.fade, warnings),
     omniroute: o.omniroute,
-    delegate: bool("delegate", o.delegate, DEFAULTS.delegate, warnings)
+    delegate: bool("delegate", o.delegate, DEFAULTS.delegate, warnings),
+    quotaReserve:
+      decodeOption(
+        Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)),
+        o.quotaReserve,
+        () => `option quotaReserve ${JSON.stringify(o.quotaReserve)} invalid (a fraction of the limit from 0 up to 1, e.g. 0.05), using ${QUOTA_RESERVE_DEFAULT}`,
+        warnings
+      ) ?? QUOTA_RESERVE_DEFAULT
   }
   return { settings, warnings }
 }

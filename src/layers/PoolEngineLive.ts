@@ -25,6 +25,7 @@ import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/
 import { PoolLock } from "../services/PoolLock.js"
 import { PoolStore, type Commit } from "../services/PoolStore.js"
 import { PriceSnapshot } from "../services/PriceSnapshot.js"
+import { QuotaStore } from "../services/QuotaStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { TraceRecorder } from "../services/TraceRecorder.js"
 
@@ -65,6 +66,7 @@ export const makeEngine = (config: EngineConfig) =>
     const mutex = yield* Effect.makeSemaphore(1)
     const aborts = yield* FiberMap.make<string, void, never>()
     const prices = yield* Effect.serviceOption(PriceSnapshot)
+    const quotas = yield* Effect.serviceOption(QuotaStore)
     // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
     const advice = yield* FiberSet.make<void, never>()
     const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
@@ -108,6 +110,7 @@ export const makeEngine = (config: EngineConfig) =>
         }
         yield* Ref.set(stateRef, out.state)
         yield* recorder.record(out.lines, out.decisions)
+        if (out.observed !== undefined && Option.isSome(quotas)) yield* quotas.value.record(out.observed.model, out.observed.observation, now)
         for (const l of out.logs) yield* log.log(l.level, l.message)
         // forked interruptible, although this region is not: dispose interrupts the aborts still running
         for (const a of out.aborts) yield* FiberMap.run(aborts, a.claim, Effect.interruptible(runAbort(a.claim, a.session)))

@@ -7,7 +7,7 @@
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { Cause, Effect, Layer, ManagedRuntime } from "effect"
-import type { JsonRecord } from "../core/json.js"
+import { deepCopy, type JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/dirs.js"
 import { PoolEngineLive } from "../layers/PoolEngineLive.js"
@@ -19,6 +19,8 @@ import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine
 import { AppLog, type LogLevel } from "../services/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
 import { notifyInputs } from "./notifyEvents.js"
+import { installQuotaFetch, type ResponseReport } from "./quotaFetch.js"
+import { slotsOf } from "../core/engine/state.js"
 import { engineEvents, handNamedVariant, requestSession, taskCall, taskEndClaim } from "./events.js"
 import { assign, describe, field, isPlainObject } from "./extract.js"
 import type { PoolServices } from "./services.js"
@@ -46,7 +48,8 @@ const firstLine = (cause: Cause.Cause<unknown>): string => {
 /**
  * Whether opencode's config object can be worked on: a plain object (prototype `Object.prototype` or
  * none, extensible, not a Proxy: those never copy), that copies without throwing, whose `agent` and
- * `provider` are absent or writable data properties. The engine keeps it for hot reload and writes
+ * `provider` are absent or writable data properties. Functions in it (a provider's `fetch`, this plugin's
+ * quota wrapper among them) are fine. The engine keeps it for hot reload and writes
  * those two keys into it; anything else could throw a hostile value from inside the engine.
  */
 const workable = (v: unknown): v is JsonRecord => {
@@ -58,7 +61,7 @@ const workable = (v: unknown): v is JsonRecord => {
       const d = Object.getOwnPropertyDescriptor(v, key)
       if (d !== undefined && !("value" in d && d.writable === true)) return false
     }
-    structuredClone(v)
+    deepCopy(v)
     return true
   } catch {
     return false
@@ -85,6 +88,28 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   }
   const log = (level: LogLevel, message: string) => run(Effect.flatMap(AppLog, (l) => l.log(level, message)), "log")
 
+  // quota sensing (issue 12): every wrapped provider's responses go to the engine, never awaited
+  const report = (r: ResponseReport): void => {
+    void run(engine.apply({ type: "response", ...r, reserve: o.settings.quotaReserve }), "quota sensing")
+  }
+  const wrappers = new WeakSet<object>()
+  const ownFetchTold = new Set<string>()
+  const sense = async (config: JsonRecord): Promise<void> => {
+    const state = await run(engine.state, "quota sensing")
+    if (state === undefined) return
+    let own: ReadonlyArray<string> = []
+    try {
+      own = installQuotaFetch(config, slotsOf(state), report, wrappers)
+    } catch (e) {
+      return void (await log("error", `quota sensing failed: ${e instanceof Error ? e.message : String(e)}`))
+    }
+    for (const p of own) {
+      if (ownFetchTold.has(p)) continue
+      ownFetchTold.add(p)
+      await log("info", `provider ${p} has a fetch of its own (a sign-in plugin's or a config's); its rate-limit headers are not read`)
+    }
+  }
+
   return {
     engine,
     notifications,
@@ -93,6 +118,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       if (!workable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read or written"))
       await run(engine.configure(input), "config injection")
       await run(gateway.register(input), "omniroute")
+      await sense(input)
     },
     "tool.execute.before": async (input, output) => {
       if (disposed) return

@@ -267,7 +267,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         notifyHost: "desk",
         sound: false,
         fade: false,
-        delegate: false
+        delegate: false,
+        quotaReserve: 0.1
       },
       {}
     )
@@ -290,7 +291,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       sound: false,
       fade: false,
       omniroute: undefined,
-      delegate: false
+      delegate: false,
+      quotaReserve: 0.1
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

@@ -74,10 +74,12 @@ describe("OmniRoute (SPEC §13)", () => {
       expect((r.first.provider as Record<string, unknown>).omniroute).toEqual({
         npm: "@ai-sdk/openai-compatible",
         name: "OmniRoute",
-        options: { baseURL: g.url, apiKey: "sk-local" },
+        // the quota-sensing wrapper (issue 12) goes on every configured provider, this one included
+        options: { baseURL: g.url, apiKey: "sk-local", fetch: expect.any(Function) },
         models: { auto: { name: "auto" }, fast: { name: "fast" } }
       })
-      expect(r.second).toEqual(r.first)
+      // the same config but for the wrapper functions, which each hook run makes afresh
+      expect(JSON.stringify(r.second)).toBe(JSON.stringify(r.first))
       expect(slotVariants(r.first)).toEqual(slotVariants(plain.first))
       expect(r.warnings).toEqual([])
       expect(g.requests).toEqual([{ path: "/v1/models", auth: "Bearer sk-local" }])
@@ -118,7 +120,7 @@ describe("OmniRoute (SPEC §13)", () => {
     }
   })
 
-  it("US-28 a provider the user already named omniroute is left as it is", async () => {
+  it("US-28 a provider the user already named omniroute is left as it is (but for the quota-sensing fetch)", async () => {
     const g = await gateway(() => ({ status: 200, body: MODELS }))
     try {
       const b = await boot({ models: POOL2, omniroute: { baseURL: g.url, apiKey: "k" } })
@@ -126,7 +128,8 @@ describe("OmniRoute (SPEC §13)", () => {
       const cfg: Record<string, unknown> = { agent: {}, provider: { omniroute: mine } }
       await b.hooks.config!(cfg as never)
       await b.hooks.dispose!()
-      expect((cfg.provider as Record<string, unknown>).omniroute).toEqual(mine)
+      // the registration leaves it as it is; quota sensing only adds its fetch wrapper (issue 12)
+      expect((cfg.provider as Record<string, unknown>).omniroute).toEqual({ npm: "my-own", options: { baseURL: "http://elsewhere", fetch: expect.any(Function) } })
     } finally {
       await g.close()
     }

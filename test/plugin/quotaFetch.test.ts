@@ -1,0 +1,124 @@
+/** The quota-sensing fetch wrapper (issue 12, US-48): pass-through, what it reports, where it goes. */
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { planWrap, rateLimitHeaders, requestModel } from "../../src/core/quota/wrap.js"
+import { installQuotaFetch, quotaFetch, type ResponseReport } from "../../src/plugin/quotaFetch.js"
+import { boot, settle, spawn, tmp, type Booted } from "./boot.js"
+
+const SLOTS = [
+  { index: 1, provider: "zen", model: "zen/a", weight: 1 },
+  { index: 2, provider: "go", model: "go/b", weight: 1 }
+]
+const LIMITED = { "x-ratelimit-remaining-requests": "1", "x-ratelimit-limit-requests": "100", "x-ratelimit-reset-requests": "90s", "content-type": "text/event-stream" }
+
+describe("the fetch wrapper (US-48)", () => {
+  it("US-48 the request reaches the inner fetch unchanged and the very response comes back; the report gets the rate-limit headers, the model and the session", async () => {
+    const response = new Response("data: [DONE]\n\n", { status: 200, headers: LIMITED })
+    const seen: Array<[unknown, unknown]> = []
+    const reports: Array<ResponseReport> = []
+    const f = quotaFetch("zen", (r) => reports.push(r), async (input, init) => {
+      seen.push([input, init])
+      return response
+    })
+    const init = { method: "POST", body: JSON.stringify({ model: "a", messages: [] }), headers: { "Content-Type": "application/json", "X-Session-Affinity": "ses_1" } }
+    const out = await f("https://zen.example/v1/chat/completions", init)
+    expect(out).toBe(response)
+    expect(seen).toEqual([["https://zen.example/v1/chat/completions", init]])
+    expect(seen[0]![1]).toBe(init)
+    expect(reports).toEqual([
+      { headers: { "x-ratelimit-remaining-requests": "1", "x-ratelimit-limit-requests": "100", "x-ratelimit-reset-requests": "90s" }, model: "zen/a", session: "ses_1" }
+    ])
+    expect(await out.text()).toBe("data: [DONE]\n\n")
+  })
+
+  it("US-48 no rate-limit header: no report; a report that throws, or a failing inner fetch, changes nothing the caller sees", async () => {
+    const reports: Array<ResponseReport> = []
+    const plain = quotaFetch("zen", (r) => reports.push(r), async () => new Response("ok", { headers: { "content-type": "text/plain" } }))
+    expect(await (await plain("https://x/")).text()).toBe("ok")
+    expect(reports).toEqual([])
+    const throwing = quotaFetch("zen", () => {
+      throw new Error("boom")
+    }, async () => new Response("ok", { headers: LIMITED }))
+    expect((await throwing("https://x/")).status).toBe(200)
+    const failing = quotaFetch("zen", (r) => reports.push(r), async () => {
+      throw new TypeError("fetch failed")
+    })
+    await expect(failing("https://x/")).rejects.toThrow("fetch failed")
+    expect(reports).toEqual([])
+  })
+
+  it("US-48 the session comes from a Headers object or header pairs too; a Google-style URL names the model", async () => {
+    const reports: Array<ResponseReport> = []
+    const f = quotaFetch("google", (r) => reports.push(r), async () => new Response("", { headers: LIMITED }))
+    await f("https://g.example/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", { headers: new Headers({ "x-session-affinity": "ses_2" }) })
+    await f(new URL("https://g.example/v1/x"), { headers: [["x-session-affinity", "ses_3"]] })
+    expect(reports.map((r) => [r.model, r.session])).toEqual([
+      ["google/gemini-2.5-flash", "ses_2"],
+      [undefined, "ses_3"]
+    ])
+    expect(requestModel("openrouter", "https://o/x", '{"model":"qwen/qwen3-coder:free","stream":true}')).toBe("openrouter/qwen/qwen3-coder:free")
+    expect(requestModel("zen", "https://z/x", `{"messages":[${'"x",'.repeat(5000)}"y"],"model":"late"}`)).toBeUndefined()
+    expect(rateLimitHeaders([["Retry-After", "3"], ["X-Other", "1"]])).toEqual({ "retry-after": "3" })
+  })
+})
+
+describe("where the wrapper goes (US-48)", () => {
+  it("US-48 every slot provider and every configured provider block is wrapped; a block with its own fetch and the sign-in providers are not", () => {
+    const own = () => undefined
+    const config: Record<string, unknown> = {
+      provider: { custom: { options: { baseURL: "http://x" } }, mine: { options: { fetch: own } }, anthropic: {}, go: { whitelist: ["b"] } }
+    }
+    expect(planWrap(config, SLOTS)).toEqual({ wrap: ["custom", "go", "zen"], ownFetch: ["anthropic", "mine"] })
+    const mine = new WeakSet<object>()
+    expect(installQuotaFetch(config, SLOTS, () => undefined, mine)).toEqual(["anthropic", "mine"])
+    const providers = config.provider as Record<string, { options?: Record<string, unknown>; whitelist?: unknown }>
+    for (const p of ["custom", "go", "zen"]) expect(typeof providers[p]!.options!.fetch).toBe("function")
+    expect(providers.custom!.options!.baseURL).toBe("http://x")
+    expect(providers.go!.whitelist).toEqual(["b"])
+    expect(providers.mine!.options!.fetch).toBe(own)
+    expect(providers.anthropic).toEqual({})
+    // a second hook run replaces this plugin's wrapper, never stacks it, and never takes it for the provider's own
+    const first = providers.zen!.options!.fetch
+    expect(installQuotaFetch(config, SLOTS, () => undefined, mine)).toEqual(["anthropic", "mine"])
+    expect(providers.zen!.options!.fetch).not.toBe(first)
+    expect(typeof providers.zen!.options!.fetch).toBe("function")
+  })
+
+  it("US-48 nothing to wrap: the config is left without a provider key", () => {
+    const config: Record<string, unknown> = {}
+    expect(installQuotaFetch(config, [], () => undefined, new WeakSet())).toEqual([])
+    expect(config).toEqual({})
+  })
+})
+
+describe("quota sensing in the plugin (US-48)", () => {
+  let booted: Array<Booted> = []
+  const saved = { fetch: globalThis.fetch, config: process.env.XDG_CONFIG_HOME }
+  beforeEach(() => {
+    process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
+  })
+  afterEach(async () => {
+    globalThis.fetch = saved.fetch
+    for (const b of booted) await b.hooks.dispose?.()
+    booted = []
+    process.env.XDG_CONFIG_HOME = saved.config
+  })
+
+  it("US-48 a slot's response at the reserve cools it as quota_low before any 429; the next spawn goes to the other slot; the quota record is written", async () => {
+    const b = await boot({ models: { slots: [{ model: "zen/a" }, { model: "go/b" }] }, logLevel: "debug" })
+    booted.push(b)
+    const config: { provider?: Record<string, { options?: { fetch?: (u: string, i?: RequestInit) => Promise<Response> } }> } = {}
+    await b.hooks.config!(config as never)
+    globalThis.fetch = (async () => new Response("data: [DONE]\n\n", { headers: LIMITED })) as typeof fetch
+    const response = await config.provider!.zen!.options!.fetch!("https://zen.example/v1/chat/completions", { method: "POST", body: '{"model":"a"}' })
+    expect(response.status).toBe(200)
+    for (let i = 0; i < 50 && !b.logs.some((l) => l.message.startsWith("cooling zen/a quota_low")); i++) await new Promise((r) => setTimeout(r, 10))
+    await settle(b)
+    expect(b.logs.map((l) => l.message)).toContainEqual(expect.stringMatching(/^cooling zen\/a quota_low strike 0 for 90s until /))
+    expect(await spawn(b, "ses_root", "call_1")).toBe("explore-2")
+    // the record every process (and ocpool quota) reads
+    const file = readdirSync(b.stateDir).find((f) => f.startsWith("quota."))
+    expect(JSON.parse(readFileSync(join(b.stateDir, file!), "utf8"))).toMatchObject({ model: "zen/a", requests: { remaining: 1, limit: 100 } })
+  })
+})
