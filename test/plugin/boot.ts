@@ -1,4 +1,5 @@
 /** Boots the plugin from sources over real files in a temp state dir, with a collecting log and a scripted abort client. */
+import { afterEach, beforeEach } from "@effect/vitest"
 import { type Clock, Effect, Layer } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -77,3 +78,33 @@ export const childCreated = (b: Booted, id: string, parentID: string, agent: str
 export const settle = (b: Booted) => Effect.runPromise(b.hooks.engine.settle)
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * For a test file: each test gets a fresh XDG_CONFIG_HOME (no pool.txt of the machine running the
+ * tests can reach the plugin), and every plugin booted through `start`, or handed to `keep`, is
+ * disposed after the test (`forget` one the test disposed itself).
+ */
+export const bootsPerTest = () => {
+  let booted: Array<Booted> = []
+  const saved = process.env.XDG_CONFIG_HOME
+  beforeEach(() => {
+    process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
+  })
+  afterEach(async () => {
+    for (const b of booted) await b.hooks.dispose?.()
+    booted = []
+    if (saved === undefined) delete process.env.XDG_CONFIG_HOME
+    else process.env.XDG_CONFIG_HOME = saved
+  })
+  const keep = (b: Booted): Booted => {
+    booted.push(b)
+    return b
+  }
+  return {
+    start: async (...args: Parameters<typeof boot>): Promise<Booted> => keep(await boot(...args)),
+    keep,
+    forget: (b: Booted): void => {
+      booted = booted.filter((x) => x !== b)
+    }
+  }
+}

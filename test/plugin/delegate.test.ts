@@ -1,30 +1,18 @@
 /** The delegation policy and the price advisory inside the plugin (US-1, US-23). */
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parsePriceSnapshot, type PriceTable } from "../../src/core/prices.js"
 import { PriceSnapshotMemory } from "../../src/layers/PriceSnapshotMemory.js"
 import { readPriceSnapshot } from "../../src/layers/PriceSnapshotFile.js"
-import { boot, settle, spawn, tmp, type Booted } from "./boot.js"
+import { bootsPerTest, settle, spawn, tmp, type Booted } from "./boot.js"
 
 const FREE_POOL = { slots: [{ model: "zen/alpha", weight: 1 }, { model: "go/gamma", weight: 1 }, { model: "zen/beta", weight: 1 }] }
 const PRICES = parsePriceSnapshot({ models: { "zen/alpha": { input: 0, output: 0 }, "go/gamma": { input: 0.5, output: 2 }, "zen/beta": { input: 0, output: 0, cache_read: 0 } } })!
 
-let booted: Array<Booted> = []
-const start = async (options: Record<string, unknown>, table: PriceTable | undefined | "bundled") => {
-  const b = await boot(options, ["ok"], {}, 0, undefined, ["ok"], table === "bundled" ? {} : { prices: PriceSnapshotMemory(table) })
-  booted.push(b)
-  return b
-}
-const savedConfigHome = process.env.XDG_CONFIG_HOME
-beforeEach(() => {
-  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
-})
-afterEach(async () => {
-  for (const b of booted) await b.hooks.dispose?.()
-  booted = []
-  process.env.XDG_CONFIG_HOME = savedConfigHome
-})
+const boots = bootsPerTest()
+const start = (options: Record<string, unknown>, table: PriceTable | undefined | "bundled") =>
+  boots.start(options, ["ok"], {}, 0, undefined, ["ok"], table === "bundled" ? {} : { prices: PriceSnapshotMemory(table) })
 
 type Agents = Record<string, { model?: string; permission?: unknown } | null>
 const configure = async (b: Booted, config: Record<string, unknown> = {}) => {

@@ -3,30 +3,16 @@
  * null prototypes, huge strings and wrong types never make a hook throw. The one throw that stays is
  * the refusal of a hand-named slot variant (SPEC §6.3), and no hostile neighbour can suppress it.
  */
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import opencodePool from "../../src/plugin/index.js"
 import { VariantRefused } from "../../src/services/PoolEngine.js"
-import { boot, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
+import { bootsPerTest, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
 import { cyclic, nullProto, revoked, throwingGetters, trapEverything, unprintable } from "./hostile.js"
 
-let booted: Array<Booted> = []
-const start = async (...args: Parameters<typeof boot>) => {
-  const b = await boot(...args)
-  booted.push(b)
-  return b
-}
-const savedConfigHome = process.env.XDG_CONFIG_HOME
-beforeEach(() => {
-  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
-})
-afterEach(async () => {
-  for (const b of booted) await b.hooks.dispose?.()
-  booted = []
-  process.env.XDG_CONFIG_HOME = savedConfigHome
-})
+const { start } = bootsPerTest()
 
 const ownClaims = (b: Booted): Record<string, unknown> => {
   const f = join(b.stateDir, `claims.${process.pid}.json`)

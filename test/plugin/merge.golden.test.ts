@@ -9,14 +9,14 @@
  * config is checked against the rules of §4 directly (user keys byte-identical, only the missing bases
  * and variants added, whitelists appended once), so a regenerated golden cannot hide a clobber.
  */
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { POOLED_BASES } from "../../src/core/constants.js"
 import { BASE_DEFINITIONS, DELEGATION_DEFINITIONS } from "../../src/core/inject.js"
 import opencodePool from "../../src/plugin/index.js"
-import { boot, tmp, type Booted } from "./boot.js"
+import { boot, bootsPerTest, tmp, type Booted } from "./boot.js"
 
 type Json = Record<string, unknown>
 
@@ -65,24 +65,13 @@ const variantSlot = (name: string) => {
   return undefined
 }
 
-let booted: Array<Booted> = []
-const savedConfigHome = process.env.XDG_CONFIG_HOME
-beforeEach(() => {
-  // no pool.txt of the machine running the tests can reach the plugin
-  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
-})
-afterEach(async () => {
-  for (const b of booted) await b.hooks.dispose?.()
-  booted = []
-  if (savedConfigHome === undefined) delete process.env.XDG_CONFIG_HOME
-  else process.env.XDG_CONFIG_HOME = savedConfigHome
-})
+const { keep } = bootsPerTest()
 
 /** Boots the plugin with the fixed pool and runs the config hook once on `config` (mutated in place); returns the warnings that run logged. */
 const runHook = async (config: Json, b?: Booted): Promise<{ b: Booted; warnings: Array<string>; infos: Array<string> }> => {
   if (b === undefined) {
     b = await boot({ models: POOL })
-    booted.push(b)
+    keep(b)
   }
   const before = b.logs.length
   await b.hooks.config!(config as never)

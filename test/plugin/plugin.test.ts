@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -6,14 +6,9 @@ import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import opencodePool from "../../src/plugin/index.js"
-import { boot, childCreated, event, POOL2, settle, sleep, spawn, tmp, type Booted } from "./boot.js"
+import { bootsPerTest, childCreated, event, POOL2, settle, sleep, spawn, tmp, type Booted } from "./boot.js"
 
-let booted: Array<Booted> = []
-const start = async (...args: Parameters<typeof boot>) => {
-  const b = await boot(...args)
-  booted.push(b)
-  return b
-}
+const { start, forget } = bootsPerTest()
 /** Runs a promise-returning step inside an `it.effect` test. */
 const P = <A>(f: () => Promise<A>) => Effect.promise(f)
 /** A plausible wall-clock start for tests on the TestClock. */
@@ -25,16 +20,6 @@ const startOnTestClock = (options: Record<string, unknown>, abortOutcomes: Array
     const clock = yield* TestClock.testClock()
     return yield* P(() => start(options, abortOutcomes, {}, abortLatencyMs, clock))
   })
-const savedConfigHome = process.env.XDG_CONFIG_HOME
-
-beforeEach(() => {
-  process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
-})
-afterEach(async () => {
-  for (const b of booted) await b.hooks.dispose?.()
-  booted = []
-  process.env.XDG_CONFIG_HOME = savedConfigHome
-})
 
 const ownClaims = (b: Booted) => {
   const f = join(b.stateDir, `claims.${process.pid}.json`)
@@ -342,7 +327,7 @@ describe("plugin: state, status, trace, off switch", () => {
     expect(await spawn(a, "pa", "c2")).toBe("explore-1")
     expect(readdirSync(a.stateDir).filter((f) => f.startsWith("claims.")).sort()).toEqual([`claims.${process.pid}-1.json`, `claims.${process.pid}.json`])
     await b.hooks.dispose!()
-    booted = booted.filter((x) => x !== b)
+    forget(b)
     expect(readdirSync(a.stateDir).filter((f) => f.startsWith("claims."))).toEqual([`claims.${process.pid}.json`])
   })
 
@@ -351,7 +336,7 @@ describe("plugin: state, status, trace, off switch", () => {
     await spawn(b, "p", "c1")
     expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(true)
     await b.hooks.dispose!()
-    booted = booted.filter((x) => x !== b)
+    forget(b)
     expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
   })
 
@@ -367,7 +352,7 @@ describe("plugin: state, status, trace, off switch", () => {
       expect(yield* b.hooks.engine.aborting).toBe(1)
       const racing = spawn(b, "p", "c2")
       yield* P(() => b.hooks.dispose!())
-      booted = booted.filter((x) => x !== b)
+      forget(b)
       yield* P(() => racing)
       // whatever still waited on the clock runs now: none of it may write the claim file again
       yield* TestClock.adjust(600)

@@ -1,10 +1,10 @@
 /** The quota-sensing fetch wrapper (issue 12, US-48): pass-through, what it reports, where it goes. */
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { planWrap, rateLimitHeaders, requestModel } from "../../src/core/quota/wrap.js"
 import { installQuotaFetch, quotaFetch, type ResponseReport } from "../../src/plugin/quotaFetch.js"
-import { boot, settle, spawn, tmp, type Booted } from "./boot.js"
+import { bootsPerTest, settle, spawn } from "./boot.js"
 
 const SLOTS = [
   { index: 1, provider: "zen", model: "zen/a", weight: 1 },
@@ -93,21 +93,14 @@ describe("where the wrapper goes (US-48)", () => {
 })
 
 describe("quota sensing in the plugin (US-48)", () => {
-  let booted: Array<Booted> = []
-  const saved = { fetch: globalThis.fetch, config: process.env.XDG_CONFIG_HOME }
-  beforeEach(() => {
-    process.env.XDG_CONFIG_HOME = tmp("ocpool-config-")
-  })
-  afterEach(async () => {
-    globalThis.fetch = saved.fetch
-    for (const b of booted) await b.hooks.dispose?.()
-    booted = []
-    process.env.XDG_CONFIG_HOME = saved.config
+  const { start } = bootsPerTest()
+  const realFetch = globalThis.fetch
+  afterEach(() => {
+    globalThis.fetch = realFetch
   })
 
   it("US-48 a slot's response at the reserve cools it as quota_low before any 429; the next spawn goes to the other slot; the quota record is written", async () => {
-    const b = await boot({ models: { slots: [{ model: "zen/a" }, { model: "go/b" }] }, logLevel: "debug" })
-    booted.push(b)
+    const b = await start({ models: { slots: [{ model: "zen/a" }, { model: "go/b" }] }, logLevel: "debug" })
     const config: { provider?: Record<string, { options?: { fetch?: (u: string, i?: RequestInit) => Promise<Response> } }> } = {}
     await b.hooks.config!(config as never)
     globalThis.fetch = (async () => new Response("data: [DONE]\n\n", { headers: LIMITED })) as typeof fetch
