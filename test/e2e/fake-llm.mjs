@@ -55,13 +55,24 @@
 //             (`limit` is not retried either, but its session.error is an UnknownError whose message
 //             is the JSON-stringified error object; `429`/`503` are retried first.)
 //   reset     HTTP 200 SSE, one text delta, then the socket is destroyed
+//   ratelimit text, and the response carries rate-limit headers. ARG `REMAINING/LIMIT/RESETSECONDS`
+//             (e.g. [[fake:ratelimit:1/100/120]]) gives `x-ratelimit-remaining-requests: REMAINING`,
+//             `x-ratelimit-limit-requests: LIMIT`, `x-ratelimit-reset-requests: RESETSECONDS` + "s"
+//             (default 1/100/60; a part that is missing or not a number takes its default)
+//
+// Extra response headers: a queue entry's `headers` ({name: value}) are added to the response that
+// entry chooses, whatever its behaviour or status (e.g. {behavior:"text", headers:{"x-ratelimit-
+// remaining-requests":"1"}}); they override the behaviour's own headers of the same name. The request
+// record says what was sent: `status` (the HTTP status, once the headers are written) and
+// `extraHeaders` (the added headers, from `headers` or the ratelimit directive).
 //
 // Control endpoints:
 //   GET  /_fake/health               {ok, port, requests, hanging, queued}
 //   GET  /_fake/requests[?since=N]   request records with seq > N
 //   POST /_fake/queue                {"queue":[{behavior, model?, retryAfter?, delayMs?, text?, command?,
-//                                     tasks?: [{subagent_type, prompt, description?}]}]} -> appended
-//                                    (text is also the question text of `question`; command is bash's)
+//                                     tasks?: [{subagent_type, prompt, description?}], headers?}]} -> appended
+//                                    (text is also the question text of `question`; command is bash's;
+//                                    headers: extra response headers, see above)
 //   POST /_fake/reset                clears the log, the queue and the directive counters (not seq)
 //   GET  /v1/models                  model list
 import fs from "node:fs"
@@ -229,18 +240,57 @@ function jsonError(res, status, message, headers = {}) {
   res.end(JSON.stringify({ error: { message, type: status === 429 ? "rate_limit_error" : "server_error", code: status === 429 ? "rate_limit_exceeded" : status } }))
 }
 
+/** The ratelimit directive's headers from `REMAINING/LIMIT/RESETSECONDS`. */
+function rateLimitHeaders(arg) {
+  const [remaining, limit, reset] = String(arg ?? "").split("/").map((x) => (x !== undefined && /^\d+(\.\d+)?$/.test(x.trim()) ? x.trim() : undefined))
+  return {
+    "x-ratelimit-remaining-requests": remaining ?? "1",
+    "x-ratelimit-limit-requests": limit ?? "100",
+    "x-ratelimit-reset-requests": `${reset ?? "60"}s`
+  }
+}
+
+/** A queue entry's `headers` as string pairs (anything else is ignored). */
+function extraHeadersOf(headers) {
+  if (headers === null || typeof headers !== "object" || Array.isArray(headers)) return undefined
+  const out = {}
+  for (const [k, v] of Object.entries(headers)) if (typeof v === "string" || typeof v === "number") out[k] = String(v)
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+/** Adds `extra` to every head this response writes, and records the status sent. */
+function decorate(res, rec, extra) {
+  const writeHead = res.writeHead.bind(res)
+  res.writeHead = (status, ...rest) => {
+    rec.status = status
+    if (extra !== undefined) {
+      const i = rest.findIndex((x) => x !== null && typeof x === "object")
+      const names = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
+      const own = i >= 0 ? Object.fromEntries(Object.entries(rest[i]).filter(([k]) => !names.has(k.toLowerCase()))) : {}
+      if (i >= 0) rest[i] = { ...own, ...extra }
+      else rest.push({ ...extra })
+    }
+    return writeHead(status, ...rest)
+  }
+}
+
 function handleChat(req, res, body, rec) {
   const spec = choose(body)
   const { behavior, why } = spec
   rec.behavior = behavior
   rec.why = why
-  log(rec)
   const arg = spec.arg !== undefined && spec.arg !== "" ? spec.arg : undefined
+  const extra = behavior === "ratelimit" ? { ...rateLimitHeaders(spec.arg), ...extraHeadersOf(spec.headers) } : extraHeadersOf(spec.headers)
+  if (extra !== undefined) rec.extraHeaders = extra
+  decorate(res, rec, extra)
+  log(rec)
   switch (behavior) {
     case "title":
       return replyText(res, body, rec, "E2E title")
     case "text":
       return replyText(res, body, rec, spec.text ?? arg ?? `FAKE-OK from model=${body.model} (request #${rec.seq})`)
+    case "ratelimit":
+      return replyText(res, body, rec, spec.text ?? `FAKE-OK from model=${body.model} (request #${rec.seq})`)
     case "slow": {
       const ms = Number(spec.delayMs ?? arg ?? DEFAULT_SLOW_MS)
       rec.delayMs = ms

@@ -8,7 +8,7 @@ import { httpOk, isRunning, sleep, stopChild, track } from "./processes.js"
 
 export const FAKE_LLM_SCRIPT: string = fileURLToPath(new URL("./fake-llm.mjs", import.meta.url))
 
-export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | (string & {})
+export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | (string & {})
 
 /** One chat-completions request as the fake logged it. */
 export interface FakeRequest {
@@ -35,6 +35,12 @@ export interface FakeRequest {
   readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
   readonly replyText?: string
   readonly retryAfter?: string
+  /** Request headers opencode sent that the fake records. */
+  readonly headers: { readonly "user-agent"?: string; readonly "x-session-affinity"?: string }
+  /** The HTTP status sent, once the response head is written (absent while `hang`/`slow` wait). */
+  readonly status?: number
+  /** Headers added to the response: a queue entry's `headers`, or the `ratelimit` behaviour's. */
+  readonly extraHeaders?: Readonly<Record<string, string>>
   /** hang: when the client closed the request. */
   readonly closedAt?: number
   readonly closedAfterMs?: number
@@ -58,6 +64,8 @@ export interface FakeQueueEntry {
   /** The command of `bash` (default "echo probe-bash"). */
   readonly command?: string
   readonly tasks?: ReadonlyArray<FakeTaskSpec>
+  /** Extra headers on this entry's response, whatever its status (e.g. `x-ratelimit-remaining-requests`). */
+  readonly headers?: Readonly<Record<string, string | number>>
 }
 
 export interface FakeLlm {
