@@ -32,6 +32,8 @@ export interface Settings {
   readonly delegate: boolean
   /** Quota sensing (issue 12): the fraction of a limit below which a slot cools as `quota_low`. */
   readonly quotaReserve: number
+  /** Coaching (issue 12, US-49): a GO / THROTTLE / STOP line in root sessions' system prompts; `false` turns it off. */
+  readonly coach: boolean
 }
 
 export const DEFAULTS: Settings = {
@@ -53,7 +55,8 @@ export const DEFAULTS: Settings = {
   fade: true,
   omniroute: undefined,
   delegate: true,
-  quotaReserve: QUOTA_RESERVE_DEFAULT
+  quotaReserve: QUOTA_RESERVE_DEFAULT,
+  coach: true
 }
 
 const LogLevel = Schema.Literal("debug", "info", "warn", "error")
@@ -138,7 +141,8 @@ export const parseSettings = (
         o.quotaReserve,
         () => `option quotaReserve ${JSON.stringify(o.quotaReserve)} invalid (a fraction of the limit from 0 up to 1, e.g. 0.05), using ${QUOTA_RESERVE_DEFAULT}`,
         warnings
-      ) ?? QUOTA_RESERVE_DEFAULT
+      ) ?? QUOTA_RESERVE_DEFAULT,
+    coach: bool("coach", o.coach, DEFAULTS.coach, warnings)
   }
   return { settings, warnings }
 }

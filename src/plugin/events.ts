@@ -124,6 +124,26 @@ export const taskEndClaim = (input: unknown): string | undefined => {
 /** The session of a `chat.params` input. */
 export const requestSession = (input: unknown): string | undefined => text(field(input, "sessionID"))
 
+/** opencode's title generator runs under the root's session id; its first system line says what it is. */
+const TITLE_GENERATOR = "You are a title generator"
+
+/**
+ * `experimental.chat.system.transform` (issue 12, US-49): the session, its `provider/model` and the
+ * system array to add the coaching line to; undefined for a request without a session, the title
+ * generator's, or a hostile shape.
+ */
+export const coachTarget = (input: unknown, output: unknown): { readonly session: string; readonly model: string; readonly system: Array<unknown> } | undefined => {
+  const session = text(field(input, "sessionID"))
+  const model = field(input, "model")
+  const provider = text(field(model, "providerID"))
+  const id = text(field(model, "id"))
+  const system = field(output, "system")
+  if (session === undefined || provider === undefined || id === undefined || !Array.isArray(system)) return undefined
+  const first: unknown = system[0]
+  if (typeof first === "string" && first.startsWith(TITLE_GENERATOR)) return undefined
+  return { session, model: `${provider}/${id}`, system }
+}
+
 /** A hand-named slot variant (SPEC §6.3): the name asked for and the base to spawn instead. */
 export const handNamedVariant = (agent: string): { readonly requested: string; readonly base: string } | undefined => {
   const m = VARIANT_PATTERN.exec(agent)

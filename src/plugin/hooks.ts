@@ -21,7 +21,7 @@ import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/
 import { notifyInputs } from "./notifyEvents.js"
 import { installQuotaFetch, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
-import { engineEvents, handNamedVariant, requestSession, taskCall, taskEndClaim } from "./events.js"
+import { coachTarget, engineEvents, handNamedVariant, requestSession, taskCall, taskEndClaim } from "./events.js"
 import { assign, describe, field, isPlainObject } from "./extract.js"
 import type { PoolServices } from "./services.js"
 
@@ -147,6 +147,18 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     "tool.execute.after": async (input) => {
       const claim = taskEndClaim(input)
       if (claim !== undefined) await run(engine.apply({ type: "taskEnd", claim, ok: true }), "release")
+    },
+    "experimental.chat.system.transform": async (input, output) => {
+      if (disposed || !o.settings.coach) return
+      let at: ReturnType<typeof coachTarget>
+      try {
+        at = coachTarget(input, output)
+      } catch {
+        return // a hostile shape: no coaching, never an exception into opencode
+      }
+      if (at === undefined) return
+      const out = await run(engine.apply({ type: "coach", session: at.session, model: at.model }), "coaching")
+      if (out?.coach !== undefined) assign(at.system, String(at.system.length), out.coach)
     },
     "chat.params": async (input) => {
       const session = requestSession(input)

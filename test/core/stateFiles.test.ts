@@ -268,7 +268,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         sound: false,
         fade: false,
         delegate: false,
-        quotaReserve: 0.1
+        quotaReserve: 0.1,
+        coach: false
       },
       {}
     )
@@ -292,7 +293,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       fade: false,
       omniroute: undefined,
       delegate: false,
-      quotaReserve: 0.1
+      quotaReserve: 0.1,
+      coach: false
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

@@ -346,6 +346,39 @@ describe("fuzz: hook payloads", () => {
   )
 
   it(
+    "US-49 experimental.chat.system.transform never throws or hangs, and adds at most one string",
+    async () => {
+      const input = maybeR(obj(fc.record({ sessionID: maybe(ids), model: fc.oneof(anyValue, fc.record({ providerID: maybe(ids), id: maybe(ids) })) })))
+      const output = fc.oneof(anyValue, fc.record({ system: fc.oneof(anyValue, fc.array(fc.string(), { maxLength: 3 })) }))
+      await fc.assert(
+        fc.asyncProperty(input, output, async (i, o) => {
+          await breathe()
+          const built = build(o)
+          // the test's own look at a hostile output must not throw either
+          const systemOf = (): Array<unknown> | undefined => {
+            try {
+              const s = (built as { system?: unknown } | null)?.system
+              return Array.isArray(s) ? [...s] : undefined
+            } catch {
+              return undefined
+            }
+          }
+          const before = systemOf()
+          const r = await outcome(hook("experimental.chat.system.transform")(build(i), built))
+          if (r.threw) throw r.error
+          const after = systemOf()
+          if (before !== undefined && after !== undefined) {
+            expect(after.length - before.length).toBeLessThanOrEqual(1)
+            for (const line of after.slice(before.length)) expect(typeof line).toBe("string")
+          }
+        }),
+        fuzzParams()
+      )
+    },
+    fuzzTimeout(20)
+  )
+
+  it(
     "US-4 the event hook never throws or hangs",
     async () => {
       // each case: a routed spawn by "p" and its child "s1", then a few events (children, errors, retries, asks), then its end

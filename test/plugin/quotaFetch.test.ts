@@ -115,3 +115,30 @@ describe("quota sensing in the plugin (US-48)", () => {
     expect(JSON.parse(readFileSync(join(b.stateDir, file!), "utf8"))).toMatchObject({ model: "zen/a", requests: { remaining: 1, limit: 100 } })
   })
 })
+
+describe("coaching in the plugin (US-49)", () => {
+  const { start } = bootsPerTest()
+  const transform = (b: Awaited<ReturnType<typeof start>>, session: string, system: Array<string>) =>
+    b.hooks["experimental.chat.system.transform"]!({ sessionID: session, model: { providerID: "zen", id: "a" } as never }, { system })
+
+  it("US-49 a root session's request gets one coaching line, the next request none until something changes; the title generator's none", async () => {
+    const b = await start({ models: { slots: [{ model: "zen/a" }, { model: "go/b" }] } })
+    const first = ["You are opencode."]
+    await transform(b, "ses_root", first)
+    expect(first).toHaveLength(2)
+    expect(first[1]).toMatch(/^opencode-pool quota: GO\. zen\/a: no quota stated; pool: 0 of 2 slot\(s\) cooling\./)
+    const second = ["You are opencode."]
+    await transform(b, "ses_root", second)
+    expect(second).toEqual(["You are opencode."])
+    const title = ["You are a title generator. You output ONLY a thread title."]
+    await transform(b, "ses_other", title)
+    expect(title).toHaveLength(1)
+  })
+
+  it("US-49 option coach:false adds nothing", async () => {
+    const b = await start({ models: { slots: [{ model: "zen/a" }] }, coach: false })
+    const system = ["You are opencode."]
+    await transform(b, "ses_root", system)
+    expect(system).toEqual(["You are opencode."])
+  })
+})

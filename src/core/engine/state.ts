@@ -5,6 +5,7 @@
  * sampled activity, one-time warnings). Immutable: `engineStep` returns a new state.
  */
 import type { Slot } from "../pool.js"
+import type { QuotaRecord } from "../quota/record.js"
 import { getClaim, isOwner, isTargeted } from "../trace/claimTable.js"
 import { DEFAULT_TIMING, type ReaperTiming } from "../reaper.js"
 import { initialState, traceState, type TraceState } from "../trace/machine.js"
@@ -49,7 +50,14 @@ export interface EngineState {
   /** One-time warnings: model or provider → until when it is suppressed. */
   readonly warnedUntil: ReadonlyMap<string, number>
   readonly lastSweepAt: number | undefined
+  /** The latest quota this process saw stated per model (issue 12), for coaching. */
+  readonly quotas: ReadonlyMap<string, QuotaRecord>
+  /** Root session → the class of the last coaching line injected into it (COACHED_MAX newest kept). */
+  readonly coached: ReadonlyMap<string, string>
 }
+
+/** How many sessions' coaching classes are remembered; the oldest is forgotten first. */
+export const COACHED_MAX = 500
 
 export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): EngineState => ({
   machine: traceState({ ...initialState, table: initialState.table, timing }),
@@ -65,7 +73,9 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   busy: new Set(),
   requests: new Map(),
   warnedUntil: new Map(),
-  lastSweepAt: undefined
+  lastSweepAt: undefined,
+  quotas: new Map(),
+  coached: new Map()
 })
 
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []

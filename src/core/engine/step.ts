@@ -11,6 +11,8 @@ import type { Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { parseRateLimitHeaders, type QuotaDimension, type QuotaObservation } from "../quota/headers.js"
 import { planQuotaLow, type QuotaLevel } from "../quota/low.js"
+import { coach } from "../quota/coach.js"
+import { recordOf } from "../quota/record.js"
 import { judgeClaim } from "../reaper.js"
 import { providerOf } from "../signals.js"
 import { acquisitionOrder, claimsTargeting, getClaim, isTargeted, liveTarget, oldestUnbound, unboundOf } from "../trace/claimTable.js"
@@ -24,6 +26,7 @@ import {
   CHILD_MEMORY_MS,
   CHILD_RING,
   CHILD_SLACK_MS,
+  COACHED_MAX,
   forgetQuietSessions,
   SIGNAL_DEDUPE_MS,
   slotsOf,
@@ -69,6 +72,8 @@ export type EngineEvent =
       readonly session?: string | undefined
       readonly reserve: number
     }
+  /** A model request of `session` is being built (issue 12, US-49): the coaching line, when it is due. */
+  | { readonly type: "coach"; readonly session: string; readonly model: string }
 
 export interface Applied {
   readonly _tag: "Applied"
@@ -90,6 +95,8 @@ export interface Applied {
   readonly refused?: { readonly requested: string; readonly base: string } | undefined
   /** For `response`: the quota the headers stated, for the quota records every process reads. */
   readonly observed?: { readonly model: string; readonly observation: QuotaObservation } | undefined
+  /** For `coach`: the line to add to the request's system prompt, or undefined (a child, or nothing new to say). */
+  readonly coach?: string | undefined
 }
 
 /** The event reads shared state: the shell takes the pool lock, reads the snapshot, and calls again. */
@@ -149,6 +156,7 @@ class Draft {
   agent: string | undefined
   refused: { readonly requested: string; readonly base: string } | undefined
   observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
+  coachLine: string | undefined
 
   constructor(
     state: EngineState,
@@ -520,12 +528,30 @@ const run = (d: Draft, event: EngineEvent): void => {
     case "status":
       d.apply({ at, type: "status" })
       return
+    case "coach": {
+      // children and unknown parents' subagents are coached by nobody: only a root's prompt
+      if (d.state.parents.has(event.session)) return
+      const c = coach({ model: event.model, quota: d.state.quotas.get(event.model), slots: slotsOf(d.state), cooldowns: d.machine.cooldowns, fallbackLeft: false, now: at })
+      if (d.state.coached.get(event.session) === c.key) return
+      const coached = new Map(d.state.coached)
+      coached.delete(event.session)
+      coached.set(event.session, c.key)
+      for (const oldest of coached.keys()) {
+        if (coached.size <= COACHED_MAX) break
+        coached.delete(oldest)
+      }
+      d.set("coached", coached)
+      d.coachLine = c.line
+      return
+    }
     case "response": {
       const observation = parseRateLimitHeaders(event.headers, at)
       if (observation === undefined || (observation.requests === undefined && observation.tokens === undefined)) return
       const model = event.model ?? (event.session === undefined ? undefined : d.liveTarget(event.session)?.model)
       if (model === undefined) return
       d.observed = { model, observation }
+      const record = recordOf(model, observation, at)
+      if (record !== undefined) d.set("quotas", setIn(d.state.quotas, model, record))
       // only a slot's model can cool; other models' quota is only recorded
       if (!slotsOf(d.state).some((s) => s.model === model)) return
       const line = {
@@ -599,7 +625,8 @@ export const engineStep = (state: EngineState, event: EngineEvent, now: number, 
     logs: d.logs,
     agent: d.agent,
     refused: d.refused,
-    observed: d.observed
+    observed: d.observed,
+    coach: d.coachLine
   }
 }
 
