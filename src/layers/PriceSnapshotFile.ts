@@ -6,21 +6,13 @@ import { Effect, Layer } from "effect"
 import { parsePriceSnapshot, type PriceTable } from "../core/prices.js"
 import { PriceSnapshot } from "../services/PriceSnapshot.js"
 import { bundledFile } from "./PoolConfigFile.js"
-import { readTextFile } from "./safeRead.js"
+import { readPriceFile } from "./PriceSources.js"
 
-/** Far above the shipped file (~650 KB); a bigger one is not ours. */
-export const PRICE_SNAPSHOT_MAX_BYTES = 8 << 20
-
-/** The table in the file at `path`, or `undefined` when it is missing, too big or not a snapshot. */
+/** The table in the snapshot file at `path`, or `undefined` when it is missing, too big or not a snapshot. */
 export const readPriceSnapshot = (path: string | undefined): PriceTable | undefined => {
   if (path === undefined) return undefined
-  const read = readTextFile(path, PRICE_SNAPSHOT_MAX_BYTES)
-  if (read._tag !== "Text") return undefined
-  try {
-    return parsePriceSnapshot(JSON.parse(read.text))
-  } catch {
-    return undefined
-  }
+  const read = readPriceFile(path, parsePriceSnapshot)
+  return read._tag === "Table" ? read.table : undefined
 }
 
 /** `path` defaults to the bundled `presets/prices.json`. */

@@ -348,8 +348,8 @@ describe("fuzz: hook payloads", () => {
   it(
     "US-49 experimental.chat.system.transform never throws or hangs, and adds at most one string",
     async () => {
-      const input = maybeR(obj(fc.record({ sessionID: maybe(ids), model: fc.oneof(anyValue, fc.record({ providerID: maybe(ids), id: maybe(ids) })) })))
-      const output = fc.oneof(anyValue, fc.record({ system: fc.oneof(anyValue, fc.array(fc.string(), { maxLength: 3 })) }))
+      const input = maybeR(obj(fc.record({ sessionID: maybe(ids), model: fc.oneof(anyValue, obj(fc.record({ providerID: maybe(ids), id: maybe(ids) }))) })))
+      const output = maybeR(obj(fc.record({ system: fc.oneof(anyValue, value(fc.array(fc.string(), { maxLength: 3 }))) })))
       await fc.assert(
         fc.asyncProperty(input, output, async (i, o) => {
           await breathe()
