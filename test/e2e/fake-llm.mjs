@@ -438,6 +438,11 @@ const server = http.createServer((req, res) => {
         nMessages: msgs.length,
         lastRole: msgs[msgs.length - 1]?.role,
         systemHead: textOf(msgs.find((m) => m.role === "system")?.content).slice(0, 160),
+        // opencode-pool's coaching lines, wherever they are among the system messages
+        coachLines: msgs
+          .filter((m) => m.role === "system")
+          .flatMap((m) => textOf(m.content).split("\n"))
+          .filter((l) => l.startsWith("opencode-pool quota:")),
         tools: (body.tools ?? []).map((t) => t.function?.name ?? t.name),
         taskToolDescription: taskTool ? String(taskTool.function?.description ?? taskTool.description ?? "").slice(0, 4000) : undefined,
         headers: { "user-agent": req.headers["user-agent"], "x-session-affinity": req.headers["x-session-affinity"] }

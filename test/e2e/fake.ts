@@ -29,6 +29,8 @@ export interface FakeRequest {
   readonly nMessages: number
   readonly lastRole?: string
   readonly systemHead: string
+  /** The system lines that start `opencode-pool quota:` (coaching, US-49). */
+  readonly coachLines: ReadonlyArray<string>
   readonly tools: ReadonlyArray<string>
   readonly taskToolDescription?: string
   /** Tool calls the fake answered with (task, question and bash behaviours). */

@@ -165,3 +165,37 @@ describe("quota sensing in the real opencode 1.18.33 (US-48)", () => {
     expect(status.stdout, status.stderr).not.toMatch(/COOLING/)
   })
 })
+
+describe("coaching in the real opencode 1.18.33 (US-49)", () => {
+  it("US-49 the root's provider request carries one coaching line with the verdict and figures; the title generator's and the child's carry none; a stated 5/100 turns the next line to THROTTLE", async () => {
+    const oc = await start()
+    const session = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+
+    // first turn: GO (nothing stated yet); the root's own response then states 5 of 100 requests left on fakeA/pool-a
+    const opening = "hello [[fake:ratelimit:5/100/600]]"
+    const mark = await oc.prompt(session, opening)
+    await oc.waitIdle(session, mark, TURN_MS)
+    const first = await fake.requests(before)
+    const rootFirst = first.find((r) => r.firstUserText === opening && r.behavior === "ratelimit")
+    expect(rootFirst, JSON.stringify(first.map((r) => [r.behavior, r.firstUserText]))).toBeDefined()
+    expect(rootFirst!.coachLines).toHaveLength(1)
+    expect(rootFirst!.coachLines[0]).toMatch(/^opencode-pool quota: GO\. fakeA\/pool-a: no quota stated; pool: 0 of 2 slot\(s\) cooling\. Work normally/)
+    for (const title of first.filter((r) => r.behavior === "title")) expect(title.coachLines).toEqual([])
+
+    // the next turn of the same session spawns a child: the class changed (5 % left), so its request says THROTTLE with
+    // the figures; the child's requests carry no line
+    const mid = (await fake.health()).requests
+    const next = "spawn [[task:explore:child work]]"
+    const mark2 = await oc.prompt(session, next)
+    await oc.waitIdle(session, mark2, TURN_MS)
+    const second = await fake.requests(mid)
+    const root = second.filter((r) => r.behavior !== "title" && r.lastUserText === next)
+    expect(root.length).toBeGreaterThan(0)
+    const lines = root.flatMap((r) => r.coachLines)
+    expect(lines.some((l) => /^opencode-pool quota: THROTTLE\. fakeA\/pool-a: 5\/100 requests left \(5%\), resets \d\d:\d\dZ; pool: 0 of 2 slot\(s\) cooling\./.test(l)), JSON.stringify(lines)).toBe(true)
+    const child = second.filter((r) => r.firstUserText === "child work")
+    expect(child.length).toBeGreaterThan(0)
+    for (const r of child) expect(r.coachLines).toEqual([])
+  })
+})
