@@ -11,7 +11,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
-import { startDbusMock, type DbusMock, type Notify } from "../real/dbus.js"
+import { shown, startDbusMock, type DbusMock, type Notify } from "../real/dbus.js"
 import { shQuote } from "../real/procs.js"
 import { startSshd, type Sshd } from "../real/sshd.js"
 import { ensureOpencode, fakeConfig, sleep, startFakeLlm, startOpencode, type FakeLlm, type HarnessEvent, type OpencodeHandle } from "./harness.js"
@@ -170,15 +170,6 @@ const closeSeen = async (from: number, timeoutMs: number): Promise<CloseSeen> =>
 const desktopOrder = async (): Promise<Array<string>> =>
   (await desk().calls()).map((c) => c.method).filter((m) => m === "Notify" || m === "CloseNotification")
 
-/** What a notification of the plugin looks like on the desktop (the fields a person sees and hears). */
-const shown = (n: Notify) => ({
-  appName: n.appName,
-  summary: n.summary,
-  body: n.body,
-  icon: n.icon,
-  urgency: n.hints.urgency,
-  sound: n.hints["sound-name"]
-})
 
 const expected = (summary: string, body: string, icon: string, urgency: number, sound: string) => ({ appName: "opencode", summary, body, icon, urgency, sound })
 

@@ -26,6 +26,7 @@ import { makeDesktopNotifier } from "../../src/layers/NotifierDesktop.js"
 import { notifyInputs } from "../../src/plugin/notifyEvents.js"
 import { throwingGetters } from "../plugin/hostile.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
+import { clean, points, text, WHITESPACE } from "./textOracle.js"
 
 // ---------------------------------------------------------------------------------------------------
 // The oracle: §10.2 written out again, on code points.
@@ -37,47 +38,12 @@ const HEADLINE_CAP = 70
 const EVENT_TEXT_CUT = 4096
 const QUESTIONS_READ = 16
 
-/** JavaScript's whitespace: Zs, the line terminators, TAB, VT, FF and BOM. */
-const WHITESPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff])
-for (let c = 0x2000; c <= 0x200a; c++) WHITESPACE.add(c)
 
-/** The code points of `s` as UTF-8 would carry them: a lone surrogate is U+FFFD. */
-const points = (s: string): Array<number> => {
-  const out: Array<number> = []
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        out.push(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000)
-        i++
-        continue
-      }
-    }
-    out.push(c >= 0xd800 && c <= 0xdfff ? 0xfffd : c)
-  }
-  return out
-}
-const text = (ps: ReadonlyArray<number>): string => ps.map((p) => String.fromCodePoint(p)).join("")
 const capPoints = (s: string, max: number): string => {
   const ps = points(s)
   return ps.length > max ? text([...ps.slice(0, max - 1), 0x2026]) : s
 }
 
-/** §10.2 cleaning: controls (U+0000–U+001F, U+007F) and whitespace runs are one space, trimmed, capped at `max` code points (max − 1 and `…`). */
-const clean = (s: string, max: number): string => {
-  const out: Array<number> = []
-  let gap = false
-  for (const p of points(s)) {
-    if (p <= 0x1f || p === 0x7f || WHITESPACE.has(p)) gap = out.length > 0
-    else {
-      if (gap) out.push(0x20)
-      gap = false
-      out.push(p)
-    }
-  }
-  return text(out.length > max ? [...out.slice(0, max - 1), 0x2026] : out)
-}
 
 /** The first line: leading whitespace skipped, then up to the first CR or LF. */
 const firstLine = (s: string): string => {

@@ -32,6 +32,7 @@ import { decodePayload, type Received } from "../../src/core/notify/payload.js"
 import { decodePopups } from "../../src/core/notify/popups.js"
 import type { Icon, Sound, Urgency } from "../../src/core/notify/sound.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
+import { clean, points, text, WHITESPACE } from "./textOracle.js"
 
 /** `child_process.spawn`, real while `spawnCtl.fake` is unset. */
 const spawnCtl = vi.hoisted(() => ({ fake: undefined as undefined | ((file: string, args: ReadonlyArray<string>, options: unknown) => unknown) }))
@@ -56,28 +57,7 @@ const URGENCY_LIST: ReadonlyArray<Urgency> = ["low", "normal", "critical"]
 const ICON_LIST: ReadonlyArray<Icon> = ["utilities-terminal", "dialog-information", "dialog-error", "dialog-warning", "system-run", "emblem-default"]
 const SOUND_LIST: ReadonlyArray<Sound> = ["none", "done", "question", "permission", "error"]
 
-/** JavaScript's whitespace (what `trim` and `\s` mean): Zs, the line terminators, TAB, VT, FF and BOM. */
-const WHITESPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff])
-for (let c = 0x2000; c <= 0x200a; c++) WHITESPACE.add(c)
 
-/** The code points of `s` as UTF-8 would carry them: a lone surrogate is U+FFFD. */
-const points = (s: string): Array<number> => {
-  const out: Array<number> = []
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        out.push(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000)
-        i++
-        continue
-      }
-    }
-    out.push(c >= 0xd800 && c <= 0xdfff ? 0xfffd : c)
-  }
-  return out
-}
-const text = (ps: ReadonlyArray<number>): string => ps.map((p) => String.fromCodePoint(p)).join("")
 const utf8Size = (p: number): number => (p < 0x80 ? 1 : p < 0x800 ? 2 : p < 0x10000 ? 3 : 4)
 
 /** Whitespace trimmed from both ends (control characters are not whitespace). */
@@ -91,20 +71,6 @@ const trimWs = (s: string): string => {
 }
 const lowerAscii = (s: string): string => s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32))
 
-/** §10.2 cleaning: controls (U+0000–U+001F, U+007F) and whitespace runs are one space, trimmed, capped at `max` code points (max − 1 and `…`). */
-const clean = (s: string, max: number): string => {
-  const out: Array<number> = []
-  let gap = false
-  for (const p of points(s)) {
-    if (p <= 0x1f || p === 0x7f || WHITESPACE.has(p)) gap = out.length > 0
-    else {
-      if (gap) out.push(0x20)
-      gap = false
-      out.push(p)
-    }
-  }
-  return text(out.length > max ? [...out.slice(0, max - 1), 0x2026] : out)
-}
 
 const whitelisted = <T extends string>(list: ReadonlyArray<T>, fallback: T, line: string | undefined): T => {
   const v = lowerAscii(trimWs(line ?? ""))

@@ -50,6 +50,16 @@ export interface Notify {
   readonly expireTimeout: number
 }
 
+/** What a notification looks like on the desktop (the fields a person sees and hears), for comparing whole lists. */
+export const shown = (n: Notify) => ({
+  appName: n.appName,
+  summary: n.summary,
+  body: n.body,
+  icon: n.icon,
+  urgency: n.hints.urgency,
+  sound: n.hints["sound-name"]
+})
+
 export interface DbusMock {
   /** The bus address (`unix:path=...,guid=...`). */
   readonly address: string

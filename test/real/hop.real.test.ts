@@ -17,7 +17,7 @@ import { createServer, type Server, type Socket } from "node:net"
 import { hostname, tmpdir, userInfo } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { startDbusMock, type DbusMock, type Notify } from "./dbus.js"
+import { shown, startDbusMock, type DbusMock } from "./dbus.js"
 import { freePort, shQuote } from "./procs.js"
 import { startSshd, type Sshd } from "./sshd.js"
 
@@ -63,15 +63,6 @@ const median = (xs: ReadonlyArray<number>): number => {
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : Math.round((s[s.length / 2 - 1]! + s[s.length / 2]!) / 2)
 }
 
-/** What a notification shows, for comparing whole lists. */
-const shown = (n: Notify) => ({
-  appName: n.appName,
-  summary: n.summary,
-  body: n.body,
-  icon: n.icon,
-  urgency: n.hints.urgency,
-  sound: n.hints["sound-name"]
-})
 
 describe("notifications through real notify-send, sshd, ocpool receive and a D-Bus notification daemon", () => {
   let sshd: Sshd | undefined
