@@ -4,8 +4,7 @@
  * headers, the request's model and its session (`x-session-affinity`) to the engine. It never changes
  * a request or a response, never waits for the report, and swallows its own failures.
  */
-import type { JsonRecord } from "../core/json.js"
-import { isRecord } from "../core/json.js"
+import { isRecord, type JsonRecord } from "../core/json.js"
 import type { Slot } from "../core/pool.js"
 import { planWrap, rateLimitHeaders, requestModel } from "../core/quota/wrap.js"
 
