@@ -7,6 +7,7 @@
 import { Clock, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
 import { initialNotifyState, notifyStep, type NotifyConfig, type NotifyEffect, type NotifyState } from "../core/notify/machine.js"
 import type { NotifyKind } from "../core/notify/content.js"
+import { FADE_MIN_MS } from "../core/notify/limits.js"
 import { AppLog, type AppLogService } from "../services/AppLog.js"
 import { Notifier, type Delivery, type NotifierService } from "../services/Notifier.js"
 import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine.js"
@@ -23,8 +24,14 @@ const QUIET_AFTER_FIRST = new Set(["ssh", "none"])
 export const failureLevel = (channel: string, failuresBefore: number, reason: string, previousReason: string | undefined): "warn" | "debug" =>
   QUIET_AFTER_FIRST.has(channel) ? (failuresBefore === 0 ? "warn" : "debug") : reason === previousReason ? "debug" : "warn"
 
+/** A send's outcome and when it returned (the popup was up by then). */
+interface Sent {
+  readonly delivery: Delivery
+  readonly doneAt: number
+}
+
 /** Popups raised but not yet closed, per root: the sends that raised them. */
-type Raised = Map<string, Array<Fiber.Fiber<Delivery>>>
+type Raised = Map<string, Array<Fiber.Fiber<Sent>>>
 
 export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService, lookup: SessionLookupService, log: AppLogService) =>
   Effect.gen(function* () {
@@ -60,7 +67,10 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
           return log.log(e.level, e.message)
         case "send":
           return Effect.gen(function* () {
-            const send = Effect.tap(notifier.send(e.notification, e.root), (d) => reportDelivery(e.notification.kind, d))
+            const send = notifier.send(e.notification, e.root).pipe(
+              Effect.tap((d) => reportDelivery(e.notification.kind, d)),
+              Effect.flatMap((delivery) => Effect.map(Clock.currentTimeMillis, (doneAt): Sent => ({ delivery, doneAt })))
+            )
             const pending = closesByKey ? closing.get(e.root) : undefined
             const fiber = yield* FiberSet.run(fibers, pending === undefined ? send : Effect.zipRight(Fiber.await(pending), send))
             if (config.fade) {
@@ -83,13 +93,16 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
               const now = yield* Clock.currentTimeMillis
               if (e.at > now) yield* Effect.sleep(Duration.millis(e.at - now))
               const ids: Array<number> = []
-              let shown = false
+              let shownAt: number | undefined
               for (const f of sends) {
-                const d = yield* Fiber.join(f)
-                shown ||= d.ok
+                const { delivery: d, doneAt } = yield* Fiber.join(f)
+                if (d.ok) shownAt = Math.max(shownAt ?? doneAt, doneAt)
                 if (d.id !== undefined) ids.push(d.id)
               }
-              if (!shown) return
+              if (shownAt === undefined) return
+              // the machine counts FADE_MIN_MS from its decision; a popup a slow hop showed later stays that long too
+              const after = yield* Clock.currentTimeMillis
+              if (shownAt + FADE_MIN_MS > after) yield* Effect.sleep(Duration.millis(shownAt + FADE_MIN_MS - after))
               const d = yield* notifier.close(e.root, ids)
               yield* d.ok ? log.log("debug", `closed the popup of ${e.root} via ${d.channel}`) : log.log("debug", `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
             }).pipe(Effect.ensuring(forget))

@@ -28,13 +28,13 @@ interface Rig {
 }
 
 /** The engine over a recording notifier, on the test's clock. */
-const rig = (opts: { outcomes?: Array<MemoryOutcome>; known?: Map<string, SessionFacts>; fade?: boolean; sounds?: boolean; channel?: "notify-send" | "ssh" } = {}) =>
+const rig = (opts: { outcomes?: Array<MemoryOutcome>; known?: Map<string, SessionFacts>; fade?: boolean; sounds?: boolean; channel?: "notify-send" | "ssh"; latencyMs?: number } = {}) =>
   Effect.gen(function* () {
     const sends: Array<MemorySend> = []
     const closes: Array<MemoryClose> = []
     const logs: Rig["logs"] = []
     const lookups: Array<string> = []
-    const notifier = makeMemoryNotifier(opts.outcomes ?? ["ok"], sends, closes, { channel: opts.channel ?? "notify-send" })
+    const notifier = makeMemoryNotifier(opts.outcomes ?? ["ok"], sends, closes, { channel: opts.channel ?? "notify-send", latencyMs: opts.latencyMs })
     const lookup = yield* Effect.provide(SessionLookup, SessionLookupMemory(opts.known ?? new Map(), lookups))
     const log = { log: (level: LogLevel, message: string) => Effect.sync(() => void logs.push({ level, message })) }
     const engine = yield* makeNotifyEngine({ sounds: opts.sounds ?? true, fade: opts.fade ?? true }, notifier, lookup, log)
@@ -227,6 +227,24 @@ describe("notifications in the plugin (SPEC §10)", () => {
       yield* TestClock.adjust(1)
       yield* r.settle
       expect(r.closes).toEqual([{ key: q.properties.sessionID, ids: [42] }])
+    })
+  )
+
+  it.scoped("US-30 a popup a slow hop showed 2 s late stays up 5 s after it showed: the close waits until then, not until the decision + 5 s", () =>
+    Effect.gen(function* () {
+      const r = yield* rig({ channel: "ssh", latencyMs: 2_000 })
+      const q = sample("question.asked")
+      yield* r.feed(created(q.properties.sessionID as string, "Plan"))
+      yield* r.feed(q)
+      yield* TestClock.adjust(1_000)
+      yield* r.feed(sample("question.replied"))
+      // the decision's time (raised + 5 s) passes; the send only returned at raised + 2 s
+      yield* TestClock.adjust(5_999)
+      expect(r.closes).toEqual([])
+      yield* TestClock.adjust(1)
+      expect(r.closes).toEqual([{ key: q.properties.sessionID, ids: [] }])
+      yield* TestClock.adjust(2_000)
+      yield* r.settle
     })
   )
 
