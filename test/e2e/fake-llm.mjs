@@ -45,7 +45,8 @@
 //             POST /permission/:id/reply {"reply":"once"|"always"|"reject"}
 //   read      SSE tool call to `read`: {filePath: ARG or "README.md"} (an agent whose permissions deny
 //             read gets the tool part in state "error" with opencode's rule message)
-//   429       HTTP 429, JSON error body, `retry-after` (default 120)
+//   429       HTTP 429, JSON error body, `retry-after` (default 120); message "Rate limit exceeded (fake 429)"
+//             or a queue entry's `message` (e.g. "You exceeded your current quota")
 //   503       HTTP 503, JSON error body, `retry-after` (default 1)
 //   hang      accepts and never answers; the record gets closedAt/closedAfterMs when the client closes
 //   empty     HTTP 200 SSE with only `data: [DONE]` (opencode then re-asks ~10/s: a spin)
@@ -53,7 +54,12 @@
 //   limit-400 HTTP 400 {"error":{"message":"limit reached"}}: not retried by opencode, so a root session
 //             ends at once with `session.error` (APIError, statusCode 400, isRetryable false), then idle.
 //             (`limit` is not retried either, but its session.error is an UnknownError whose message
-//             is the JSON-stringified error object; `429`/`503` are retried first.)
+//             is the JSON-stringified error object; `429`/`503` are retried first.) A queue entry's
+//             `message` replaces "limit reached" (e.g. "Monthly usage limit reached").
+//   error     HTTP `status` (queue entry field, or ARG; default 400) with the JSON error body
+//             {"error":{"message": `message` or "fake error", "type", "code"}} (type rate_limit_error
+//             and code rate_limit_exceeded for 429, else server_error and the status), e.g.
+//             {behavior:"error", status:400, message:"This model's maximum context length is 8192 tokens"}
 //   reset     HTTP 200 SSE, one text delta, then the socket is destroyed
 //   ratelimit text, and the response carries rate-limit headers. ARG `REMAINING/LIMIT/RESETSECONDS`
 //             (e.g. [[fake:ratelimit:1/100/120]]) gives `x-ratelimit-remaining-requests: REMAINING`,
@@ -70,9 +76,11 @@
 //   GET  /_fake/health               {ok, port, requests, hanging, queued}
 //   GET  /_fake/requests[?since=N]   request records with seq > N
 //   POST /_fake/queue                {"queue":[{behavior, model?, retryAfter?, delayMs?, text?, command?,
-//                                     tasks?: [{subagent_type, prompt, description?}], headers?}]} -> appended
+//                                     tasks?: [{subagent_type, prompt, description?}], headers?, message?,
+//                                     status?}]} -> appended
 //                                    (text is also the question text of `question`; command is bash's;
-//                                    headers: extra response headers, see above)
+//                                    headers: extra response headers, see above; message: the error
+//                                    message of 429, limit-400 and error; status: error's HTTP status)
 //   POST /_fake/reset                clears the log, the queue and the directive counters (not seq)
 //   GET  /v1/models                  model list
 import fs from "node:fs"
@@ -332,7 +340,7 @@ function handleChat(req, res, body, rec) {
     case "429": {
       const ra = String(spec.retryAfter ?? arg ?? DEFAULT_RETRY_AFTER)
       rec.retryAfter = ra
-      return jsonError(res, 429, "Rate limit exceeded (fake 429)", { "retry-after": ra })
+      return jsonError(res, 429, typeof spec.message === "string" ? spec.message : "Rate limit exceeded (fake 429)", { "retry-after": ra })
     }
     case "503": {
       const ra = String(spec.retryAfter ?? arg ?? "1")
@@ -349,7 +357,11 @@ function handleChat(req, res, body, rec) {
       return res.end()
     case "limit-400":
       res.writeHead(400, { "content-type": "application/json" })
-      return res.end(JSON.stringify({ error: { message: "limit reached" } }))
+      return res.end(JSON.stringify({ error: { message: typeof spec.message === "string" ? spec.message : "limit reached" } }))
+    case "error": {
+      const status = Number(spec.status ?? arg ?? 400)
+      return jsonError(res, Number.isInteger(status) && status >= 400 && status <= 599 ? status : 400, typeof spec.message === "string" ? spec.message : "fake error")
+    }
     case "empty":
       sseHeaders(res)
       return res.end("data: [DONE]\n\n")

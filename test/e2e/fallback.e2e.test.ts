@@ -1,0 +1,312 @@
+/**
+ * Fallback models for the primary session (issue 12, US-50) inside the real opencode 1.18.33 (offline,
+ * fake provider): a root session on fakeA/pool-a whose model runs out of quota continues, without the
+ * user typing anything, on the first of `fallbackModels` (fakeB/pool-c) with one "continue" message:
+ * after a 429 that opencode retries (the plugin aborts on the first retry, waits until the session is no
+ * longer busy, then prompts), and after a 400 it does not retry (the plugin waits for the idle). A
+ * context-limit error never switches, and with `fallbackModels: []` a quota answer changes nothing.
+ * After a switch a message naming the cooling original runs on the fallback; one log line says so and
+ * `ocpool status` lists the episode. `npm run test:e2e`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { execFileSync, spawnSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { poolLogLines } from "./poolLog.js"
+import {
+  ensureOpencode,
+  fakeConfig,
+  sleep,
+  startFakeLlm,
+  startOpencode,
+  textOf,
+  type FakeLlm,
+  type FakeQueueEntry,
+  type FakeRequest,
+  type HarnessEvent,
+  type MessageWithParts,
+  type OpencodeHandle,
+  type PluginEntry
+} from "./harness.js"
+
+const ROOT = new URL("../../", import.meta.url).pathname
+const CLI = join(ROOT, "bin/ocpool.js")
+const TURN_MS = 60_000
+/** How long "nothing happens" is watched for after the session settles. */
+const QUIET_MS = 5_000
+const SLOTS = ["fakeB/pool-b", "fakeB/pool-c"]
+const ORIGINAL = { provider: "fakeA", model: "pool-a", full: "fakeA/pool-a" } as const
+const FALLBACK = { provider: "fakeB", model: "pool-c", full: "fakeB/pool-c" } as const
+const QUOTA_429 = "You exceeded your current quota, please check your plan and billing details."
+const QUOTA_400 = "Monthly usage limit reached"
+const CONTEXT_400 = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
+const SWITCH_LINE = `Switched to ${FALLBACK.full}: ${ORIGINAL.full} hit its quota, resets `
+
+const pluginEntry = (fallbackModels: ReadonlyArray<string> | undefined): PluginEntry => [
+  join(ROOT, "dist/opencode-plugin.js"),
+  { models: { slots: SLOTS.map((model) => ({ model, weight: 1 })) }, ...(fallbackModels !== undefined ? { fallbackModels } : {}) }
+]
+
+/** A queue entry with the error fields fake-llm.mjs reads (`message`, `status`). */
+type ErrorEntry = FakeQueueEntry & { readonly message?: string; readonly status?: number }
+
+const world: { binary: string; fake?: FakeLlm; servers: Array<OpencodeHandle> } = { binary: "", servers: [] }
+let fake: FakeLlm
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT })
+  ;[world.binary, fake] = await Promise.all([ensureOpencode(), startFakeLlm()])
+  world.fake = fake
+}, 240_000)
+
+afterAll(async () => {
+  for (const oc of world.servers) {
+    if (process.env.E2E_DEBUG === "1") console.log(`--- ${oc.logPath}\n${switchAwareLines(oc.readLog()).slice(-80).join("\n")}`)
+    await oc.stop()
+  }
+  await world.fake?.stop()
+}, 60_000)
+
+/** One opencode server per test: the original's cooldown is state shared by every session of a state dir. */
+const start = async (fallbackModels: ReadonlyArray<string> | undefined) => {
+  const oc = await startOpencode({ binary: world.binary, configJson: fakeConfig({ fakeUrl: fake.url }), pluginPaths: [pluginEntry(fallbackModels)] })
+  world.servers.push(oc)
+  return oc
+}
+
+/** The pool's lines, plus any `Switched to …` line (the pool-log filter may not know that prefix yet). */
+const switchAwareLines = (log: string): Array<string> => {
+  const ours = poolLogLines(log)
+  const switched = [...log.matchAll(/message="(Switched to [^"]*)"/g), ...log.matchAll(/^opencode-pool (?:info|warn): (Switched to .*)$/gm)].map((m) => m[1]!.replace(/\\"/g, '"'))
+  return [...ours, ...switched.filter((l) => !ours.includes(l))]
+}
+const switchLines = (oc: OpencodeHandle) => switchAwareLines(oc.readLog()).filter((l) => l.startsWith("Switched to "))
+
+const isChat = (r: FakeRequest) => r.behavior !== "title"
+const onFallback = (r: FakeRequest) => r.provider === FALLBACK.provider && r.model === FALLBACK.model
+const onOriginal = (r: FakeRequest) => r.provider === ORIGINAL.provider && r.model === ORIGINAL.model
+
+const userTexts = (messages: ReadonlyArray<MessageWithParts>) => messages.filter((m) => m.info.role === "user").map((m) => textOf(m))
+const assistants = (messages: ReadonlyArray<MessageWithParts>) => messages.filter((m) => m.info.role === "assistant")
+const modelOf = (m: MessageWithParts | undefined) => (m === undefined ? undefined : `${m.info["providerID"]}/${m.info["modelID"]}`)
+
+/** Polls the session's messages until `pred` holds; returns them. */
+const messagesUntil = async (oc: OpencodeHandle, session: string, pred: (ms: ReadonlyArray<MessageWithParts>) => boolean, timeoutMs = TURN_MS) => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ms = await oc.messages(session)
+    if (pred(ms)) return ms
+    if (Date.now() >= deadline) throw new Error(`timeout (${timeoutMs} ms) waiting for the messages of ${session}:\n${summary(ms)}`)
+    await sleep(200)
+  }
+}
+const summary = (ms: ReadonlyArray<MessageWithParts>) =>
+  ms
+    .map((m) => `${m.info.role} ${modelOf(m)} agent=${m.info["agent"]} completed=${m.info["time"]?.completed !== undefined} error=${JSON.stringify(m.info["error"] ?? null).slice(0, 160)} text=${JSON.stringify(textOf(m).slice(0, 80))}`)
+    .join("\n")
+
+/** Polls GET /session/status until the session is listed neither busy nor retry. */
+const notBusy = async (oc: OpencodeHandle, session: string, timeoutMs = TURN_MS) => {
+  const deadline = Date.now() + timeoutMs
+  while ((await oc.status())[session] !== undefined) {
+    if (Date.now() >= deadline) throw new Error(`timeout (${timeoutMs} ms): ${session} still ${JSON.stringify((await oc.status())[session])}`)
+    await sleep(100)
+  }
+}
+
+const retryOf = (session: string) => (e: HarnessEvent) => e.type === "session.status" && e.properties["sessionID"] === session && e.properties["status"]?.type === "retry"
+const errorOf = (session: string) => (e: HarnessEvent) => e.type === "session.error" && e.properties["sessionID"] === session
+
+/** The root session's switch to the fallback has completed: a completed assistant reply of the fallback after a "continue". */
+const switchedReply = (ms: ReadonlyArray<MessageWithParts>) => {
+  const i = ms.findIndex((m) => m.info.role === "user" && textOf(m) === "continue")
+  return i >= 0 && ms.slice(i + 1).some((m) => m.info.role === "assistant" && modelOf(m) === FALLBACK.full && m.info["time"]?.completed !== undefined)
+}
+
+/** The built CLI over this server's state dir, with a pool file naming the same slots. */
+const ocpool = (oc: OpencodeHandle, args: ReadonlyArray<string>) => {
+  const pool = join(oc.home, "fallback-e2e-pool.txt")
+  writeFileSync(pool, SLOTS.join("\n") + "\n")
+  const withPool = args[0] === "status" ? [...args, "--pool", pool] : args
+  return spawnSync(process.execPath, [CLI, ...withPool, "--state-dir", oc.stateDir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } })
+}
+
+/** After the switch: exactly one "continue", the fallback's reply last, its provider request after the original's failure, and no second switch. */
+const expectOneSwitch = async (oc: OpencodeHandle, session: string, opening: string, before: number, failedStatus: number) => {
+  const ms = await messagesUntil(oc, session, switchedReply)
+  await notBusy(oc, session)
+  // settle: a second "continue" or a second switch would come within this window
+  await sleep(2_000)
+  const settled = await oc.messages(session)
+  const users = settled.filter((m) => m.info.role === "user")
+  expect(userTexts(settled), summary(settled)).toEqual([opening, "continue"])
+  const [first, cont] = users
+  // the "continue" names the fallback and keeps the agent of the user's message
+  expect(cont!.info["agent"], summary(settled)).toBe(first!.info["agent"])
+  expect(cont!.info["model"]).toMatchObject({ providerID: FALLBACK.provider, modelID: FALLBACK.model })
+  const last = assistants(settled).at(-1)
+  expect(modelOf(last), summary(settled)).toBe(FALLBACK.full)
+  expect(last!.info["time"]?.completed).toBeDefined()
+  expect(last!.info["error"]).toBeUndefined()
+  expect(ms.length).toBeLessThanOrEqual(settled.length)
+
+  const sent = (await fake.requests(before)).filter(isChat)
+  const failed = sent.filter((r) => onOriginal(r) && r.status === failedStatus)
+  expect(failed.length, JSON.stringify(sent.map((r) => [r.seq, r.provider, r.model, r.behavior, r.status]))).toBeGreaterThan(0)
+  const toFallback = sent.filter(onFallback)
+  expect(toFallback.length).toBeGreaterThan(0)
+  expect(toFallback[0]!.seq).toBeGreaterThan(failed[0]!.seq)
+  expect(toFallback.every((r) => r.lastUserText === "continue")).toBe(true)
+  expect(toFallback.every((r) => r.status === 200)).toBe(true)
+
+  // one log line per switch
+  await expect.poll(() => switchLines(oc).length, { timeout: 5_000, interval: 100 }).toBe(1)
+  const line = switchLines(oc)[0]!
+  expect(line.startsWith(SWITCH_LINE), line).toBe(true)
+  expect(line.slice(SWITCH_LINE.length)).toMatch(/^\d\d:\d\dZ$/)
+  return settled
+}
+
+/** Nothing switched: no "continue", no request to the fallback, no switch line, within QUIET_MS of `settledAt`. */
+const expectNoSwitch = async (oc: OpencodeHandle, session: string, opening: string, before: number) => {
+  await sleep(QUIET_MS)
+  const ms = await oc.messages(session)
+  expect(userTexts(ms), summary(ms)).toEqual([opening])
+  const sent = (await fake.requests(before)).filter(isChat)
+  expect(sent.filter(onFallback), JSON.stringify(sent.map((r) => [r.seq, r.provider, r.model, r.behavior, r.status]))).toEqual([])
+  expect(switchLines(oc)).toEqual([])
+  return { ms, sent }
+}
+
+const debug = (what: string, value: unknown) => {
+  if (process.env.E2E_DEBUG === "1") console.log(`[fallback.e2e] ${what}: ${typeof value === "string" ? value : JSON.stringify(value, null, 1)}`)
+}
+/** The session's events after `since`, condensed (for E2E_DEBUG). */
+const eventTrail = (oc: OpencodeHandle, session: string, since: number) =>
+  oc.events
+    .filter((e) => e.i >= since && (e.properties["sessionID"] === session || e.properties["info"]?.sessionID === session) && /^session\.(status|idle|error)$/.test(e.type))
+    .map((e) => `${e.at} ${e.type} ${JSON.stringify(e.type === "session.error" ? { name: e.properties["error"]?.name, message: e.properties["error"]?.data?.message } : (e.properties["status"] ?? {})).slice(0, 200)}`)
+
+describe("fallback models for the primary session in the real opencode 1.18.33 (US-50)", () => {
+  it("US-50 a quota 429 on the root's model: on the first retry the session is aborted and continued once on the fallback; the switch is logged and listed by ocpool status; a next message naming the original runs on the fallback", async () => {
+    const oc = await start([FALLBACK.full])
+    const session = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 } as ErrorEntry)
+    const opening = "work until the quota runs out"
+    const mark = await oc.prompt(session, opening)
+    // opencode retries the 429 (retry-after 120): the plugin acts on that first retry
+    const retry = await oc.waitForEvent(retryOf(session), TURN_MS, mark)
+    debug("retry event", retry.properties)
+
+    await expectOneSwitch(oc, session, opening, before, 429)
+    debug("429 events", eventTrail(oc, session, mark))
+    // the 429 was answered once: the plugin aborted before opencode's retry after 120 s
+    const sent = (await fake.requests(before)).filter(isChat)
+    expect(sent.filter((r) => onOriginal(r) && r.status === 429)).toHaveLength(1)
+
+    // ocpool status lists the episode: the session, original → active
+    const status = ocpool(oc, ["status"])
+    expect(status.status, status.stderr).toBe(0)
+    expect(status.stdout).toMatch(/(^|\n)fallbacks:\n/)
+    const fallbackSection = status.stdout.slice(status.stdout.indexOf("fallbacks:"))
+    const line = fallbackSection.split("\n").find((l) => l.includes(session))
+    expect(line, status.stdout).toBeDefined()
+    expect(line).toContain(`${ORIGINAL.full} → ${FALLBACK.full}`)
+    const json = ocpool(oc, ["status", "--json"])
+    expect(json.status, json.stderr).toBe(0)
+    const fallbacks = (JSON.parse(json.stdout) as { fallbacks?: Array<{ session: string; original: string; active: string; until: unknown }> }).fallbacks
+    expect(fallbacks, json.stdout).toEqual([expect.objectContaining({ session, original: ORIGINAL.full, active: FALLBACK.full })])
+    expect(fallbacks![0]!.until).toBeDefined()
+
+    // the user's next message names the original explicitly: it runs on the fallback while the original cools
+    const mid = (await fake.health()).requests
+    const next = "and now the next step"
+    const mark2 = await oc.prompt(session, next, { model: ORIGINAL.full })
+    await oc.waitIdle(session, mark2, TURN_MS)
+    const turn = (await fake.requests(mid)).filter((r) => isChat(r) && r.lastUserText === next)
+    expect(turn.length, JSON.stringify(turn)).toBeGreaterThan(0)
+    expect(turn.map((r) => `${r.provider}/${r.model}`)).toEqual(turn.map(() => FALLBACK.full))
+    const ms = await messagesUntil(oc, session, (xs) => {
+      const a = assistants(xs).at(-1)
+      return a !== undefined && a.info["time"]?.completed !== undefined && userTexts(xs).at(-1) === next
+    })
+    expect(modelOf(assistants(ms).at(-1)), summary(ms)).toBe(FALLBACK.full)
+    // still one "continue" and one switch
+    expect(userTexts(ms).filter((t) => t === "continue")).toHaveLength(1)
+    expect(switchLines(oc)).toHaveLength(1)
+  })
+
+  it("US-50 a quota 400 that opencode does not retry: once the session is idle it is continued once on the fallback", async () => {
+    const oc = await start([FALLBACK.full])
+    const session = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 } as ErrorEntry)
+    const opening = "work until the monthly limit"
+    const mark = await oc.prompt(session, opening)
+    const error = await oc.waitForEvent(errorOf(session), TURN_MS, mark)
+    expect(error.properties["error"]?.data?.message).toContain(QUOTA_400)
+
+    await expectOneSwitch(oc, session, opening, before, 400)
+    debug("400 events", eventTrail(oc, session, mark))
+    // opencode did not retry the 400, and no retry status came
+    const sent = (await fake.requests(before)).filter(isChat)
+    expect(sent.filter((r) => onOriginal(r) && r.status === 400)).toHaveLength(1)
+    expect(oc.events.filter((e) => e.i >= mark && retryOf(session)(e))).toEqual([])
+  })
+
+  it("US-50 a context-limit error on the root's model never switches, even with a fallback configured", async () => {
+    const oc = await start([FALLBACK.full])
+    const session = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+    await fake.enqueue({ behavior: "error", model: ORIGINAL.model, status: 400, message: CONTEXT_400 } as ErrorEntry)
+    const opening = "a prompt that is too long"
+    const mark = await oc.prompt(session, opening)
+    const error = await oc.waitForEvent(errorOf(session), TURN_MS, mark)
+    debug("context-limit session.error", error.properties)
+    await notBusy(oc, session)
+    const { sent } = await expectNoSwitch(oc, session, opening, before)
+    expect(sent.filter((r) => onOriginal(r) && r.status === 400).length).toBeGreaterThan(0)
+    debug("context-limit events", eventTrail(oc, session, mark))
+  })
+
+  it("US-50 with fallbackModels [] a quota 429 and a quota 400 change nothing: no continue, no request to another model", async () => {
+    const oc = await start([])
+    // the 429: opencode parks the session in retry (retry-after 120) and nothing else happens
+    const s429 = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 } as ErrorEntry)
+    const mark = await oc.prompt(s429, "no fallback, 429")
+    const retry = await oc.waitForEvent(retryOf(s429), TURN_MS, mark)
+    debug("429 retry (no fallback)", retry.properties)
+    await expectNoSwitch(oc, s429, "no fallback, 429", before)
+    expect((await oc.status())[s429]?.type).toBe("retry")
+    // the user's own abort: opencode's view of it, and still nothing switches
+    const abortMark = oc.mark()
+    const aborted = await oc.abort(s429)
+    expect(aborted.status).toBe(200)
+    const statusTrail: Array<string> = []
+    for (let i = 0; i < 10; i++) {
+      statusTrail.push(`${Date.now()} ${JSON.stringify((await oc.status())[s429] ?? null)}`)
+      await sleep(50)
+    }
+    debug("status after abort (GET /session/status, every 50 ms)", statusTrail)
+    await notBusy(oc, s429)
+    debug("events after abort", eventTrail(oc, s429, abortMark))
+    debug("429 messages after abort (no fallback)", (await oc.messages(s429)).map((m) => m.info))
+    await expectNoSwitch(oc, s429, "no fallback, 429", before)
+
+    // the 400: session.error, idle, and nothing else
+    const s400 = (await oc.createSession()).id
+    const before400 = (await fake.health()).requests
+    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 } as ErrorEntry)
+    const mark400 = await oc.prompt(s400, "no fallback, 400")
+    await oc.waitForEvent(errorOf(s400), TURN_MS, mark400)
+    await notBusy(oc, s400)
+    const { sent } = await expectNoSwitch(oc, s400, "no fallback, 400", before400)
+    expect(sent.filter((r) => onOriginal(r) && r.status === 400)).toHaveLength(1)
+    debug("400 events (no fallback)", eventTrail(oc, s400, mark400))
+    const ms = await oc.messages(s400)
+    debug("400 messages (no fallback)", ms.map((m) => m.info))
+  })
+})
