@@ -309,4 +309,16 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const ms = await oc.messages(s400)
     debug("400 messages (no fallback)", ms.map((m) => m.info))
   })
+
+  it("US-50 without the fallbackModels option a quota 400 changes nothing", async () => {
+    const oc = await start(undefined)
+    const session = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 } as ErrorEntry)
+    const mark = await oc.prompt(session, "no option, 400")
+    await oc.waitForEvent(errorOf(session), TURN_MS, mark)
+    await notBusy(oc, session)
+    const { sent } = await expectNoSwitch(oc, session, "no option, 400", before)
+    expect(sent.filter((r) => onOriginal(r) && r.status === 400)).toHaveLength(1)
+  })
 })
