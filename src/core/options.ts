@@ -2,6 +2,7 @@
 import { Option, Schema } from "effect"
 import { QUOTA_RESERVE_DEFAULT } from "./constants.js"
 import { resolveMaxSlots } from "./pool.js"
+import { parseFallbackModels } from "./quota/fallback.js"
 import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
 
@@ -34,6 +35,8 @@ export interface Settings {
   readonly quotaReserve: number
   /** Coaching (issue 12, US-49): a GO / THROTTLE / STOP line in root sessions' system prompts; `false` turns it off. */
   readonly coach: boolean
+  /** Fallback models for root sessions (issue 12, US-50), in order, validated like pool entries. */
+  readonly fallbackModels: ReadonlyArray<string>
 }
 
 export const DEFAULTS: Settings = {
@@ -56,7 +59,8 @@ export const DEFAULTS: Settings = {
   omniroute: undefined,
   delegate: true,
   quotaReserve: QUOTA_RESERVE_DEFAULT,
-  coach: true
+  coach: true,
+  fallbackModels: []
 }
 
 const LogLevel = Schema.Literal("debug", "info", "warn", "error")
@@ -113,6 +117,8 @@ export const parseSettings = (
     if (Option.isSome(decoded)) logLevel = decoded.value
     else warnings.push(`log level ${JSON.stringify(level)} invalid (debug, info, warn or error), using info`)
   }
+  const fallbackModels = parseFallbackModels(o.fallbackModels)
+  warnings.push(...fallbackModels.warnings)
   const envTrace = env.OCPOOL_TRACE
   const settings: Settings = {
     enabled: !isDisabled(o, env),
@@ -142,7 +148,8 @@ export const parseSettings = (
         () => `option quotaReserve ${JSON.stringify(o.quotaReserve)} invalid (a fraction of the limit from 0 up to 1, e.g. 0.05), using ${QUOTA_RESERVE_DEFAULT}`,
         warnings
       ) ?? QUOTA_RESERVE_DEFAULT,
-    coach: bool("coach", o.coach, DEFAULTS.coach, warnings)
+    coach: bool("coach", o.coach, DEFAULTS.coach, warnings),
+    fallbackModels: fallbackModels.models
   }
   return { settings, warnings }
 }

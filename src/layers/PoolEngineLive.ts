@@ -9,7 +9,7 @@
 import { Cause, Clock, Duration, Effect, Fiber, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import { statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
-import { engineStep, needsPeers, needsSnapshot, type Applied, type EngineEvent } from "../core/engine/step.js"
+import { engineStep, needsPeers, needsSnapshot, type Applied, type EngineEvent, type SwitchOrder } from "../core/engine/step.js"
 import { initialEngineState, slotsOf, type EngineState } from "../core/engine/state.js"
 import { injectConfig } from "../core/inject.js"
 import type { JsonRecord } from "../core/json.js"
@@ -27,6 +27,7 @@ import { PoolStore, type Commit } from "../services/PoolStore.js"
 import { PriceSnapshot } from "../services/PriceSnapshot.js"
 import { QuotaStore } from "../services/QuotaStore.js"
 import { StateDir } from "../services/StateDir.js"
+import { promptTarget, SessionPrompt } from "../services/SessionPrompt.js"
 import { TraceRecorder } from "../services/TraceRecorder.js"
 
 export interface EngineConfig {
@@ -34,7 +35,12 @@ export interface EngineConfig {
   readonly reapMs: number
   /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
   readonly delegate?: boolean
+  /** The option `fallbackModels` (US-50), validated; none by default. */
+  readonly fallbacks?: ReadonlyArray<string>
 }
+
+/** What a root session switched to a fallback is sent, on the fallback model (US-50). */
+export const CONTINUE_TEXT = "continue"
 
 export const RELOAD_DEBOUNCE_MS = 250
 
@@ -67,6 +73,7 @@ export const makeEngine = (config: EngineConfig) =>
     const aborts = yield* FiberMap.make<string, void, never>()
     const prices = yield* Effect.serviceOption(PriceSnapshot)
     const quotas = yield* Effect.serviceOption(QuotaStore)
+    const prompter = yield* Effect.serviceOption(SessionPrompt)
     // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
     const advice = yield* FiberSet.make<void, never>()
     const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
@@ -87,6 +94,30 @@ export const makeEngine = (config: EngineConfig) =>
         Effect.catchAll((e) => Effect.succeed({ ok: false, reason: e.reason })),
         Effect.catchAllDefect((d) => Effect.succeed({ ok: false, reason: d instanceof Error ? d.message : String(d) })),
         Effect.flatMap((o) => apply({ type: "aborted", claim, ok: o.ok, reason: o.reason })),
+        Effect.asVoid
+      )
+
+    /**
+     * One switch to a fallback (US-50), forked: abort opencode's retries (or wait for the idle after an
+     * error it does not retry), wait until the session no longer runs, then prompt "continue" on the
+     * fallback. Its outcome is the next event for that session.
+     */
+    const runSwitch = (sw: SwitchOrder): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (Option.isNone(prompter)) return { ok: false, reason: "no session client" }
+        const p = prompter.value
+        if (sw.via === "abort") {
+          const aborted = yield* Effect.either(aborter.abort(sw.session))
+          if (aborted._tag === "Left") return { ok: false, reason: `abort: ${aborted.left.reason}` }
+        }
+        return yield* p.whenIdle(sw.session).pipe(
+          Effect.zipRight(p.prompt(sw.session, promptTarget(sw.to), sw.agent, CONTINUE_TEXT)),
+          Effect.as({ ok: true, reason: "" }),
+          Effect.catchAll((e) => Effect.succeed({ ok: false, reason: e.reason }))
+        )
+      }).pipe(
+        Effect.catchAllDefect((d) => Effect.succeed({ ok: false, reason: d instanceof Error ? d.message : String(d) })),
+        Effect.flatMap((o) => apply({ type: "switched", session: sw.session, to: sw.to, ok: o.ok, reason: o.reason })),
         Effect.asVoid
       )
 
@@ -114,6 +145,7 @@ export const makeEngine = (config: EngineConfig) =>
         for (const l of out.logs) yield* log.log(l.level, l.message)
         // forked interruptible, although this region is not: dispose interrupts the aborts still running
         for (const a of out.aborts) yield* FiberMap.run(aborts, a.claim, Effect.interruptible(runAbort(a.claim, a.session)))
+        for (const sw of out.switches ?? []) yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
         return out
       })
 
@@ -124,7 +156,8 @@ export const makeEngine = (config: EngineConfig) =>
         )
       )
 
-    const applyPool = (pool: ResolvedPool) => Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings }))
+    const applyPool = (pool: ResolvedPool) =>
+      Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings, fallbacks: config.fallbacks }))
 
     /** One warning per slot model the shipped snapshot prices above zero, once per process (US-23); silent without a snapshot. */
     const advisePrices = (slots: ReadonlyArray<Slot>): Effect.Effect<void> =>
@@ -263,7 +296,7 @@ export const PoolEngineLive = (settings: Settings, warnings: ReadonlyArray<strin
     PoolEngine,
     Effect.gen(function* () {
       const log = yield* AppLog
-      const engine = yield* makeEngine({ timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }, reapMs: settings.reapMs, delegate: settings.delegate })
+      const engine = yield* makeEngine({ timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }, reapMs: settings.reapMs, delegate: settings.delegate, fallbacks: settings.fallbackModels })
       for (const w of warnings) yield* log.log("warn", w)
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)

@@ -121,8 +121,33 @@ export const taskEndClaim = (input: unknown): string | undefined => {
   return session !== undefined && call !== undefined ? `${session}:${call}` : undefined
 }
 
-/** The session of a `chat.params` input. */
-export const requestSession = (input: unknown): string | undefined => text(field(input, "sessionID"))
+/** `provider/model` of an object with `providerID` and `modelKey` (`id` on a Model, `modelID` on a message). */
+const modelName = (v: unknown, modelKey: "id" | "modelID"): string | undefined => {
+  const provider = text(field(v, "providerID"))
+  const id = text(field(v, modelKey))
+  return provider === undefined || id === undefined || provider === "" || id === "" ? undefined : `${provider}/${id}`
+}
+
+/** A `chat.params` input: its session, and the model and agent of the request when readable. */
+export const requestOf = (input: unknown): { readonly session: string; readonly model: string | undefined; readonly agent: string | undefined } | undefined => {
+  const session = text(field(input, "sessionID"))
+  return session === undefined ? undefined : { session, model: modelName(field(input, "model"), "id"), agent: text(field(input, "agent")) }
+}
+
+/**
+ * A `chat.message` (US-50): the user message being created, its session, model and agent, and the
+ * message object whose `model` a fallback rewrites; undefined when any of them cannot be read.
+ */
+export const userMessageOf = (
+  input: unknown,
+  output: unknown
+): { readonly session: string; readonly model: string; readonly agent: string | undefined; readonly message: unknown } | undefined => {
+  const session = text(field(input, "sessionID"))
+  const message = field(output, "message")
+  const model = modelName(field(message, "model"), "modelID") ?? modelName(field(input, "model"), "modelID")
+  if (session === undefined || model === undefined) return undefined
+  return { session, model, agent: text(field(message, "agent")) ?? text(field(input, "agent")), message }
+}
 
 /** opencode's title generator runs under the root's session id; its first system line says what it is. */
 const TITLE_GENERATOR = "You are a title generator"

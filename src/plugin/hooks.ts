@@ -21,7 +21,9 @@ import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/
 import { notifyInputs } from "./notifyEvents.js"
 import { installQuotaFetch, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
-import { coachTarget, engineEvents, handNamedVariant, requestSession, taskCall, taskEndClaim } from "./events.js"
+import { coachTarget, engineEvents, handNamedVariant, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { promptTarget } from "../services/SessionPrompt.js"
+import type { Applied } from "../core/engine/step.js"
 import { assign, describe, field, isPlainObject } from "./extract.js"
 import type { PoolServices } from "./services.js"
 
@@ -110,6 +112,13 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     }
   }
 
+  /** Each switch to a fallback (US-50) is one notification, when notifications exist. */
+  const announceSwitches = async (applied: ReadonlyArray<Applied | undefined>): Promise<void> => {
+    for (const out of applied) {
+      for (const sw of out?.switches ?? []) await run(notifications.apply({ type: "switched", session: sw.session, text: sw.text }), "notification")
+    }
+  }
+
   return {
     engine,
     notifications,
@@ -161,8 +170,22 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       if (out?.coach !== undefined) assign(at.system, String(at.system.length), out.coach)
     },
     "chat.params": async (input) => {
-      const session = requestSession(input)
-      if (session !== undefined) await run(engine.apply({ type: "request", session }), "chat.params")
+      const r = requestOf(input)
+      if (r !== undefined) await run(engine.apply({ type: "request", ...r }), "chat.params")
+    },
+    "chat.message": async (input, output) => {
+      if (disposed) return
+      let m: ReturnType<typeof userMessageOf>
+      try {
+        m = userMessageOf(input, output)
+      } catch {
+        return // a hostile shape: the message runs as sent
+      }
+      if (m === undefined) return
+      const out = await run(engine.apply({ type: "message", session: m.session, model: m.model, agent: m.agent }), "fallback")
+      if (out?.model !== undefined && !assign(m.message, "model", promptTarget(out.model))) {
+        await log("error", `fallback could not rewrite the message of ${m.session} to ${out.model}; it runs on ${m.model}`)
+      }
     },
     event: async (input) => {
       try {
@@ -171,7 +194,10 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         const inputs = notifyInputs(event)
         const notified = inputs.length > 0 ? run(Effect.forEach(inputs, notifications.apply, { discard: true }), "notification") : undefined
         const events = engineEvents(event)
-        if (events.length > 0) await run(Effect.forEach(events, engine.apply, { discard: true }), "event")
+        if (events.length > 0) {
+          const applied = await run(Effect.forEach(events, engine.apply), "event")
+          await announceSwitches(applied ?? [])
+        }
         await notified
       } catch {
         // never escapes

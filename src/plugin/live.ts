@@ -15,6 +15,8 @@ import { TraceRecorderFile } from "../layers/TraceRecorderFile.js"
 import { NotifierLive } from "../layers/NotifierLive.js"
 import { NotifierNone } from "../layers/NotifierNone.js"
 import { SessionLookupSdk, type SessionGetClient } from "../layers/SessionLookupSdk.js"
+import { SessionPromptSdk, type PromptClient } from "../layers/SessionPromptSdk.js"
+import type { SessionPrompt } from "../services/SessionPrompt.js"
 import { homeDir } from "../layers/xdg.js"
 import type { AbortClient } from "../services/AbortClient.js"
 import type { Notifier } from "../services/Notifier.js"
@@ -39,6 +41,8 @@ export interface LayerOverrides {
   readonly lookup?: Layer.Layer<SessionLookup>
   /** A fixed price snapshot instead of the bundled presets/prices.json. */
   readonly prices?: Layer.Layer<PriceSnapshot>
+  /** A recording prompter for fallback switches (US-50). */
+  readonly prompt?: Layer.Layer<SessionPrompt>
 }
 
 /** The notifier of the settings (SPEC §10.5); with notifications off, one that is never called. */
@@ -62,6 +66,7 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
     PoolConfigFile({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, directory: ctx.directory }),
     overrides.notifier ?? notifierOf(settings),
     overrides.lookup ?? SessionLookupSdk(ctx.client as SessionGetClient | undefined, ctx.directory),
-    overrides.prices ?? PriceSnapshotFile()
+    overrides.prices ?? PriceSnapshotFile(),
+    overrides.prompt ?? SessionPromptSdk(ctx.client as PromptClient | undefined, ctx.directory)
   )
 }

@@ -269,7 +269,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         fade: false,
         delegate: false,
         quotaReserve: 0.1,
-        coach: false
+        coach: false,
+        fallbackModels: [" zen/a ", "go/b"]
       },
       {}
     )
@@ -294,7 +295,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       omniroute: undefined,
       delegate: false,
       quotaReserve: 0.1,
-      coach: false
+      coach: false,
+      fallbackModels: ["zen/a", "go/b"]
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

@@ -54,7 +54,12 @@ export interface EngineState {
   readonly quotas: ReadonlyMap<string, QuotaRecord>
   /** Root session → the class of the last coaching line injected into it (COACHED_MAX newest kept). */
   readonly coached: ReadonlyMap<string, string>
+  /** Root session → the model and agent of its latest user message or request (US-50; PRIMARIES_MAX newest kept). */
+  readonly primaries: ReadonlyMap<string, { readonly model: string | undefined; readonly agent: string | undefined }>
 }
+
+/** How many root sessions' models are remembered for fallbacks; the oldest is forgotten first. */
+export const PRIMARIES_MAX = 500
 
 /** How many sessions' coaching classes are remembered; the oldest is forgotten first. */
 export const COACHED_MAX = 500
@@ -75,7 +80,8 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   warnedUntil: new Map(),
   lastSweepAt: undefined,
   quotas: new Map(),
-  coached: new Map()
+  coached: new Map(),
+  primaries: new Map()
 })
 
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []

@@ -7,7 +7,7 @@
  */
 import type { Claim } from "../claims.js"
 import { isPooledBase, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
-import type { Cooldown } from "../cooldown.js"
+import { isCooling, type Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { parseRateLimitHeaders, type QuotaDimension, type QuotaObservation } from "../quota/headers.js"
 import { planQuotaLow, type QuotaLevel } from "../quota/low.js"
@@ -28,6 +28,7 @@ import {
   CHILD_SLACK_MS,
   COACHED_MAX,
   forgetQuietSessions,
+  PRIMARIES_MAX,
   SIGNAL_DEDUPE_MS,
   slotsOf,
   SPIN_REQUESTS,
@@ -45,7 +46,14 @@ export interface LogLine {
 
 /** One opencode happening, as the hooks see it. */
 export type EngineEvent =
-  | { readonly type: "pool"; readonly slots: ReadonlyArray<Slot>; readonly origin: string; readonly warnings: ReadonlyArray<string> }
+  | {
+      readonly type: "pool"
+      readonly slots: ReadonlyArray<Slot>
+      readonly origin: string
+      readonly warnings: ReadonlyArray<string>
+      /** The option `fallbackModels` (US-50), validated. */
+      readonly fallbacks?: ReadonlyArray<string> | undefined
+    }
   | { readonly type: "spawn"; readonly owner: string; readonly call: string; readonly base: string; readonly taskId?: string | undefined }
   | { readonly type: "taskEnd"; readonly claim: string; readonly ok: boolean }
   | { readonly type: "child"; readonly id: string; readonly parent: string; readonly agent?: string | undefined; readonly title?: string | undefined }
@@ -55,7 +63,12 @@ export type EngineEvent =
   | { readonly type: "busy"; readonly session: string }
   | { readonly type: "idle"; readonly session: string }
   | { readonly type: "output"; readonly session: string }
-  | { readonly type: "request"; readonly session: string }
+  /** `chat.params`: a model request of `session` starts, on `model` (`provider/model`) for `agent`. */
+  | { readonly type: "request"; readonly session: string; readonly model?: string | undefined; readonly agent?: string | undefined }
+  /** `chat.message`: a user message of `session` is created on `model` for `agent` (US-50: it may run on a fallback instead). */
+  | { readonly type: "message"; readonly session: string; readonly model: string; readonly agent?: string | undefined }
+  /** The outcome of carrying out a `switch` (US-50): the "continue" prompt on `to` was sent, or why not. */
+  | { readonly type: "switched"; readonly session: string; readonly to: string; readonly ok: boolean; readonly reason: string }
   | { readonly type: "error"; readonly session: string; readonly error: unknown; readonly model?: string | undefined }
   | { readonly type: "retry"; readonly session: string; readonly message: string; readonly next: number; readonly provider?: string | undefined }
   | { readonly type: "sweep" }
@@ -97,7 +110,27 @@ export interface Applied {
   readonly observed?: { readonly model: string; readonly observation: QuotaObservation } | undefined
   /** For `coach`: the line to add to the request's system prompt, or undefined (a child, or nothing new to say). */
   readonly coach?: string | undefined
+  /** Root sessions to continue on a fallback model (US-50): the shell aborts (or waits for idle), then prompts "continue". */
+  readonly switches?: ReadonlyArray<SwitchOrder> | undefined
+  /** For `message`: the model the user message runs on instead of the one it named (US-50). */
+  readonly model?: string | undefined
 }
+
+/** A `switch` decision with what the shell needs to carry it out. */
+export interface SwitchOrder {
+  readonly session: string
+  readonly from: string
+  readonly to: string
+  readonly via: "abort" | "idle"
+  /** The agent of the session's last user message, so "continue" runs as the same agent. */
+  readonly agent: string | undefined
+  readonly until: number
+  /** `Switched to <to>: <from> hit its quota, resets <HH:MM>Z`: the log line and the notification's text. */
+  readonly text: string
+}
+
+/** The log line and notification text of a switch (issue 12). */
+export const switchText = (from: string, to: string, until: number): string => `Switched to ${to}: ${from} hit its quota, resets ${iso(until).slice(11, 16)}Z`
 
 /** The event reads shared state: the shell takes the pool lock, reads the snapshot, and calls again. */
 export interface NeedSnapshot {
@@ -157,6 +190,8 @@ class Draft {
   refused: { readonly requested: string; readonly base: string } | undefined
   observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
   coachLine: string | undefined
+  readonly switches: Array<SwitchOrder> = []
+  model: string | undefined
 
   constructor(
     state: EngineState,
@@ -230,6 +265,17 @@ class Draft {
         for (const m of d.models) this.cooled.add(m)
         this.log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${Math.round((d.until - d.at) / 1000)}s until ${iso(d.until)}`)
         return
+      case "switch": {
+        const text = switchText(d.from, d.to, d.until)
+        this.switches.push({ session: d.session, from: d.from, to: d.to, via: d.via, agent: this.state.primaries.get(d.session)?.agent, until: d.until, text })
+        this.log("info", text)
+        // the session runs on the fallback from now on: a late signal names it, not the original
+        this.primary(d.session, d.to, undefined)
+        return
+      }
+      case "model":
+        this.log("info", `session ${d.session}: message on ${d.requested} runs on ${d.model} while ${d.requested} cools`)
+        return
       case "abort": {
         if (d.ok) return
         const c = getClaim(this.machine.table, d.claim)
@@ -253,6 +299,29 @@ class Draft {
   }
 
   abortReason: string | undefined
+
+  /** Remembers a root session's model and agent (US-50); children are never primaries. */
+  primary(session: string, model: string | undefined, agent: string | undefined): void {
+    if (this.state.parents.has(session)) return
+    const old = this.state.primaries.get(session)
+    const next = { model: model ?? old?.model, agent: agent ?? old?.agent }
+    if (old !== undefined && old.model === next.model && old.agent === next.agent) return
+    const primaries = new Map(this.state.primaries)
+    primaries.delete(session)
+    primaries.set(session, next)
+    for (const oldest of primaries.keys()) {
+      if (primaries.size <= PRIMARIES_MAX) break
+      primaries.delete(oldest)
+    }
+    this.set("primaries", primaries)
+  }
+
+  /** `primary` for a signal line: the root session's model, when fallbacks are configured and nothing pooled targets it. */
+  primaryOf(session: string): { readonly primary?: string } {
+    if (this.machine.fallbacks.length === 0 || this.state.parents.has(session) || this.liveTarget(session) !== undefined) return {}
+    const model = this.state.primaries.get(session)?.model
+    return model === undefined ? {} : { primary: model }
+  }
 
   set<K extends keyof EngineState>(key: K, value: EngineState[K]): void {
     this.state = { ...this.state, [key]: value }
@@ -372,7 +441,8 @@ const run = (d: Draft, event: EngineEvent): void => {
         slots: event.slots.map((s) => ({ model: s.model, weight: s.weight })),
         ...(event.slots.length > 4 ? { maxSlots: event.slots.length } : {}),
         hangMinAgeMs: t.hangMinAgeMs,
-        hangSilenceMs: t.hangSilenceMs
+        hangSilenceMs: t.hangSilenceMs,
+        ...(event.fallbacks === undefined || event.fallbacks.length === 0 ? {} : { fallbacks: event.fallbacks })
       })
       return
     }
@@ -398,6 +468,11 @@ const run = (d: Draft, event: EngineEvent): void => {
       return
     case "child": {
       d.set("parents", setIn(d.state.parents, event.id, event.parent))
+      if (d.state.primaries.has(event.id)) {
+        const primaries = new Map(d.state.primaries)
+        primaries.delete(event.id)
+        d.set("primaries", primaries)
+      }
       const ring: Array<Child> = [...(d.state.children.get(event.parent) ?? []), { id: event.id, createdAt: at, agent: event.agent }]
       while (ring.length > CHILD_RING) ring.shift()
       d.set("children", setIn(d.state.children, event.parent, ring))
@@ -450,6 +525,7 @@ const run = (d: Draft, event: EngineEvent): void => {
       }
       return
     case "request": {
+      if (event.model !== undefined || event.agent !== undefined) d.primary(event.session, event.model, event.agent)
       const c = d.liveTarget(event.session)
       if (c === undefined) return
       const times = [...(d.state.requests.get(event.session) ?? []).filter((t) => at - t < SPIN_WINDOW_MS), at]
@@ -487,6 +563,7 @@ const run = (d: Draft, event: EngineEvent): void => {
           ...(event.model === undefined ? {} : { model: event.model }),
           ...(provider === undefined ? {} : { provider }),
           session: event.session,
+          ...d.primaryOf(event.session),
           abort: "pending",
           ...d.shared()
         } as TraceInput,
@@ -505,6 +582,7 @@ const run = (d: Draft, event: EngineEvent): void => {
           message: event.message,
           next: event.next,
           ...(event.provider === undefined ? {} : { provider: event.provider }),
+          ...d.primaryOf(event.session),
           abort: "pending",
           ...d.shared()
         } as TraceInput,
@@ -528,10 +606,28 @@ const run = (d: Draft, event: EngineEvent): void => {
     case "status":
       d.apply({ at, type: "status" })
       return
+    case "message": {
+      if (d.state.parents.has(event.session)) return
+      let model = event.model
+      // only a session in a fallback episode has a line to record: every other message runs as sent
+      if (d.machine.episodes.has(event.session)) {
+        const decided = d.apply({ at, type: "message", session: event.session, model: event.model })
+        const rewrite = decided.find((x) => x.type === "model")
+        if (rewrite?.type === "model") model = d.model = rewrite.model
+      }
+      d.primary(event.session, model, event.agent)
+      return
+    }
+    case "switched":
+      d.apply({ at, type: "switched", session: event.session, to: event.to, ok: event.ok })
+      if (!event.ok) d.log("warn", `session ${event.session} was not switched to ${event.to}: ${event.reason}; it stays where it is`)
+      return
     case "coach": {
       // children and unknown parents' subagents are coached by nobody: only a root's prompt
       if (d.state.parents.has(event.session)) return
-      const c = coach({ model: event.model, quota: d.state.quotas.get(event.model), slots: slotsOf(d.state), cooldowns: d.machine.cooldowns, fallbackLeft: false, now: at })
+      const tried = d.machine.episodes.get(event.session)?.tried ?? []
+      const fallbackLeft = d.machine.fallbacks.some((m) => m !== event.model && !tried.includes(m) && !isCooling(d.machine.cooldowns.get(m), at))
+      const c = coach({ model: event.model, quota: d.state.quotas.get(event.model), slots: slotsOf(d.state), cooldowns: d.machine.cooldowns, fallbackLeft, now: at })
       if (d.state.coached.get(event.session) === c.key) return
       const coached = new Map(d.state.coached)
       coached.delete(event.session)
@@ -626,7 +722,9 @@ export const engineStep = (state: EngineState, event: EngineEvent, now: number, 
     agent: d.agent,
     refused: d.refused,
     observed: d.observed,
-    coach: d.coachLine
+    coach: d.coachLine,
+    switches: d.switches.length === 0 ? undefined : d.switches,
+    model: d.model
   }
 }
 

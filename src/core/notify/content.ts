@@ -96,3 +96,16 @@ export const withHostSuffix = (message: string, shortHost: string): string => {
 
 /** The short host name: up to the first dot. */
 export const shortHostname = (hostname: string): string => hostname.split(".")[0] ?? hostname
+
+/**
+ * The notice that a root session now runs on a fallback model (issue 12, US-50): informational, no
+ * sound, and never faded by the "continue" message the switch itself sends.
+ */
+export const switchNotification = (text: string, sessionTitle: string | undefined): Notification => ({
+  kind: "custom",
+  title: titleFor(sessionTitle),
+  message: capCodePoints(cleanText(text, MESSAGE_MAX), MESSAGE_MAX),
+  urgency: "normal",
+  icon: "dialog-information",
+  sound: "none"
+})

@@ -8,7 +8,7 @@
  */
 import { HashMap, HashSet, Option } from "effect"
 import { notificationFor, type ContentInput, type Notification, type NotifyKind } from "./content.js"
-import { headlineOf } from "./content.js"
+import { headlineOf, switchNotification } from "./content.js"
 import { FADE_MIN_MS, NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "./limits.js"
 
 /** Sessions remembered at most (the oldest seen are forgotten first). */
@@ -43,6 +43,8 @@ export type NotifyInput =
   | { readonly type: "answered"; readonly session: string; readonly id?: string | undefined }
   /** `message.updated` with role `user`. */
   | { readonly type: "userMessage"; readonly session: string }
+  /** A root session was switched to a fallback model (US-50); `text` is the engine's switch line. */
+  | { readonly type: "switched"; readonly session: string; readonly text: string }
 
 export type NotifyEffect =
   | { readonly type: "send"; readonly root: string; readonly notification: Notification }
@@ -368,6 +370,11 @@ const apply = (d: Draft, input: NotifyInput): void => {
     case "userMessage":
       d.fade(input.session)
       return
+    case "switched": {
+      if (hasParent(s, input.session)) return
+      d.effects.push({ type: "send", root: input.session, notification: switchNotification(input.text, d.titleOf(input.session)) })
+      return
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * Fallback models for the primary session (issue 12, US-50), the decisions only: when a root
  * session's model runs out of quota, which fallback it continues on (each at most once per episode,
- * never looping), and which model a new user message runs on while the original cools. Pure; the
- * plugin's wiring (abort, wait until not busy, prompt "continue") is not built yet.
+ * never looping), and which model a new user message runs on while the original cools. Pure; the trace
+ * machine applies them (`switch` and `model` decisions) and the plugin's shell carries them out (abort,
+ * wait until not busy, prompt "continue" on the fallback).
  */
 import { isCooling, type CooldownTable } from "../cooldown.js"
 import type { LimitClass } from "../classify.js"
@@ -52,6 +53,8 @@ export const decideSwitch = (
   // a signal from a model outside this episode (neither its original nor a fallback it tried) starts a new one
   const current: Episode =
     episode !== undefined && (signal.model === episode.original || episode.tried.includes(signal.model)) ? episode : { original: signal.model, active: undefined, tried: [] }
+  // a late signal from a model the session already left (opencode reports one error twice) switches nothing
+  if (current.active !== undefined && signal.model !== current.active) return { episode: current }
   const used = new Set([current.original, ...current.tried])
   const to = fallbacks.find((m) => !used.has(m) && m !== signal.model && !isCooling(cooldowns.get(m), now))
   if (to === undefined) return { episode: current }

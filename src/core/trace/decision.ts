@@ -41,6 +41,18 @@ export type Decision =
   | { readonly type: "ignore"; readonly at: number; readonly reason: "context_limit" | "not_a_limit" }
   | { readonly type: "abort"; readonly at: number; readonly claim: string; readonly session: string; readonly ok: boolean }
   | { readonly type: "release"; readonly at: number; readonly claim: string; readonly cooled: boolean; readonly reason: ReleaseReason }
+  /** A root session's model ran out (US-50): continue it on `to`; `until` is when `from` cools until. */
+  | {
+      readonly type: "switch"
+      readonly at: number
+      readonly session: string
+      readonly from: string
+      readonly to: string
+      readonly via: "abort" | "idle"
+      readonly until: number
+    }
+  /** A user message naming the cooling original runs on the episode's fallback (US-50). */
+  | { readonly type: "model"; readonly at: number; readonly session: string; readonly requested: string; readonly model: string }
   | {
       readonly type: "status"
       readonly at: number

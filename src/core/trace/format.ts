@@ -17,6 +17,10 @@ export const formatDecision = (d: Decision): string => {
       return JSON.stringify({ at: d.at, type: d.type, claim: d.claim, cooled: d.cooled, reason: d.reason })
     case "status":
       return JSON.stringify({ at: d.at, type: d.type, next: d.next, slots: d.slots, reaped: d.reaped })
+    case "switch":
+      return JSON.stringify({ at: d.at, type: d.type, session: d.session, from: d.from, to: d.to, via: d.via, until: d.until })
+    case "model":
+      return JSON.stringify({ at: d.at, type: d.type, session: d.session, requested: d.requested, model: d.model })
   }
 }
 
@@ -51,6 +55,10 @@ export const explainDecision = (d: Decision): string => {
       return `${d.claim}: abort of session ${d.session} ${d.ok ? "succeeded" : "failed"}.`
     case "release":
       return `${d.claim}: released (${d.reason})${d.cooled ? "; its model is cooling" : ""}.`
+    case "switch":
+      return `${d.session}: ${d.from} ran out (cooling until ${iso(d.until)}), so the session continues on ${d.to} (${d.via === "abort" ? "its retries aborted first" : "once it is idle"}).`
+    case "model":
+      return `${d.session}: a message asking for ${d.requested} runs on ${d.model} while ${d.requested} cools.`
     case "status":
       return `status: next is slot ${d.next.slot} (${d.next.model}) in the ${d.next.pass} pass; loads [${d.slots.map((s) => `${s.load}/${s.cap}`).join(", ")}]; ${d.reaped} reaped.`
   }

@@ -40,6 +40,8 @@ export type TraceInput =
       /** The reaper timings the recording plugin ran with (default SPEC §1). */
       readonly hangMinAgeMs?: number | undefined
       readonly hangSilenceMs?: number | undefined
+      /** The option `fallbackModels` (issue 12, US-50), in order; absent means none. */
+      readonly fallbacks?: ReadonlyArray<string> | undefined
     }
   | ({
       readonly type: "spawn"
@@ -64,6 +66,8 @@ export type TraceInput =
       readonly model?: string | undefined
       readonly provider?: string | undefined
       readonly session?: string | undefined
+      /** The session is a root session running this model (US-50): a quota on it may switch it to a fallback. */
+      readonly primary?: string | undefined
     } & AbortFields)
   | ({
       readonly type: "retry"
@@ -72,6 +76,8 @@ export type TraceInput =
       readonly message: string
       readonly next: number
       readonly provider?: string | undefined
+      /** As on `limit`. */
+      readonly primary?: string | undefined
     } & AbortFields)
   | ({
       readonly type: "sweep"
@@ -94,6 +100,10 @@ export type TraceInput =
       readonly tokens?: QuotaLevel | undefined
       readonly reserve?: number | undefined
     } & Pick<AbortFields, "peerCooling">)
+  /** A user message of a root session in a fallback episode (US-50), sent on `model`. */
+  | { readonly type: "message"; readonly at: number; readonly session: string; readonly model: string }
+  /** What became of a `switch` decision: the "continue" prompt on `to` was sent (`ok`) or not. */
+  | { readonly type: "switched"; readonly at: number; readonly session: string; readonly to: string; readonly ok: boolean }
 
 /** A line that cannot be decoded; the caller adds the line number. */
 export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
@@ -274,7 +284,15 @@ const decodeOrThrow = (line: string): TraceInput => {
     case "pool": {
       if (o.slots === undefined) return fail(`missing required field "slots"`)
       if (!Array.isArray(o.slots)) return fail(`field "slots" must be an array`)
-      return { type: "pool", at, slots: o.slots, maxSlots: o.maxSlots, hangMinAgeMs: optTiming(o, "hangMinAgeMs"), hangSilenceMs: optTiming(o, "hangSilenceMs") }
+      return {
+        type: "pool",
+        at,
+        slots: o.slots,
+        maxSlots: o.maxSlots,
+        hangMinAgeMs: optTiming(o, "hangMinAgeMs"),
+        hangSilenceMs: optTiming(o, "hangSilenceMs"),
+        fallbacks: strList(o, "fallbacks")
+      }
     }
     case "spawn":
       return {
@@ -307,6 +325,7 @@ const decodeOrThrow = (line: string): TraceInput => {
         model: optStr(o, "model"),
         provider: optStr(o, "provider"),
         session: optStr(o, "session"),
+        primary: optStr(o, "primary"),
         abort: abortOf(o),
         aborts: abortsOf(o),
         peerCooling: peerCooling(o)
@@ -319,6 +338,7 @@ const decodeOrThrow = (line: string): TraceInput => {
         message: str(o, "message"),
         next: time(o, "next"),
         provider: optStr(o, "provider"),
+        primary: optStr(o, "primary"),
         abort: abortOf(o),
         aborts: abortsOf(o),
         peerCooling: peerCooling(o)
@@ -329,6 +349,10 @@ const decodeOrThrow = (line: string): TraceInput => {
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
     case "quota":
       return { type: "quota", at, model: str(o, "model"), requests: level(o, "requests"), tokens: level(o, "tokens"), reserve: reserveOf(o), peerCooling: peerCooling(o) }
+    case "message":
+      return { type: "message", at, session: str(o, "session"), model: str(o, "model") }
+    case "switched":
+      return { type: "switched", at, session: str(o, "session"), to: str(o, "to"), ok: reqBool(o, "ok") }
     default:
       return fail(`unknown type ${typeof o.type === "string" ? JSON.stringify(echo(o.type)) : echo(JSON.stringify(o.type) ?? String(o.type))}`)
   }

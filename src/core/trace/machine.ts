@@ -11,9 +11,10 @@ import { type Claim, capOf, updateClaim } from "../claims.js"
 import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { applyCool, clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
 import { planQuotaLow } from "../quota/low.js"
+import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/fallback.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
-import { decideLimit, decideRetry } from "../signals.js"
+import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../signals.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, type ClaimTable } from "./claimTable.js"
 import type { Decision } from "./decision.js"
 import { applySignal, emit, emitCool, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
@@ -38,7 +39,14 @@ export interface TraceState {
   readonly activityPruneAt: number
   /** Reaper timings from the last `pool` line that carried them; otherwise the replay options'. */
   readonly timing: ReaperTiming | undefined
+  /** The fallback models of the last `pool` line (US-50), in order. */
+  readonly fallbacks: ReadonlyArray<string>
+  /** Root session → its fallback episode (US-50); EPISODES_MAX newest kept. */
+  readonly episodes: ReadonlyMap<string, Episode>
 }
+
+/** How many root sessions' fallback episodes are remembered; the oldest is forgotten first. */
+export const EPISODES_MAX = 500
 
 const ACTIVITY_PRUNE_MIN = 1024
 
@@ -52,6 +60,8 @@ class State implements TraceState {
   readonly lastAt: number | undefined
   readonly activityPruneAt: number
   readonly timing: ReaperTiming | undefined
+  readonly fallbacks: ReadonlyArray<string>
+  readonly episodes: ReadonlyMap<string, Episode>
   constructor(f: Omit<TraceState, "claims">) {
     this.slots = f.slots
     this.table = f.table
@@ -61,6 +71,8 @@ class State implements TraceState {
     this.lastAt = f.lastAt
     this.activityPruneAt = f.activityPruneAt
     this.timing = f.timing
+    this.fallbacks = f.fallbacks
+    this.episodes = f.episodes
   }
   get claims(): ReadonlyArray<Claim> {
     return claimList(this.table)
@@ -77,7 +89,9 @@ export const initialState: TraceState = traceState({
   reaped: 0,
   lastAt: undefined,
   activityPruneAt: ACTIVITY_PRUNE_MIN,
-  timing: undefined
+  timing: undefined,
+  fallbacks: [],
+  episodes: new Map()
 })
 
 /**
@@ -121,7 +135,7 @@ const NO_DECISIONS: ReadonlyArray<Decision> = []
 
 const invalid = (message: string): StepResult => ({ _tag: "Invalid", message })
 
-const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
+const finish = (state: TraceState, d: Draft, episodes: ReadonlyMap<string, Episode>, pruneMin: number): StepResult => {
   let activity = d.activity
   let pruneAt = state.activityPruneAt
   if (activity.size > (pruneMin === 0 ? 0 : pruneAt)) {
@@ -139,7 +153,9 @@ const finish = (state: TraceState, d: Draft, pruneMin: number): StepResult => {
       reaped: d.reaped,
       lastAt: d.at,
       activityPruneAt: pruneAt,
-      timing: state.timing
+      timing: state.timing,
+      fallbacks: state.fallbacks,
+      episodes
     }),
     decisions: d.out ?? NO_DECISIONS,
     warnings: NO_WARNINGS,
@@ -175,7 +191,9 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         reaped: state.reaped,
         lastAt: at,
         activityPruneAt: state.activityPruneAt,
-        timing
+        timing,
+        fallbacks: input.fallbacks ?? [],
+        episodes: state.episodes
       }),
       decisions: NO_DECISIONS,
       warnings,
@@ -191,12 +209,16 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     slots: state.slots ?? [],
     timing,
     claims: claimsAt(state.table, at, timing),
-    cooldowns: input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" ? state.cooldowns : mergePeers(state.cooldowns, input.peerCooling, at),
+    cooldowns:
+      input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" || input.type === "message" || input.type === "switched"
+        ? state.cooldowns
+        : mergePeers(state.cooldowns, input.peerCooling, at),
     activity: state.activity,
     reaped: state.reaped,
     out: undefined,
     requests: undefined
   }
+  let episodes = state.episodes
   switch (input.type) {
     case "spawn": {
       const variant = VARIANT_PATTERN.exec(input.base)
@@ -272,26 +294,45 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     }
     case "limit": {
       const target = liveTarget(d.claims, input.session, at)
+      const primary = target === undefined && input.session !== undefined ? input.primary : undefined
+      const model = input.model ?? target?.model ?? primary
       const decision = decideLimit(
-        d.slots,
+        withPrimary(d.slots, primary),
         d.cooldowns,
-        { text: input.text, status: input.status, headers: input.headers, model: input.model ?? target?.model, provider: input.provider },
+        { text: input.text, status: input.status, headers: input.headers, model, provider: input.provider },
         at
       )
       applySignal(d, decision, target, input)
+      if (primary !== undefined && model !== undefined) episodes = fallBack(d, episodes, state.fallbacks, input.session!, model, decision, "idle")
       break
     }
     case "retry": {
       const target = liveTarget(d.claims, input.session, at)
+      const primary = target === undefined ? input.primary : undefined
       const decision = decideRetry(
-        d.slots,
+        withPrimary(d.slots, primary),
         d.cooldowns,
-        { message: input.message, next: input.next, provider: input.provider, model: target?.model, pooled: target !== undefined },
+        { message: input.message, next: input.next, provider: input.provider, model: target?.model ?? primary, pooled: target !== undefined || primary !== undefined },
         at
       )
       applySignal(d, decision, target, input)
+      if (primary !== undefined) episodes = fallBack(d, episodes, state.fallbacks, input.session, primary, decision, "abort")
       break
     }
+    case "message": {
+      const episode = episodes.get(input.session)
+      const r = messageModel(episode, input.model, d.cooldowns, at)
+      if (r.episode !== episode) {
+        const next = new Map(episodes)
+        next.delete(input.session)
+        episodes = next
+      }
+      if (r.model !== input.model) emit(d, { type: "model", at, session: input.session, requested: input.model, model: r.model })
+      break
+    }
+    case "switched":
+      // the outcome is recorded; the episode stands either way (the original still cools)
+      break
     case "sweep":
       sweep(d, input, input.blocked, input.spinning)
       break
@@ -326,5 +367,40 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
   }
-  return finish(state, d, options.activityPruneMin ?? ACTIVITY_PRUNE_MIN)
+  return finish(state, d, episodes, options.activityPruneMin ?? ACTIVITY_PRUNE_MIN)
+}
+
+/**
+ * A root session's model as one more slot (US-50), so the §7 rules cool it like any slot: its own
+ * model on a model-scope signal, its provider's slots and it on a provider-wide one.
+ */
+const withPrimary = (slots: ReadonlyArray<Slot>, primary: string | undefined): ReadonlyArray<Slot> =>
+  primary === undefined || slots.some((s) => s.model === primary) ? slots : [...slots, { index: slots.length + 1, model: primary, provider: providerOf(primary), weight: 1 }]
+
+/** A root session's signal (US-50): when its model ran out, the switch to the next fallback. */
+const fallBack = (
+  d: Draft,
+  episodes: ReadonlyMap<string, Episode>,
+  fallbacks: ReadonlyArray<string>,
+  session: string,
+  model: string,
+  decision: SignalDecision,
+  via: "abort" | "idle"
+): ReadonlyMap<string, Episode> => {
+  if (decision._tag !== "Cool" || !switchesOn(decision.cls)) return episodes
+  const before = episodes.get(session)
+  const r = decideSwitch(before, { model, cls: decision.cls, via }, fallbacks, d.cooldowns, d.at)
+  if (r.switch !== undefined) {
+    const until = d.cooldowns.get(model)?.until ?? d.at
+    emit(d, { type: "switch", at: d.at, session, from: r.switch.from, to: r.switch.to, via, until })
+  }
+  if (r.episode === before || r.episode === undefined) return episodes
+  const next = new Map(episodes)
+  next.delete(session)
+  next.set(session, r.episode)
+  for (const oldest of next.keys()) {
+    if (next.size <= EPISODES_MAX) break
+    next.delete(oldest)
+  }
+  return next
 }

@@ -51,6 +51,13 @@ describe("fallback decisions (US-50)", () => {
     expect(e).toEqual({ original: "zen/a", active: "zen/c", tried: ["go/b", "zen/c"] })
   })
 
+  it("US-50 a late second report of the original's error, after the switch, switches nothing", () => {
+    const first = decideSwitch(undefined, { model: "zen/a", cls: "quota", via: "idle" }, FALLBACKS, new Map(), T0)
+    expect(first.switch?.to).toBe("go/b")
+    const again = decideSwitch(first.episode, { model: "zen/a", cls: "quota", via: "idle" }, FALLBACKS, new Map(), T0)
+    expect(again).toEqual({ episode: first.episode })
+  })
+
   it("US-50 while the original cools a message naming it runs on the active fallback; once it recovers the message keeps it and the episode ends", () => {
     const e: Episode = { original: "zen/a", active: "go/b", tried: ["go/b"] }
     expect(messageModel(e, "zen/a", new Map([cool("zen/a", T0 + 60_000)]), T0)).toEqual({ model: "go/b", episode: e })

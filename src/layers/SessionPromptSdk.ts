@@ -1,0 +1,67 @@
+/**
+ * Continuing a session through the opencode SDK client the plugin receives (issue 12, US-50):
+ * `GET /session/status` polled every IDLE_POLL_MS until the session is not listed as running (at most
+ * IDLE_WAIT_MS), and `POST /session/<id>/prompt_async` with the model, the agent and the text.
+ * opencode drops a prompt sent while it still runs or retries the session, hence the wait.
+ */
+import { Duration, Effect, Layer } from "effect"
+import { PromptFailed, SessionPrompt } from "../services/SessionPrompt.js"
+
+export const IDLE_POLL_MS = 250
+export const IDLE_WAIT_MS = 60_000
+export const PROMPT_TIMEOUT_MS = 10_000
+
+interface SdkResult {
+  readonly data?: unknown
+  readonly error?: unknown
+  readonly response?: { readonly status: number }
+}
+
+export interface PromptClient {
+  readonly session: {
+    readonly status: (options?: { query?: { directory?: string } }) => Promise<SdkResult>
+    readonly promptAsync: (options: {
+      path: { id: string }
+      body: { model: { providerID: string; modelID: string }; agent?: string; parts: Array<{ type: "text"; text: string }> }
+      query?: { directory?: string }
+    }) => Promise<SdkResult>
+  }
+}
+
+const call = (f: () => Promise<SdkResult>, what: string) =>
+  Effect.tryPromise({ try: f, catch: (e) => new PromptFailed({ reason: `${what}: ${e instanceof Error ? e.message : String(e)}` }) }).pipe(
+    Effect.timeoutFail({ duration: Duration.millis(PROMPT_TIMEOUT_MS), onTimeout: () => new PromptFailed({ reason: `${what}: timed out after ${PROMPT_TIMEOUT_MS / 1000}s` }) })
+  )
+
+const failedStatus = (r: SdkResult): number | "error" | undefined => {
+  const status = r.response?.status
+  if (r.error !== undefined) return status ?? "error"
+  return status !== undefined && (status < 200 || status > 299) ? status : undefined
+}
+
+export const SessionPromptSdk = (client: PromptClient | undefined, directory: string | undefined) => {
+  const query = directory === undefined ? {} : { query: { directory } }
+  return Layer.succeed(SessionPrompt, {
+    whenIdle: (id) =>
+      Effect.gen(function* () {
+        if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+        for (let waited = 0; waited <= IDLE_WAIT_MS; waited += IDLE_POLL_MS) {
+          if (waited > 0) yield* Effect.sleep(Duration.millis(IDLE_POLL_MS))
+          const s = yield* call(() => client.session.status(query), "status")
+          const bad = failedStatus(s)
+          if (bad !== undefined) return yield* new PromptFailed({ reason: `status: HTTP ${bad}` })
+          const entry = ((s.data ?? {}) as Record<string, { type?: unknown } | undefined>)[id]
+          if (entry === undefined || entry.type === "idle") return
+        }
+        return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_MS / 1000}s` })
+      }),
+    prompt: (id, model, agent, text) =>
+      Effect.gen(function* () {
+        if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+        const body = { model, ...(agent === undefined ? {} : { agent }), parts: [{ type: "text" as const, text }] }
+        const r = yield* call(() => client.session.promptAsync({ path: { id }, body, ...query }), "prompt")
+        const bad = failedStatus(r)
+        if (bad !== undefined) return yield* new PromptFailed({ reason: `prompt: HTTP ${bad}` })
+      })
+  })
+}
