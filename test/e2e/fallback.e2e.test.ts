@@ -205,20 +205,6 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const sent = (await fake.requests(before)).filter(isChat)
     expect(sent.filter((r) => onOriginal(r) && r.status === 429)).toHaveLength(1)
 
-    // ocpool status lists the episode: the session, original → active
-    const status = ocpool(oc, ["status"])
-    expect(status.status, status.stderr).toBe(0)
-    expect(status.stdout).toMatch(/(^|\n)fallbacks:\n/)
-    const fallbackSection = status.stdout.slice(status.stdout.indexOf("fallbacks:"))
-    const line = fallbackSection.split("\n").find((l) => l.includes(session))
-    expect(line, status.stdout).toBeDefined()
-    expect(line).toContain(`${ORIGINAL.full} → ${FALLBACK.full}`)
-    const json = ocpool(oc, ["status", "--json"])
-    expect(json.status, json.stderr).toBe(0)
-    const fallbacks = (JSON.parse(json.stdout) as { fallbacks?: Array<{ session: string; original: string; active: string; until: unknown }> }).fallbacks
-    expect(fallbacks, json.stdout).toEqual([expect.objectContaining({ session, original: ORIGINAL.full, active: FALLBACK.full })])
-    expect(fallbacks![0]!.until).toBeDefined()
-
     // the user's next message names the original explicitly: it runs on the fallback while the original cools
     const mid = (await fake.health()).requests
     const next = "and now the next step"
@@ -235,6 +221,23 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     // still one "continue" and one switch
     expect(userTexts(ms).filter((t) => t === "continue")).toHaveLength(1)
     expect(switchLines(oc)).toHaveLength(1)
+
+    // ocpool status lists the episode (the original still cools): the session, original → active
+    const status = ocpool(oc, ["status"])
+    expect(status.status, status.stderr).toBe(0)
+    expect(status.stdout).toMatch(/(^|\n)fallbacks:\n/)
+    const fallbackSection = status.stdout.slice(status.stdout.indexOf("fallbacks:"))
+    const line = fallbackSection.split("\n").find((l) => l.includes(session))
+    expect(line, status.stdout).toBeDefined()
+    expect(line).toContain(`${ORIGINAL.full} → ${FALLBACK.full}`)
+    const json = ocpool(oc, ["status", "--json"])
+    expect(json.status, json.stderr).toBe(0)
+    const fallbacks = (JSON.parse(json.stdout) as { fallbacks?: Array<{ session: string; original: string; active: string; until: unknown }> }).fallbacks
+    expect(fallbacks, json.stdout).toEqual([expect.objectContaining({ session, original: ORIGINAL.full, active: FALLBACK.full })])
+    // until: when the original recovers (epoch ms), the 429's retry-after of 120 s after it was answered
+    const answered = sent.find((r) => onOriginal(r) && r.status === 429)!
+    expect(typeof fallbacks![0]!.until).toBe("number")
+    expect(Math.abs((fallbacks![0]!.until as number) - (answered.t + 120_000))).toBeLessThan(5_000)
   })
 
   it("US-50 a quota 400 that opencode does not retry: once the session is idle it is continued once on the fallback", async () => {
