@@ -11,6 +11,9 @@ import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
 import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
 import { gatherSources } from "../layers/PoolConfigFile.js"
 import { QuotaStoreFile } from "../layers/QuotaStoreFile.js"
+import { FallbackStoreFile } from "../layers/FallbackStoreFile.js"
+import { FallbackStore } from "../services/FallbackStore.js"
+import type { FallbackRecord } from "../core/quota/fallbackRecord.js"
 import { inspectStateDir, resolveStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { ClaimStore } from "../services/ClaimStore.js"
 import { CooldownStore } from "../services/CooldownStore.js"
@@ -25,6 +28,8 @@ export interface StateSnapshot {
   readonly cooldowns: CooldownTable
   /** The quota records that are not stale, sorted by model (issue 12). */
   readonly quota: ReadonlyArray<QuotaRecord>
+  /** Root sessions running on a fallback model whose original still cools, sorted by session (US-50). */
+  readonly fallbacks: ReadonlyArray<FallbackRecord>
   readonly now: number
   /** At most one: why the directory was read but not cleaned (core/stateTrust.ts). */
   readonly warnings: ReadonlyArray<string>
@@ -78,13 +83,14 @@ export const openState = (flag: string | undefined) =>
 export const readState = (flag: string | undefined) =>
   Effect.gen(function* () {
     const { dir, exists, stateDir, warnings } = yield* openState(flag)
-    const layer = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, QuotaStoreFile).pipe(Layer.provide(stateDir))
+    const layer = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, QuotaStoreFile, FallbackStoreFile).pipe(Layer.provide(stateDir))
     return yield* Effect.gen(function* () {
       const now = Date.now()
       const processes = yield* (yield* ClaimStore).readPeers(now)
       const cooldowns = yield* (yield* CooldownStore).readAll(now)
       const quota = yield* (yield* QuotaStore).readAll(now)
-      return { dir, exists, processes, cooldowns, quota, now, warnings } satisfies StateSnapshot
+      const fallbacks = yield* (yield* FallbackStore).readAll(now)
+      return { dir, exists, processes, cooldowns, quota, fallbacks, now, warnings } satisfies StateSnapshot
     }).pipe(
       Effect.provide(layer),
       Effect.mapError((e) => new StateUnreadable({ dir, reason: e.reason }))

@@ -23,6 +23,6 @@ export const statusRun = (args: StatusFlags) =>
     }
     const state = yield* readState(args.stateDir)
     const pool = cliPool(poolFile)
-    const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, quota: state.quota, now: state.now, warnings: [...pool.warnings, ...state.warnings] })
+    const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, quota: state.quota, fallbacks: state.fallbacks, now: state.now, warnings: [...pool.warnings, ...state.warnings] })
     yield* Console.log(args.json ? printableJson(JSON.stringify(view)) : renderStatus(view, { now: state.now, processes: state.processes }))
   })

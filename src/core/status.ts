@@ -8,6 +8,7 @@ import { isCooling, type CooldownTable, type CoolReason } from "./cooldown.js"
 import type { Slot } from "./pool.js"
 import { printable } from "./printable.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./quota/record.js"
+import { isOver, type FallbackRecord } from "./quota/fallbackRecord.js"
 import { pickSlot, type Pass } from "./routing.js"
 
 export interface ProcessSnapshot {
@@ -28,6 +29,16 @@ export interface StatusInput {
   readonly warnings: ReadonlyArray<string>
   /** Per-model quota records (issue 12); the view shows the non-stale ones, and only when there are any. */
   readonly quota?: ReadonlyArray<QuotaRecord>
+  /** Root sessions on a fallback model (issue 12, US-50); shown only when some is not over. */
+  readonly fallbacks?: ReadonlyArray<FallbackRecord>
+}
+
+/** A root session on a fallback, as `ocpool status --json` shows it. */
+export interface FallbackEntry {
+  readonly session: string
+  readonly original: string
+  readonly active: string
+  readonly until: number
 }
 
 /** One dimension of a quota record as JSON: absent figures are null. */
@@ -66,6 +77,8 @@ export interface StatusView {
   readonly warnings: ReadonlyArray<string>
   /** Present only when some quota record is not stale. */
   readonly quota?: ReadonlyArray<QuotaEntry>
+  /** Present only when some root session runs on a fallback while its original cools. */
+  readonly fallbacks?: ReadonlyArray<FallbackEntry>
 }
 
 const figuresJson = (f: QuotaFigures | undefined): QuotaFiguresJson | null =>
@@ -79,7 +92,7 @@ export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): 
   records.filter((r) => !isStale(r, now)).map(quotaEntry)
 
 /** The §9 JSON object. Loads count live claims by model over every process and every base. */
-export const statusView = ({ cooldowns, now, origin, processes, quota, slots, warnings }: StatusInput): StatusView => {
+export const statusView = ({ cooldowns, fallbacks, now, origin, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
   const slotViews = slots.map((s): SlotStatus => {
     const byBase: Record<string, number> = {}
@@ -105,6 +118,7 @@ export const statusView = ({ cooldowns, now, origin, processes, quota, slots, wa
   const pick = pickSlot({ weights: slots.map((s) => s.weight), loads: slotViews.map((s) => s.load), cooling: slotViews.map((s) => s.cooling !== null) })
   const next = pick === undefined ? null : { slot: slots[pick.position]!.index, model: slots[pick.position]!.model, pass: pick.pass }
   const entries = quotaEntries(quota ?? [], now)
+  const switched = (fallbacks ?? []).filter((f) => !isOver(f, now)).map((f) => ({ session: f.session, original: f.original, active: f.active, until: f.until }))
   return {
     origin,
     bases: [...POOLED_BASES],
@@ -114,7 +128,8 @@ export const statusView = ({ cooldowns, now, origin, processes, quota, slots, wa
     claims: live.reduce((n, { claims }) => n + claims.length, 0),
     reaped: processes.reduce((n, p) => n + p.reaped, 0),
     warnings,
-    ...(entries.length > 0 ? { quota: entries } : {})
+    ...(entries.length > 0 ? { quota: entries } : {}),
+    ...(switched.length > 0 ? { fallbacks: switched } : {})
   }
 }
 
@@ -177,6 +192,10 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
   if (view.quota !== undefined && view.quota.length > 0) {
     out.push("quota:")
     for (const q of view.quota) out.push(`  ${quotaLine(q, now)}`)
+  }
+  if (view.fallbacks !== undefined && view.fallbacks.length > 0) {
+    out.push("fallbacks:")
+    for (const f of view.fallbacks) out.push(`  ${f.session}  ${f.original} → ${f.active}  until ${clock(f.until)}Z (${remaining(f.until - now)})`)
   }
   for (const p of processes) {
     const live = p.claims.filter((c) => isLive(c, now))

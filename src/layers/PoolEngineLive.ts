@@ -28,6 +28,7 @@ import { PriceSnapshot } from "../services/PriceSnapshot.js"
 import { QuotaStore } from "../services/QuotaStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { promptTarget, SessionPrompt } from "../services/SessionPrompt.js"
+import { FallbackStore } from "../services/FallbackStore.js"
 import { TraceRecorder } from "../services/TraceRecorder.js"
 
 export interface EngineConfig {
@@ -74,6 +75,7 @@ export const makeEngine = (config: EngineConfig) =>
     const prices = yield* Effect.serviceOption(PriceSnapshot)
     const quotas = yield* Effect.serviceOption(QuotaStore)
     const prompter = yield* Effect.serviceOption(SessionPrompt)
+    const fallbackStore = yield* Effect.serviceOption(FallbackStore)
     // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
     const advice = yield* FiberSet.make<void, never>()
     const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
@@ -145,7 +147,11 @@ export const makeEngine = (config: EngineConfig) =>
         for (const l of out.logs) yield* log.log(l.level, l.message)
         // forked interruptible, although this region is not: dispose interrupts the aborts still running
         for (const a of out.aborts) yield* FiberMap.run(aborts, a.claim, Effect.interruptible(runAbort(a.claim, a.session)))
-        for (const sw of out.switches ?? []) yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
+        for (const sw of out.switches ?? []) {
+          if (Option.isSome(fallbackStore)) yield* fallbackStore.value.record({ session: sw.session, original: sw.original, active: sw.to, until: sw.until, at: now })
+          yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
+        }
+        if (out.ended !== undefined && Option.isSome(fallbackStore)) yield* fallbackStore.value.remove(out.ended)
         return out
       })
 

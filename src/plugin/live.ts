@@ -6,6 +6,7 @@ import { AppLogClient, type LogClient } from "../layers/AppLogClient.js"
 import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
 import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
 import { QuotaStoreFile } from "../layers/QuotaStoreFile.js"
+import { FallbackStoreFile } from "../layers/FallbackStoreFile.js"
 import { PoolConfigFile } from "../layers/PoolConfigFile.js"
 import { PriceSnapshotFile } from "../layers/PriceSnapshotFile.js"
 import { PoolLockFile } from "../layers/PoolLockFile.js"
@@ -56,7 +57,7 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
   const stateDir = StateDirLive(settings.stateDir).pipe(Layer.provide(log))
   const wrap = overrides.wrapClaims
   const claims = wrap === undefined ? ClaimStoreFile : Layer.effect(ClaimStore, Effect.map(ClaimStore, wrap)).pipe(Layer.provide(ClaimStoreFile))
-  const files = Layer.mergeAll(claims, CooldownStoreFile, PoolLockFile(settings.lockWaitMs), QuotaStoreFile).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
+  const files = Layer.mergeAll(claims, CooldownStoreFile, PoolLockFile(settings.lockWaitMs), QuotaStoreFile, FallbackStoreFile).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
   const store = PoolStoreLive.pipe(Layer.provideMerge(files), Layer.provide(log))
   return Layer.mergeAll(
     store,

@@ -38,7 +38,7 @@ export const boot = async (
   abortLatencyMs = 0,
   clock?: Clock.Clock,
   notifyOutcomes: Array<MemoryOutcome> = ["ok"],
-  overrides: Pick<LayerOverrides, "prices"> = {}
+  overrides: Pick<LayerOverrides, "prices" | "prompt"> = {}
 ): Promise<Booted> => {
   const dir = tmp()
   const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")

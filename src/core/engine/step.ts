@@ -114,11 +114,15 @@ export interface Applied {
   readonly switches?: ReadonlyArray<SwitchOrder> | undefined
   /** For `message`: the model the user message runs on instead of the one it named (US-50). */
   readonly model?: string | undefined
+  /** For `message`: the session whose fallback episode ended (its original recovered). */
+  readonly ended?: string | undefined
 }
 
 /** A `switch` decision with what the shell needs to carry it out. */
 export interface SwitchOrder {
   readonly session: string
+  /** The model the episode started on (`from` is a fallback when that one ran out too). */
+  readonly original: string
   readonly from: string
   readonly to: string
   readonly via: "abort" | "idle"
@@ -192,6 +196,7 @@ class Draft {
   coachLine: string | undefined
   readonly switches: Array<SwitchOrder> = []
   model: string | undefined
+  ended: string | undefined
 
   constructor(
     state: EngineState,
@@ -267,7 +272,8 @@ class Draft {
         return
       case "switch": {
         const text = switchText(d.from, d.to, d.until)
-        this.switches.push({ session: d.session, from: d.from, to: d.to, via: d.via, agent: this.state.primaries.get(d.session)?.agent, until: d.until, text })
+        const original = this.machine.episodes.get(d.session)?.original ?? d.from
+        this.switches.push({ session: d.session, original, from: d.from, to: d.to, via: d.via, agent: this.state.primaries.get(d.session)?.agent, until: d.until, text })
         this.log("info", text)
         // the session runs on the fallback from now on: a late signal names it, not the original
         this.primary(d.session, d.to, undefined)
@@ -614,6 +620,7 @@ const run = (d: Draft, event: EngineEvent): void => {
         const decided = d.apply({ at, type: "message", session: event.session, model: event.model })
         const rewrite = decided.find((x) => x.type === "model")
         if (rewrite?.type === "model") model = d.model = rewrite.model
+        if (!d.machine.episodes.has(event.session)) d.ended = event.session
       }
       d.primary(event.session, model, event.agent)
       return
@@ -724,7 +731,8 @@ export const engineStep = (state: EngineState, event: EngineEvent, now: number, 
     observed: d.observed,
     coach: d.coachLine,
     switches: d.switches.length === 0 ? undefined : d.switches,
-    model: d.model
+    model: d.model,
+    ended: d.ended
   }
 }
 

@@ -1,0 +1,134 @@
+/**
+ * Fallback models for the primary session (issue 12, US-50) through the plugin's hooks, over real state
+ * files, a scripted abort client and a recording prompter: the switch, its log line, notification,
+ * status record and trace; the message rewrite while the original cools; what never switches.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { formatDecision } from "../../src/core/trace/format.js"
+import { replayText } from "../../src/core/trace/replay.js"
+import { fallbackStoreOn } from "../../src/layers/FallbackStoreFile.js"
+import { SessionPromptMemory, type PromptCall } from "../../src/layers/SessionPromptMemory.js"
+import { FallbackStore } from "../../src/services/FallbackStore.js"
+import { bootsPerTest, childCreated, event, POOL2, settle, tmp, type Booted } from "./boot.js"
+
+const { start } = bootsPerTest()
+
+const ROOT = "ses_root"
+const QUOTA = "You exceeded your current quota, please check your plan and billing details"
+
+const boot = async (options: Record<string, unknown>, prompts: Array<PromptCall>, failWith?: string) =>
+  start({ models: POOL2, ...options }, ["ok"], {}, 0, undefined, ["ok"], { prompt: SessionPromptMemory(prompts, failWith === undefined ? {} : { failWith }) })
+
+/** The user's message on `model` (as the TUI sends it: the model named explicitly); returns the model it runs on. */
+const userMessage = async (b: Booted, session: string, model: string, agent = "build"): Promise<string> => {
+  const [providerID, ...rest] = model.split("/")
+  const message = { id: "msg_1", sessionID: session, role: "user", agent, model: { providerID, modelID: rest.join("/") } }
+  await b.hooks["chat.message"]!({ sessionID: session, agent, model: message.model } as never, { message, parts: [] } as never)
+  return `${message.model.providerID}/${message.model.modelID}`
+}
+
+const retry = (b: Booted, session: string, message: string) =>
+  event(b, "session.status", { sessionID: session, status: { type: "retry", attempt: 1, message, next: Date.now() + 2_000 } })
+
+const apiError = (message: string, statusCode: number) => ({ name: "APIError", data: { message, statusCode, isRetryable: false, responseHeaders: {} } })
+
+describe("fallback models (issue 12)", () => {
+  it("US-50 a quota retry on a root session aborts it and continues it on the first fallback, once: log line, notification, status record", async () => {
+    const prompts: Array<PromptCall> = []
+    const b = await boot({ fallbackModels: ["fb/one", "fb/two"] }, prompts)
+    await userMessage(b, ROOT, "main/big", "plan")
+    await retry(b, ROOT, QUOTA)
+    await settle(b)
+    expect(b.aborts).toEqual([ROOT])
+    expect(prompts).toEqual([{ session: ROOT, model: { providerID: "fb", modelID: "one" }, agent: "plan", text: "continue" }])
+    const line = b.logs.find((l) => l.message.startsWith("Switched to "))
+    expect(line?.level).toBe("info")
+    expect(line?.message).toMatch(/^Switched to fb\/one: main\/big hit its quota, resets \d\d:\d\dZ$/)
+    await Effect.runPromise(b.hooks.notifications.settle)
+    expect(b.sends.map((s) => [s.key, s.n.message, s.n.sound])).toEqual([[ROOT, line!.message, "none"]])
+    // opencode's next retries of the same quota say the same: nothing more happens
+    await retry(b, ROOT, QUOTA)
+    await settle(b)
+    expect(prompts).toHaveLength(1)
+    const records = await Effect.runPromise(Effect.flatMap(FallbackStore, (s) => s.readAll(Date.now())).pipe(Effect.provideService(FallbackStore, fallbackStoreOn(b.stateDir, false))))
+    expect(records.map((r) => [r.session, r.original, r.active])).toEqual([[ROOT, "main/big", "fb/one"]])
+  })
+
+  it("US-50 a quota error opencode does not retry takes the idle path: no abort, the prompt once the session is idle", async () => {
+    const prompts: Array<PromptCall> = []
+    const b = await boot({ fallbackModels: ["fb/one"] }, prompts)
+    await userMessage(b, ROOT, "main/big")
+    await event(b, "session.error", { sessionID: ROOT, error: apiError("Monthly usage limit reached", 400) })
+    await settle(b)
+    expect(b.aborts).toEqual([])
+    expect(prompts.map((p) => `${p.model.providerID}/${p.model.modelID} ${p.agent} ${p.text}`)).toEqual(["fb/one build continue"])
+  })
+
+  it("US-50 while the original cools a message naming it runs on the fallback; other models are left alone", async () => {
+    const prompts: Array<PromptCall> = []
+    const b = await boot({ fallbackModels: ["fb/one"] }, prompts)
+    await userMessage(b, ROOT, "main/big")
+    await retry(b, ROOT, QUOTA)
+    await settle(b)
+    expect(await userMessage(b, ROOT, "main/big")).toBe("fb/one")
+    expect(await userMessage(b, ROOT, "other/model")).toBe("other/model")
+    expect(await userMessage(b, "ses_other_root", "main/big")).toBe("main/big")
+    expect(b.logs.some((l) => l.message === `session ${ROOT}: message on main/big runs on fb/one while main/big cools`)).toBe(true)
+  })
+
+  it("US-50 a context limit, bad credentials, an abort, a child's quota and an empty list never switch", async () => {
+    const prompts: Array<PromptCall> = []
+    const b = await boot({ fallbackModels: ["fb/one"] }, prompts)
+    await userMessage(b, ROOT, "main/big")
+    await event(b, "session.error", { sessionID: ROOT, error: apiError("This model's maximum context length is 8192 tokens", 400) })
+    await event(b, "session.error", { sessionID: ROOT, error: apiError("Invalid API key", 401) })
+    await event(b, "session.error", { sessionID: ROOT, error: { name: "MessageAbortedError", data: { message: "aborted" } } })
+    await childCreated(b, "ses_child", ROOT, "general")
+    await userMessage(b, "ses_child", "main/big")
+    await retry(b, "ses_child", QUOTA)
+    await settle(b)
+    expect(prompts).toEqual([])
+    const none: Array<PromptCall> = []
+    const off = await boot({}, none)
+    await userMessage(off, ROOT, "main/big")
+    await retry(off, ROOT, QUOTA)
+    await event(off, "session.error", { sessionID: ROOT, error: apiError("Monthly usage limit reached", 400) })
+    await settle(off)
+    expect(none).toEqual([])
+    expect(off.aborts).toEqual([])
+    expect(off.logs.some((l) => l.message.startsWith("Switched"))).toBe(false)
+  })
+
+  it("US-50 a prompt that cannot be sent is one warning; the session stays, nothing loops", async () => {
+    const prompts: Array<PromptCall> = []
+    const b = await boot({ fallbackModels: ["fb/one"] }, prompts, "prompt: HTTP 500")
+    await userMessage(b, ROOT, "main/big")
+    await retry(b, ROOT, QUOTA)
+    await settle(b)
+    expect(b.logs.filter((l) => l.level === "warn").map((l) => l.message)).toContain(`session ${ROOT} was not switched to fb/one: prompt: HTTP 500; it stays where it is`)
+  })
+
+  it("US-50 the switch is recorded and replays to the same decisions", async () => {
+    const prompts: Array<PromptCall> = []
+    const path = join(tmp(), "trace.jsonl")
+    const c = await boot({ fallbackModels: ["fb/one", "fb/two"], trace: path }, prompts)
+    await userMessage(c, ROOT, "main/big")
+    await retry(c, ROOT, QUOTA)
+    await settle(c)
+    await userMessage(c, ROOT, "main/big")
+    await event(c, "session.error", { sessionID: ROOT, error: apiError("Monthly usage limit reached", 400) })
+    await settle(c)
+    const recorded = readFileSync(path, "utf8")
+    const decisions = readFileSync(`${path}.decisions.jsonl`, "utf8")
+    expect(decisions).toContain(`"type":"switch","session":"${ROOT}","from":"main/big","to":"fb/one","via":"abort"`)
+    expect(decisions).toContain(`"type":"model","session":"${ROOT}","requested":"main/big","model":"fb/one"`)
+    expect(decisions).toContain(`"type":"switch","session":"${ROOT}","from":"fb/one","to":"fb/two","via":"idle"`)
+    expect(recorded).toContain(`"type":"switched"`)
+    const replayed = replayText(recorded)
+    expect(replayed.error).toBeUndefined()
+    expect(replayed.decisions.map((d) => `${formatDecision(d)}\n`).join("")).toBe(decisions)
+  })
+})
