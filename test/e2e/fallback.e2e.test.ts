@@ -225,6 +225,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     // ocpool status lists the episode (the original still cools): the session, original → active
     const status = ocpool(oc, ["status"])
     expect(status.status, status.stderr).toBe(0)
+    debug("ocpool status", status.stdout)
     expect(status.stdout).toMatch(/(^|\n)fallbacks:\n/)
     const fallbackSection = status.stdout.slice(status.stdout.indexOf("fallbacks:"))
     const line = fallbackSection.split("\n").find((l) => l.includes(session))
@@ -238,6 +239,8 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const answered = sent.find((r) => onOriginal(r) && r.status === 429)!
     expect(typeof fallbacks![0]!.until).toBe("number")
     expect(Math.abs((fallbacks![0]!.until as number) - (answered.t + 120_000))).toBeLessThan(5_000)
+    // the episode's file is a state file: the state dir stays trusted (no "not trusted … read only" warning)
+    expect(`${status.stdout}${status.stderr}${json.stderr}`).not.toMatch(/not trusted/)
   })
 
   it("US-50 a quota 400 that opencode does not retry: once the session is idle it is continued once on the fallback", async () => {
