@@ -266,7 +266,7 @@ describe("fuzz: hook payloads", () => {
 
   beforeAll(async () => {
     process.env.XDG_CONFIG_HOME = tmp("ocpool-fuzz-config-")
-    b = await boot({ models: POOL2 })
+    b = await boot({ models: POOL2, fallbackModels: ["fb/one", "fb/two"] })
   })
   afterAll(async () => {
     await b.hooks.dispose?.()
@@ -341,6 +341,29 @@ describe("fuzz: hook payloads", () => {
         }),
         fuzzParams()
       )
+    },
+    fuzzTimeout(20)
+  )
+
+  it(
+    "US-50 chat.message never throws or hangs, also for a session switched to a fallback, and writes only a model reference",
+    async () => {
+      // session p runs on main/big and is switched away by a quota retry: its messages naming main/big are rewritten
+      await hook("chat.message")({ sessionID: "p", agent: "build" }, { message: { model: { providerID: "main", modelID: "big" } }, parts: [] })
+      await hook("event")({ event: { type: "session.status", properties: { sessionID: "p", status: { type: "retry", message: "Monthly usage limit reached", next: Date.now() + 3_000 } } } })
+      const model = fc.oneof(anyValue, obj(fc.record({ providerID: maybe(fc.constantFrom("main", "fb")), modelID: maybe(fc.constantFrom("big", "one")) })))
+      const input = maybeR(obj(fc.record({ sessionID: maybe(ids), agent: anyValue, model, messageID: anyValue })))
+      const output = maybeR(obj(fc.record({ message: fc.oneof(anyValue, obj(fc.record({ model, agent: anyValue }))), parts: anyValue })))
+      await fc.assert(
+        fc.asyncProperty(input, output, async (i, o) => {
+          await breathe()
+          const r = await outcome(hook("chat.message")(build(i), build(o)))
+          if (r.threw) throw r.error
+        }),
+        fuzzParams()
+      )
+      expect(b.logs.some((l) => l.message.startsWith("Switched to fb/one: main/big hit its quota"))).toBe(true)
+      expect(b.logs.some((l) => l.message === "session p: message on main/big runs on fb/one while main/big cools")).toBe(true)
     },
     fuzzTimeout(20)
   )

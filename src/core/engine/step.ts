@@ -274,9 +274,9 @@ class Draft {
         const text = switchText(d.from, d.to, d.until)
         const original = this.machine.episodes.get(d.session)?.original ?? d.from
         this.switches.push({ session: d.session, original, from: d.from, to: d.to, via: d.via, agent: this.state.primaries.get(d.session)?.agent, until: d.until, text })
+        // the session's model changes when the "continue" message on the fallback is created (`message`):
+        // until then a late report of the same failure still names the original, which switches nothing
         this.log("info", text)
-        // the session runs on the fallback from now on: a late signal names it, not the original
-        this.primary(d.session, d.to, undefined)
         return
       }
       case "model":

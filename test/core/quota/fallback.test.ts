@@ -1,6 +1,8 @@
 /** Fallback models for the primary session (issue 12, US-50): the decisions. */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import { formatDecision } from "../../../src/core/trace/format.js"
+import { replayText } from "../../../src/core/trace/replay.js"
 import type { Cooldown } from "../../../src/core/cooldown.js"
 import { decideSwitch, messageModel, parseFallbackModels, switchesOn, type Episode } from "../../../src/core/quota/fallback.js"
 import { T0 } from "../../helpers.js"
@@ -82,5 +84,38 @@ describe("fallback decisions (US-50)", () => {
         if (before !== undefined && before.original === e.original) expect(before.tried).not.toContain(r.switch.to)
       }
     }
+  })
+
+  it("US-50 a recorded switch replays: the TRACE-FORMAT example gives its documented decisions; the same trace without primary switches nothing", () => {
+    const lines = [
+      `{"at":1796115600000,"type":"pool","slots":[{"model":"zen/a","weight":1}],"fallbacks":["go/b","go/c"]}`,
+      `{"at":1796115601000,"type":"retry","session":"ses_root","message":"Monthly usage limit reached","next":1796115604000,"primary":"main/big"}`,
+      `{"at":1796115603000,"type":"switched","session":"ses_root","to":"go/b","ok":true}`,
+      `{"at":1796115610000,"type":"message","session":"ses_root","model":"main/big"}`,
+      `{"at":1796115662000,"type":"message","session":"ses_root","model":"main/big"}`
+    ]
+    const r = replayText(lines.join("\n"))
+    expect(r.error).toBeUndefined()
+    expect(r.decisions.map(formatDecision)).toEqual([
+      `{"at":1796115601000,"type":"cool","models":["main/big"],"scope":"model","reason":"quota","until":1796115661000,"strike":1}`,
+      `{"at":1796115601000,"type":"switch","session":"ses_root","from":"main/big","to":"go/b","via":"abort","until":1796115661000}`,
+      `{"at":1796115610000,"type":"model","session":"ses_root","requested":"main/big","model":"go/b"}`
+    ])
+    // the original recovered: the last message kept its model and the episode is over
+    expect(r.state.episodes.size).toBe(0)
+    const old = replayText(lines.map((l) => l.replace(`,"primary":"main/big"`, "")).join("\n"))
+    expect(old.decisions.map((d) => d.type)).toEqual(["ignore"])
+  })
+
+  it("US-50 a context limit on a root session cools nothing and switches nothing; a bad fallback field is refused by name", () => {
+    const r = replayText(
+      [
+        `{"at":1,"type":"pool","slots":[{"model":"zen/a","weight":1}],"fallbacks":["go/b"]}`,
+        `{"at":2,"type":"limit","session":"s","text":"This model's maximum context length is 8192 tokens","status":400,"primary":"main/big"}`
+      ].join("\n")
+    )
+    expect(r.decisions.map(formatDecision)).toEqual([`{"at":2,"type":"ignore","reason":"context_limit"}`])
+    expect(replayText(`{"at":1,"type":"switched","session":"s","to":"go/b"}`).error?.message).toBe(`missing required field "ok"`)
+    expect(replayText(`{"at":1,"type":"pool","slots":[{"model":"zen/a","weight":1}],"fallbacks":"go/b"}`).error?.message).toBe(`field "fallbacks" must be an array of strings`)
   })
 })
