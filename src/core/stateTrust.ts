@@ -5,7 +5,7 @@
  */
 
 /** Every name a state directory holds (SPEC §2.1), and the `.tmp` each is written through. */
-export const STATE_ENTRY = /^(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|pool\.lock|popups\.json)(?:\.tmp)?$/
+export const STATE_ENTRY = /^(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|pool\.lock|popups\.json)(?:\.tmp)?$/
 
 export interface StateDirFacts {
   /** `lstat` saw a symbolic link (the path itself, not its target). */
