@@ -2,7 +2,8 @@
  * `npm run demo`: the pinned opencode 1.18.33 (installed once into .e2e-cache/), offline, against the
  * shipped fake provider, with opencode-pool loaded. It shows the pool routing, cooling and recovering,
  * with `ocpool status` along the way, the notifications a person gets (through a stand-in desktop: small
- * `notify-send` and `gdbus` scripts that record what would pop up and close), then replays the trace the
+ * `notify-send` and `gdbus` scripts that record what would pop up and close), a root session that runs
+ * out of quota continuing on a fallback model by itself, then replays the trace the
  * plugin recorded, and reports with `ocpool cost` what the work cost and what the pool saved. Loopback
  * only; everything it starts is stopped at the end.
  */
@@ -107,7 +108,7 @@ try {
   oc = await startOpencode({
     binary,
     configJson: pricedConfig(fake.url),
-    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local" }]],
+    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local", fallbackModels: ["fakeB/pool-c"] }]],
     env: { PATH: `${desktop.bin}:${process.env.PATH ?? ""}`, OCPOOL_SOUND: undefined },
     setup: (dirs) => {
       mkdirSync(join(dirs.configHome, "opencode-pool"), { recursive: true })
@@ -184,7 +185,34 @@ try {
   await oc.waitIdle(asking, askMark, 30_000)
   console.log("on a server over SSH the same popups hop to your desktop: ocpool tunnel setup --host <desktop> (docs/OPERATIONS.md, Remote hosts)")
 
-  step("6. cost: what the work cost, and what the pooled part would have cost on the root's model")
+  step("6. your own session survives its quota: the root's model answers 429 \"quota exceeded\"; the session continues on a fallback by itself")
+  console.log(`option fallbackModels: ["fakeB/pool-c"]; the root sessions run on fakeA/pool-a`)
+  await fake.enqueue({ behavior: "429", model: "pool-a", retryAfter: 90, message: "You exceeded your current quota, please check your plan and billing details" })
+  const quotaRoot = (await oc.createSession()).id
+  const popupsBefore = desktop.calls().filter((c) => c[0] === "notify-send").length
+  const quotaMark = await oc.prompt(quotaRoot, "write the release notes")
+  const continued = await until(
+    () => oc!.messages(quotaRoot),
+    (ms) => ms.some((m) => m.info.role === "assistant" && m.info["modelID"] === "pool-c" && m.info["time"]?.completed !== undefined),
+    60_000
+  )
+  for (const m of continued) {
+    const text = m.parts.filter((p) => p.type === "text").map((p) => String(p["text"] ?? "")).join("")
+    const model = m.info.role === "user" ? `${m.info["model"]?.providerID}/${m.info["model"]?.modelID}` : `${m.info["providerID"]}/${m.info["modelID"]}`
+    console.log(`  ${m.info.role.padEnd(9)} ${model.padEnd(13)} ${m.info["error"] !== undefined ? "(aborted while opencode retried the 429)" : JSON.stringify(text.slice(0, 70))}`)
+  }
+  showLog()
+  for (const c of desktop.calls().filter((c) => c[0] === "notify-send").slice(popupsBefore)) console.log(`  popup: ${popup(c.slice(1))}`)
+  console.log("the next message still names fakeA/pool-a (the TUI sends the model you picked); while it cools it runs on the fallback:")
+  const nextMark = await oc.prompt(quotaRoot, "and the changelog", { model: "fakeA/pool-a" })
+  await oc.waitIdle(quotaRoot, nextMark, 60_000)
+  const lastReply = (await oc.messages(quotaRoot)).filter((m) => m.info.role === "assistant").at(-1)
+  console.log(`  assistant ${lastReply?.info["providerID"]}/${lastReply?.info["modelID"]}`)
+  showLog()
+  status(oc)
+  void quotaMark
+
+  step("7. cost: what the work cost, and what the pooled part would have cost on the root's model")
   const catalog = join(traceDir, "models.json")
   writeFileSync(catalog, JSON.stringify(catalogOf()))
   const cost = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "cost", "--db", oc.dbPath], {
@@ -195,7 +223,7 @@ try {
   console.log(`(demo prices per 1M tokens: fakeA/pool-a $15 in / $75 out, the pool's fakeB models free; the fake counts 19 tokens a call)`)
   console.log(`$ ocpool cost\n${cost.stdout.trimEnd()}${cost.stderr === "" ? "" : `\n${cost.stderr.trimEnd()}`}`)
 
-  step("7. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  step("8. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
   const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
   const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
   const lines = readFileSync(trace, "utf8").trim().split("\n")

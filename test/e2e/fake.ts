@@ -66,6 +66,10 @@ export interface FakeQueueEntry {
   /** The command of `bash` (default "echo probe-bash"). */
   readonly command?: string
   readonly tasks?: ReadonlyArray<FakeTaskSpec>
+  /** The error text of `429`, `limit-400` and `error` (each has its own default). */
+  readonly message?: string
+  /** The HTTP status of `error` (default 400). */
+  readonly status?: number
   /** Extra headers on this entry's response, whatever its status (e.g. `x-ratelimit-remaining-requests`). */
   readonly headers?: Readonly<Record<string, string | number>>
 }

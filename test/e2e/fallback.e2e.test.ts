@@ -21,7 +21,6 @@ import {
   startOpencode,
   textOf,
   type FakeLlm,
-  type FakeQueueEntry,
   type FakeRequest,
   type HarnessEvent,
   type MessageWithParts,
@@ -48,7 +47,6 @@ const pluginEntry = (fallbackModels: ReadonlyArray<string> | undefined): PluginE
 ]
 
 /** A queue entry with the error fields fake-llm.mjs reads (`message`, `status`). */
-type ErrorEntry = FakeQueueEntry & { readonly message?: string; readonly status?: number }
 
 const world: { binary: string; fake?: FakeLlm; servers: Array<OpencodeHandle> } = { binary: "", servers: [] }
 let fake: FakeLlm
@@ -61,7 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const oc of world.servers) {
-    if (process.env.E2E_DEBUG === "1") console.log(`--- ${oc.logPath}\n${switchAwareLines(oc.readLog()).slice(-80).join("\n")}`)
+    if (process.env.E2E_DEBUG === "1") console.log(`--- ${oc.logPath}\n${poolLogLines(oc.readLog()).slice(-80).join("\n")}`)
     await oc.stop()
   }
   await world.fake?.stop()
@@ -74,13 +72,7 @@ const start = async (fallbackModels: ReadonlyArray<string> | undefined) => {
   return oc
 }
 
-/** The pool's lines, plus any `Switched to …` line (the pool-log filter may not know that prefix yet). */
-const switchAwareLines = (log: string): Array<string> => {
-  const ours = poolLogLines(log)
-  const switched = [...log.matchAll(/message="(Switched to [^"]*)"/g), ...log.matchAll(/^opencode-pool (?:info|warn): (Switched to .*)$/gm)].map((m) => m[1]!.replace(/\\"/g, '"'))
-  return [...ours, ...switched.filter((l) => !ours.includes(l))]
-}
-const switchLines = (oc: OpencodeHandle) => switchAwareLines(oc.readLog()).filter((l) => l.startsWith("Switched to "))
+const switchLines = (oc: OpencodeHandle) => poolLogLines(oc.readLog()).filter((l) => l.startsWith("Switched to "))
 
 const isChat = (r: FakeRequest) => r.behavior !== "title"
 const onFallback = (r: FakeRequest) => r.provider === FALLBACK.provider && r.model === FALLBACK.model
@@ -192,7 +184,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const oc = await start([FALLBACK.full])
     const session = (await oc.createSession()).id
     const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 } as ErrorEntry)
+    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 })
     const opening = "work until the quota runs out"
     const mark = await oc.prompt(session, opening)
     // opencode retries the 429 (retry-after 120): the plugin acts on that first retry
@@ -247,7 +239,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const oc = await start([FALLBACK.full])
     const session = (await oc.createSession()).id
     const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 } as ErrorEntry)
+    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 })
     const opening = "work until the monthly limit"
     const mark = await oc.prompt(session, opening)
     const error = await oc.waitForEvent(errorOf(session), TURN_MS, mark)
@@ -265,7 +257,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const oc = await start([FALLBACK.full])
     const session = (await oc.createSession()).id
     const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "error", model: ORIGINAL.model, status: 400, message: CONTEXT_400 } as ErrorEntry)
+    await fake.enqueue({ behavior: "error", model: ORIGINAL.model, status: 400, message: CONTEXT_400 })
     const opening = "a prompt that is too long"
     const mark = await oc.prompt(session, opening)
     const error = await oc.waitForEvent(errorOf(session), TURN_MS, mark)
@@ -281,7 +273,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     // the 429: opencode parks the session in retry (retry-after 120) and nothing else happens
     const s429 = (await oc.createSession()).id
     const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 } as ErrorEntry)
+    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 })
     const mark = await oc.prompt(s429, "no fallback, 429")
     const retry = await oc.waitForEvent(retryOf(s429), TURN_MS, mark)
     debug("429 retry (no fallback)", retry.properties)
@@ -305,7 +297,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     // the 400: session.error, idle, and nothing else
     const s400 = (await oc.createSession()).id
     const before400 = (await fake.health()).requests
-    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 } as ErrorEntry)
+    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 })
     const mark400 = await oc.prompt(s400, "no fallback, 400")
     await oc.waitForEvent(errorOf(s400), TURN_MS, mark400)
     await notBusy(oc, s400)
@@ -320,7 +312,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     const oc = await start(undefined)
     const session = (await oc.createSession()).id
     const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 } as ErrorEntry)
+    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 })
     const mark = await oc.prompt(session, "no option, 400")
     await oc.waitForEvent(errorOf(session), TURN_MS, mark)
     await notBusy(oc, session)
