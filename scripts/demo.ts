@@ -58,9 +58,11 @@ const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLin
  * models free. Declared in the opencode config (so opencode records each message's cost) and in the
  * catalog file `ocpool cost` reads through OPENCODE_MODELS_PATH.
  */
-const PRICES = { fakeA: { "pool-a": { input: 15, output: 75 } }, fakeB: { "pool-b": { input: 0, output: 0 }, "pool-c": { input: 0, output: 0 } } } as const
+const PRICES = { fakeA: { "pool-a": { input: 15, output: 75 } }, fakeB: { "pool-b": { input: 0, output: 0 }, "pool-c": { input: 0, output: 0 }, backup: { input: 0, output: 0 } } } as const
 const pricedConfig = (fakeUrl: string) => {
   const config = fakeConfig({ fakeUrl }) as { provider: Record<string, { models: Record<string, Record<string, unknown>> }> }
+  // the root session's fallback model (step 6): outside the pool, so nothing else has cooled it
+  config.provider.fakeB!.models["backup"] = { ...config.provider.fakeB!.models["pool-b"], name: "backup" }
   for (const [provider, models] of Object.entries(PRICES)) {
     for (const [id, cost] of Object.entries(models)) config.provider[provider]!.models[id] = { ...config.provider[provider]!.models[id], cost }
   }
@@ -108,7 +110,7 @@ try {
   oc = await startOpencode({
     binary,
     configJson: pricedConfig(fake.url),
-    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local", fallbackModels: ["fakeB/pool-c"] }]],
+    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local", fallbackModels: ["fakeB/backup"] }]],
     env: { PATH: `${desktop.bin}:${process.env.PATH ?? ""}`, OCPOOL_SOUND: undefined },
     setup: (dirs) => {
       mkdirSync(join(dirs.configHome, "opencode-pool"), { recursive: true })
@@ -186,20 +188,20 @@ try {
   console.log("on a server over SSH the same popups hop to your desktop: ocpool tunnel setup --host <desktop> (docs/OPERATIONS.md, Remote hosts)")
 
   step("6. your own session survives its quota: the root's model answers 429 \"quota exceeded\"; the session continues on a fallback by itself")
-  console.log(`option fallbackModels: ["fakeB/pool-c"]; the root sessions run on fakeA/pool-a`)
+  console.log(`option fallbackModels: ["fakeB/backup"]; the root sessions run on fakeA/pool-a`)
   await fake.enqueue({ behavior: "429", model: "pool-a", retryAfter: 90, message: "You exceeded your current quota, please check your plan and billing details" })
   const quotaRoot = (await oc.createSession()).id
   const popupsBefore = desktop.calls().filter((c) => c[0] === "notify-send").length
   const quotaMark = await oc.prompt(quotaRoot, "write the release notes")
   const continued = await until(
     () => oc!.messages(quotaRoot),
-    (ms) => ms.some((m) => m.info.role === "assistant" && m.info["modelID"] === "pool-c" && m.info["time"]?.completed !== undefined),
+    (ms) => ms.some((m) => m.info.role === "assistant" && m.info["modelID"] === "backup" && m.info["time"]?.completed !== undefined),
     60_000
   )
   for (const m of continued) {
     const text = m.parts.filter((p) => p.type === "text").map((p) => String(p["text"] ?? "")).join("")
     const model = m.info.role === "user" ? `${m.info["model"]?.providerID}/${m.info["model"]?.modelID}` : `${m.info["providerID"]}/${m.info["modelID"]}`
-    console.log(`  ${m.info.role.padEnd(9)} ${model.padEnd(13)} ${m.info["error"] !== undefined ? "(aborted while opencode retried the 429)" : JSON.stringify(text.slice(0, 70))}`)
+    console.log(`  ${m.info.role.padEnd(9)} ${model.padEnd(13)} ${m.info.role === "assistant" && text === "" ? "(429 quota exceeded; aborted while opencode retried it)" : JSON.stringify(text.slice(0, 70))}`)
   }
   showLog()
   for (const c of desktop.calls().filter((c) => c[0] === "notify-send").slice(popupsBefore)) console.log(`  popup: ${popup(c.slice(1))}`)
