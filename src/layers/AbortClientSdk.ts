@@ -5,14 +5,9 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import { AbortClient, AbortFailed } from "../services/AbortClient.js"
+import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 
 export const ABORT_TIMEOUT_MS = 10_000
-
-interface SdkResult {
-  readonly data?: unknown
-  readonly error?: unknown
-  readonly response?: { readonly status: number }
-}
 
 export interface SessionClient {
   readonly session: {
@@ -21,12 +16,7 @@ export interface SessionClient {
   }
 }
 
-const call = (f: () => Promise<SdkResult>, what: string) =>
-  Effect.tryPromise({ try: f, catch: (e) => new AbortFailed({ reason: `${what}: ${e instanceof Error ? e.message : String(e)}` }) }).pipe(
-    Effect.timeoutFail({ duration: Duration.millis(ABORT_TIMEOUT_MS), onTimeout: () => new AbortFailed({ reason: `${what}: timed out after 10s` }) })
-  )
-
-const statusOf = (r: SdkResult): number | undefined => r.response?.status
+const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, ABORT_TIMEOUT_MS, (reason) => new AbortFailed({ reason }))
 
 export const AbortClientSdk = (client: SessionClient | undefined, directory: string | undefined) =>
   Layer.succeed(AbortClient, {
@@ -35,10 +25,8 @@ export const AbortClientSdk = (client: SessionClient | undefined, directory: str
         if (client === undefined) return yield* new AbortFailed({ reason: "no server url" })
         const query = directory === undefined ? {} : { query: { directory } }
         const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort")
-        const status = statusOf(r)
-        if (r.error !== undefined || (status !== undefined && (status < 200 || status > 299))) {
-          return yield* new AbortFailed({ reason: `HTTP ${status ?? "error"}` })
-        }
+        const bad = failedStatus(r)
+        if (bad !== undefined) return yield* new AbortFailed({ reason: `HTTP ${bad}` })
         if (r.data === false) return yield* new AbortFailed({ reason: "server says session was not aborted" })
         for (let read = 0; read < 2; read++) {
           if (read > 0) yield* Effect.sleep(Duration.seconds(1))

@@ -6,16 +6,11 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import { PromptFailed, SessionPrompt } from "../services/SessionPrompt.js"
+import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 
 export const IDLE_POLL_MS = 250
 export const IDLE_WAIT_MS = 60_000
 export const PROMPT_TIMEOUT_MS = 10_000
-
-interface SdkResult {
-  readonly data?: unknown
-  readonly error?: unknown
-  readonly response?: { readonly status: number }
-}
 
 export interface PromptClient {
   readonly session: {
@@ -28,16 +23,7 @@ export interface PromptClient {
   }
 }
 
-const call = (f: () => Promise<SdkResult>, what: string) =>
-  Effect.tryPromise({ try: f, catch: (e) => new PromptFailed({ reason: `${what}: ${e instanceof Error ? e.message : String(e)}` }) }).pipe(
-    Effect.timeoutFail({ duration: Duration.millis(PROMPT_TIMEOUT_MS), onTimeout: () => new PromptFailed({ reason: `${what}: timed out after ${PROMPT_TIMEOUT_MS / 1000}s` }) })
-  )
-
-const failedStatus = (r: SdkResult): number | "error" | undefined => {
-  const status = r.response?.status
-  if (r.error !== undefined) return status ?? "error"
-  return status !== undefined && (status < 200 || status > 299) ? status : undefined
-}
+const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, PROMPT_TIMEOUT_MS, (reason) => new PromptFailed({ reason }))
 
 export const SessionPromptSdk = (client: PromptClient | undefined, directory: string | undefined) => {
   const query = directory === undefined ? {} : { query: { directory } }
