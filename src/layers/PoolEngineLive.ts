@@ -225,7 +225,9 @@ export const makeEngine = (config: EngineConfig) =>
         const state = yield* Ref.get(stateRef)
         const snapshot = yield* store.read(now)
         const processes = [{ pid: self.pid, host: self.host, reaped: state.machine.reaped, claims: state.machine.claims, self: true }, ...snapshot.peers]
-        const view = statusView({ origin: state.origin, slots: slotsOf(state), processes, cooldowns: snapshot.cooldowns, now, warnings: state.poolWarnings })
+        const quota = Option.isSome(quotas) ? yield* quotas.value.readAll(now) : []
+        const fallbacks = Option.isSome(fallbackStore) ? yield* fallbackStore.value.readAll(now) : []
+        const view = statusView({ origin: state.origin, slots: slotsOf(state), processes, cooldowns: snapshot.cooldowns, now, warnings: state.poolWarnings, quota, fallbacks })
         const failOpens = yield* lock.failOpens
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
       }),

@@ -36,7 +36,7 @@ const retry = (b: Booted, session: string, message: string) =>
 const apiError = (message: string, statusCode: number) => ({ name: "APIError", data: { message, statusCode, isRetryable: false, responseHeaders: {} } })
 
 describe("fallback models (issue 12)", () => {
-  it("US-50 a quota retry on a root session aborts it and continues it on the first fallback, once: log line, notification, status record", async () => {
+  it("US-50 a quota retry on a root session aborts it and continues it on the first fallback, once: log line, notification, status record, pool_status", async () => {
     const prompts: Array<PromptCall> = []
     const b = await boot({ fallbackModels: ["fb/one", "fb/two"] }, prompts)
     await userMessage(b, ROOT, "main/big", "plan")
@@ -55,6 +55,9 @@ describe("fallback models (issue 12)", () => {
     expect(prompts).toHaveLength(1)
     const records = await Effect.runPromise(Effect.flatMap(FallbackStore, (s) => s.readAll(Date.now())).pipe(Effect.provideService(FallbackStore, fallbackStoreOn(b.stateDir, false))))
     expect(records.map((r) => [r.session, r.original, r.active])).toEqual([[ROOT, "main/big", "fb/one"]])
+    // the in-chat pool_status tool shows it as ocpool status does
+    const text = await (b.hooks.tool!.pool_status as unknown as { execute: (a: unknown, c: unknown) => Promise<string> }).execute({}, {})
+    expect(text).toMatch(new RegExp(`^fallbacks:\n  ${ROOT}  main/big → fb/one  until \\d\\d:\\d\\d:\\d\\dZ`, "m"))
   })
 
   it("US-50 a quota error opencode does not retry takes the idle path: no abort, the prompt once the session is idle", async () => {
