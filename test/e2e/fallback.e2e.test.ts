@@ -8,17 +8,15 @@
  * After a switch a message naming the cooling original runs on the fallback; one log line says so and
  * `ocpool status` lists the episode. `npm run test:e2e`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { poolLogLines } from "./poolLog.js"
+import { e2eWorld } from "./world.js"
 import {
-  ensureOpencode,
   fakeConfig,
   sleep,
-  startFakeLlm,
-  startOpencode,
   textOf,
   type FakeLlm,
   type FakeRequest,
@@ -46,31 +44,14 @@ const pluginEntry = (fallbackModels: ReadonlyArray<string> | undefined): PluginE
   { models: { slots: SLOTS.map((model) => ({ model, weight: 1 })) }, ...(fallbackModels !== undefined ? { fallbackModels } : {}) }
 ]
 
-/** A queue entry with the error fields fake-llm.mjs reads (`message`, `status`). */
-
-const world: { binary: string; fake?: FakeLlm; servers: Array<OpencodeHandle> } = { binary: "", servers: [] }
+const world = e2eWorld(80)
 let fake: FakeLlm
-
-beforeAll(async () => {
-  execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT })
-  ;[world.binary, fake] = await Promise.all([ensureOpencode(), startFakeLlm()])
-  world.fake = fake
-}, 240_000)
-
-afterAll(async () => {
-  for (const oc of world.servers) {
-    if (process.env.E2E_DEBUG === "1") console.log(`--- ${oc.logPath}\n${poolLogLines(oc.readLog()).slice(-80).join("\n")}`)
-    await oc.stop()
-  }
-  await world.fake?.stop()
-}, 60_000)
+beforeAll(() => {
+  fake = world.fake
+})
 
 /** One opencode server per test: the original's cooldown is state shared by every session of a state dir. */
-const start = async (fallbackModels: ReadonlyArray<string> | undefined) => {
-  const oc = await startOpencode({ binary: world.binary, configJson: fakeConfig({ fakeUrl: fake.url }), pluginPaths: [pluginEntry(fallbackModels)] })
-  world.servers.push(oc)
-  return oc
-}
+const start = (fallbackModels: ReadonlyArray<string> | undefined) => world.start({ configJson: fakeConfig({ fakeUrl: fake.url }), pluginPaths: [pluginEntry(fallbackModels)] })
 
 const switchLines = (oc: OpencodeHandle) => poolLogLines(oc.readLog()).filter((l) => l.startsWith("Switched to "))
 

@@ -4,13 +4,13 @@
  * `quota_low` before it ever answers 429, so the next spawn goes to the next slot; `ocpool status` and
  * `ocpool quota` show it. A response with plenty left cools nothing. `npm run test:e2e`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
-import { poolLogLines } from "./poolLog.js"
-import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type FakeRequest, type OpencodeHandle, type PluginEntry } from "./harness.js"
+import { e2eWorld } from "./world.js"
+import { fakeConfig, type FakeLlm, type FakeRequest, type OpencodeHandle, type PluginEntry } from "./harness.js"
 
 const ROOT = new URL("../../", import.meta.url).pathname
 const CLI = join(ROOT, "bin/ocpool.js")
@@ -18,29 +18,13 @@ const TURN_MS = 60_000
 const SLOTS = ["fakeB/pool-b", "fakeB/pool-c"]
 const PLUGIN_ENTRY: PluginEntry = [join(ROOT, "dist/opencode-plugin.js"), { models: { slots: SLOTS.map((model) => ({ model, weight: 1 })) } }]
 
-/** The fake provider and the opencode servers of this file, each stopped in afterAll (its pool log shown with E2E_DEBUG=1). */
-const world: { binary: string; fake?: FakeLlm; servers: Array<OpencodeHandle> } = { binary: "", servers: [] }
+const world = e2eWorld(60)
 let fake: FakeLlm
+beforeAll(() => {
+  fake = world.fake
+})
 
-beforeAll(async () => {
-  execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT })
-  ;[world.binary, fake] = await Promise.all([ensureOpencode(), startFakeLlm()])
-  world.fake = fake
-}, 240_000)
-
-afterAll(async () => {
-  for (const oc of world.servers) {
-    if (process.env.E2E_DEBUG === "1") console.log(`--- ${oc.logPath}\n${poolLogLines(oc.readLog()).slice(-60).join("\n")}`)
-    await oc.stop()
-  }
-  await world.fake?.stop()
-}, 60_000)
-
-const start = async () => {
-  const oc = await startOpencode({ binary: world.binary, configJson: fakeConfig({ fakeUrl: fake.url }), pluginPaths: [PLUGIN_ENTRY] })
-  world.servers.push(oc)
-  return oc
-}
+const start = () => world.start({ configJson: fakeConfig({ fakeUrl: fake.url }), pluginPaths: [PLUGIN_ENTRY] })
 
 /** A root session that spawns one `explore` with `prompt`; returns the root, the child and the fake's request sequence before the prompt. */
 const spawnExplore = async (oc: OpencodeHandle, prompt: string) => {
