@@ -62,9 +62,14 @@ export const idMaker = (random: () => number) => {
 }
 
 /** What a generator records next to its database. */
+/** What every cached database's meta file holds; each bench adds its own counts. */
 export interface GeneratedMeta {
   readonly version: number
   readonly generatedAt: number
+  /** The database file's size. */
+  readonly bytes: number
+  /** How long generating it took. */
+  readonly generateMs: number
 }
 
 /**

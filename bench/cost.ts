@@ -21,7 +21,7 @@ import Database from "better-sqlite3"
 import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, rmSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { arg, cachedDatabase, CLI, idMaker, median, ROOT, rng, SCHEMA } from "./common.js"
+import { arg, cachedDatabase, CLI, idMaker, median, ROOT, rng, SCHEMA, type GeneratedMeta } from "./common.js"
 
 const MESSAGES = arg("messages", 1_000_000)
 const ROOTS = arg("roots", Math.max(10, Math.round(MESSAGES / 250)))
@@ -52,14 +52,10 @@ const CHILD_MODELS = [
 ] as const
 const CHILD_AGENTS = ["explore-1", "implement-2", "context-1"] as const
 
-interface CacheMeta {
-  readonly version: number
+interface CacheMeta extends GeneratedMeta {
   readonly messages: number
   readonly roots: number
   readonly assistant: number
-  readonly generatedAt: number
-  readonly bytes: number
-  readonly generateMs: number
 }
 
 const generate = (path: string): CacheMeta => {

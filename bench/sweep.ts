@@ -22,7 +22,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { arg, argValue, cachedDatabase, CLI, flag, idMaker, median, ROOT, rng, SCHEMA } from "./common.js"
+import { arg, argValue, cachedDatabase, CLI, flag, idMaker, median, ROOT, rng, SCHEMA, type GeneratedMeta } from "./common.js"
 
 
 const EVENTS = arg("events", 1_000_000)
@@ -169,14 +169,10 @@ const layout = (n: number, s: number, end: number, random: () => number): Layout
   return { session, time, parent, workspace, synced }
 }
 
-interface CacheMeta {
-  readonly version: number
+interface CacheMeta extends GeneratedMeta {
   readonly events: number
   readonly sessions: number
   readonly parts: number
-  readonly generatedAt: number
-  readonly bytes: number
-  readonly generateMs: number
   readonly oldestEvent: number
   readonly newestEvent: number
 }
