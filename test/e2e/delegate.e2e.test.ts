@@ -3,11 +3,11 @@
  * applies for the injected `build`, and twelve delegated spawns that all land on slot models.
  * `npm run test:e2e`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
+import { describe, expect, it } from "@effect/vitest"
 import { join } from "node:path"
 import { evaluate, type Rule } from "../support/permission.js"
-import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "./harness.js"
+import { fakeConfig, type OpencodeHandle } from "./harness.js"
+import { e2eWorld } from "./world.js"
 
 const root = new URL("../../", import.meta.url).pathname
 const PLUGIN = join(root, "dist/opencode-plugin.js")
@@ -15,26 +15,9 @@ const TURN_MS = 90_000
 const POOL = { slots: [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/pool-c", weight: 1 }] }
 const SLOT_MODELS = POOL.slots.map((s) => s.model)
 
-let binary = ""
-let fake: FakeLlm
-const servers: Array<OpencodeHandle> = []
+const world = e2eWorld()
 
-beforeAll(async () => {
-  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-  binary = await ensureOpencode()
-  fake = await startFakeLlm()
-}, 240_000)
-
-afterAll(async () => {
-  for (const s of servers) await s.stop()
-  await fake?.stop()
-}, 60_000)
-
-const start = async (options: Record<string, unknown> = {}) => {
-  const oc = await startOpencode({ binary, configJson: fakeConfig({ fakeUrl: fake.url }), pluginPaths: [[PLUGIN, { models: POOL, ...options }]] })
-  servers.push(oc)
-  return oc
-}
+const start = (options: Record<string, unknown> = {}) => world.start({ configJson: fakeConfig({ fakeUrl: world.fake.url }), pluginPaths: [[PLUGIN, { models: POOL, ...options }]] })
 
 interface AgentInfo {
   readonly name: string
@@ -69,7 +52,7 @@ describe("the delegation policy in the real opencode 1.18.33 (US-1)", () => {
     const mark = await oc.prompt(session.id, "look [[fake:read:README.md]]")
     await oc.waitIdle(session.id, mark, TURN_MS)
     // what the model was offered: none of the read family, and a task tool that lists the pooled bases, not general
-    const request = (await fake.requests()).find((r) => r.firstUserText === "look [[fake:read:README.md]]" && r.behavior === "read")
+    const request = (await world.fake.requests()).find((r) => r.firstUserText === "look [[fake:read:README.md]]" && r.behavior === "read")
     expect(request?.tools).toEqual(expect.arrayContaining(["bash", "edit", "task"]))
     for (const tool of ["read", "glob", "grep", "list", "webfetch", "websearch"]) expect(request?.tools, tool).not.toContain(tool)
     expect(request?.systemHead).toMatch(/^You are the primary coding agent, and you delegate/)

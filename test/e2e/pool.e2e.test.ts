@@ -2,53 +2,30 @@
  * opencode-pool inside the real opencode 1.18.33 (offline, fake provider): routing, cooling, hang and
  * spin recovery, refusal, a budget shared by two servers, and the off switch. `npm run test:e2e`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { replayText } from "../../src/core/trace/replay.js"
-import { poolLogLines } from "./poolLog.js"
-import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "./harness.js"
+import { fakeConfig, type OpencodeHandle } from "./harness.js"
+import { e2eWorld } from "./world.js"
 
 const root = new URL("../../", import.meta.url).pathname
 const PLUGIN = join(root, "dist/opencode-plugin.js")
 const TURN_MS = 60_000
 const POOL = { slots: [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/pool-c", weight: 1 }] }
 
-let binary = ""
-let fake: FakeLlm
-const servers: Array<OpencodeHandle> = []
+const world = e2eWorld()
 
-beforeAll(async () => {
-  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-  binary = await ensureOpencode()
-  fake = await startFakeLlm()
-}, 240_000)
-
-afterAll(async () => {
-  if (process.env.E2E_DEBUG === "1") {
-    for (const s of servers) {
-      const lines = poolLogLines(s.readLog())
-      console.log(`--- ${s.logPath}\n${lines.slice(-60).join("\n")}`)
-    }
-  }
-  for (const s of servers) await s.stop()
-  await fake?.stop()
-}, 60_000)
-
-const start = async (options: Record<string, unknown> = {}, extra: { env?: Record<string, string | undefined>; home?: string; plugin?: boolean } = {}) => {
-  const oc = await startOpencode({
-    binary,
-    configJson: fakeConfig({ fakeUrl: fake.url }),
+const start = (options: Record<string, unknown> = {}, extra: { env?: Record<string, string | undefined>; home?: string; plugin?: boolean } = {}) =>
+  world.start({
+    configJson: fakeConfig({ fakeUrl: world.fake.url }),
     pluginPaths: extra.plugin === false ? [] : [[PLUGIN, { models: POOL, ...options }]],
     ...(extra.env === undefined ? {} : { env: extra.env }),
     ...(extra.home === undefined ? {} : { home: extra.home })
   })
-  servers.push(oc)
-  return oc
-}
 
 /** Prompts a new root session to spawn the given subagents; returns the session and the children it created. */
 const spawnTasks = async (oc: OpencodeHandle, tasks: ReadonlyArray<{ agent: string; prompt: string }>, wait: "idle" | "children" = "idle") => {
@@ -139,7 +116,7 @@ describe("opencode-pool in the real opencode 1.18.33", () => {
     expect(await until(() => claimsIn(oc), (c) => Object.keys(c).length === 0, 10_000)).toEqual({})
     const status = await oc.status()
     expect(status[children[0]!]?.type ?? "idle").toBe("idle")
-    const hung = (await fake.requests()).filter((r) => r.behavior === "hang")
+    const hung = (await world.fake.requests()).filter((r) => r.behavior === "hang")
     expect(hung.some((r) => r.closedAt !== undefined)).toBe(true)
   })
 
@@ -234,7 +211,7 @@ describe("opencode-pool in the real opencode 1.18.33", () => {
     for (const s of aborted) expect(status[s]?.type ?? "idle").toBe("idle")
     expect(decisions.some((d) => d.type === "release" && d.reason === "hung")).toBe(true)
     expect(decisions.some((d) => d.type === "cool" && d.reason === "rate_limit")).toBe(true)
-    expect((await fake.requests()).some((x) => x.behavior === "hang" && x.closedAt !== undefined)).toBe(true)
+    expect((await world.fake.requests()).some((x) => x.behavior === "hang" && x.closedAt !== undefined)).toBe(true)
     // cooldowns: the state dir holds what the machine holds
     for (const model of ["fakeB/pool-b", "fakeB/pool-c"]) {
       const mine = replay.state.cooldowns.get(model)
