@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { costOf, type Price, type Tokens } from "../../src/core/prices.js"
-import { ensureOpencode, fakeConfig, sleep, startFakeLlm, startOpencode, type FakeLlm, type OpencodeConfig, type OpencodeHandle } from "./harness.js"
+import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeConfig, type OpencodeHandle } from "./harness.js"
+import { exploreTree, untilQuiet } from "./flows.js"
 
 const root = new URL("../../", import.meta.url).pathname
 const PLUGIN = join(root, "dist/opencode-plugin.js")
@@ -50,13 +51,10 @@ beforeAll(async () => {
   // the catalog ocpool reads: models.dev's form, both fake models priced as in the opencode config
   writeFileSync(catalog, JSON.stringify({ fakeA: { models: { "pool-a": { cost: COSTS["fakeA/pool-a"] } } }, fakeB: { models: { "pool-b": { cost: COSTS["fakeB/pool-b"] } } } }))
   oc = await startOpencode({ binary, configJson: pricedConfig(fake.url), pluginPaths: [[PLUGIN, { models: POOL }]] })
-  const s = await oc.createSession({ title: "cost e2e" })
-  const mark = await oc.prompt(s.id, "spawn [[task:explore:look around and report]]")
-  const created = await oc.waitForEvent((e) => e.type === "session.created" && e.properties["info"]?.parentID === s.id, TURN_MS, mark)
-  await oc.waitIdle(s.id, mark, TURN_MS)
-  made.root = s.id
-  made.child = String(created.properties["info"].id)
-  for (let i = 0; i < 100 && Object.keys(await oc.status()).length > 0; i++) await sleep(100)
+  const tree = await exploreTree(oc, "look around and report", TURN_MS, "cost e2e")
+  made.root = tree.session
+  made.child = tree.child
+  await untilQuiet(oc)
 }, 240_000)
 
 afterAll(async () => {

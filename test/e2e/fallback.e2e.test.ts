@@ -19,6 +19,7 @@ import {
   sleep,
   textOf,
   type FakeLlm,
+  type FakeQueueEntry,
   type FakeRequest,
   type HarnessEvent,
   type MessageWithParts,
@@ -160,14 +161,23 @@ const eventTrail = (oc: OpencodeHandle, session: string, since: number) =>
     .filter((e) => e.i >= since && (e.properties["sessionID"] === session || e.properties["info"]?.sessionID === session) && /^session\.(status|idle|error)$/.test(e.type))
     .map((e) => `${e.at} ${e.type} ${JSON.stringify(e.type === "session.error" ? { name: e.properties["error"]?.name, message: e.properties["error"]?.data?.message } : (e.properties["status"] ?? {})).slice(0, 200)}`)
 
+/**
+ * A new root session whose first request on the original model gets `answer` (a fake queue entry):
+ * the session, the fake's request count before it, and the prompt's mark.
+ */
+const openAnswered = async (oc: OpencodeHandle, answer: Omit<FakeQueueEntry, "model">, opening: string) => {
+  const session = (await oc.createSession()).id
+  const before = (await fake.health()).requests
+  await fake.enqueue({ ...answer, model: ORIGINAL.model })
+  const mark = await oc.prompt(session, opening)
+  return { session, before, mark }
+}
+
 describe("fallback models for the primary session in the real opencode 1.18.33 (US-50)", () => {
   it("US-50 a quota 429 on the root's model: on the first retry the session is aborted and continued once on the fallback; the switch is logged and listed by ocpool status; a next message naming the original runs on the fallback", async () => {
     const oc = await start([FALLBACK.full])
-    const session = (await oc.createSession()).id
-    const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 })
     const opening = "work until the quota runs out"
-    const mark = await oc.prompt(session, opening)
+    const { session, before, mark } = await openAnswered(oc, { behavior: "429", retryAfter: 120, message: QUOTA_429 }, opening)
     // opencode retries the 429 (retry-after 120): the plugin acts on that first retry
     const retry = await oc.waitForEvent(retryOf(session), TURN_MS, mark)
     debug("retry event", retry.properties)
@@ -218,11 +228,8 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
 
   it("US-50 a quota 400 that opencode does not retry: once the session is idle it is continued once on the fallback", async () => {
     const oc = await start([FALLBACK.full])
-    const session = (await oc.createSession()).id
-    const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 })
     const opening = "work until the monthly limit"
-    const mark = await oc.prompt(session, opening)
+    const { session, before, mark } = await openAnswered(oc, { behavior: "limit-400", message: QUOTA_400 }, opening)
     const error = await oc.waitForEvent(errorOf(session), TURN_MS, mark)
     expect(error.properties["error"]?.data?.message).toContain(QUOTA_400)
 
@@ -236,11 +243,8 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
 
   it("US-50 a context-limit error on the root's model never switches, even with a fallback configured", async () => {
     const oc = await start([FALLBACK.full])
-    const session = (await oc.createSession()).id
-    const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "error", model: ORIGINAL.model, status: 400, message: CONTEXT_400 })
     const opening = "a prompt that is too long"
-    const mark = await oc.prompt(session, opening)
+    const { session, before, mark } = await openAnswered(oc, { behavior: "error", status: 400, message: CONTEXT_400 }, opening)
     const error = await oc.waitForEvent(errorOf(session), TURN_MS, mark)
     debug("context-limit session.error", error.properties)
     await notBusy(oc, session)
@@ -252,10 +256,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
   it("US-50 with fallbackModels [] a quota 429 and a quota 400 change nothing: no continue, no request to another model", async () => {
     const oc = await start([])
     // the 429: opencode parks the session in retry (retry-after 120) and nothing else happens
-    const s429 = (await oc.createSession()).id
-    const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "429", model: ORIGINAL.model, retryAfter: 120, message: QUOTA_429 })
-    const mark = await oc.prompt(s429, "no fallback, 429")
+    const { session: s429, before, mark } = await openAnswered(oc, { behavior: "429", retryAfter: 120, message: QUOTA_429 }, "no fallback, 429")
     const retry = await oc.waitForEvent(retryOf(s429), TURN_MS, mark)
     debug("429 retry (no fallback)", retry.properties)
     await expectNoSwitch(oc, s429, "no fallback, 429", before)
@@ -276,10 +277,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     await expectNoSwitch(oc, s429, "no fallback, 429", before)
 
     // the 400: session.error, idle, and nothing else
-    const s400 = (await oc.createSession()).id
-    const before400 = (await fake.health()).requests
-    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 })
-    const mark400 = await oc.prompt(s400, "no fallback, 400")
+    const { session: s400, before: before400, mark: mark400 } = await openAnswered(oc, { behavior: "limit-400", message: QUOTA_400 }, "no fallback, 400")
     await oc.waitForEvent(errorOf(s400), TURN_MS, mark400)
     await notBusy(oc, s400)
     const { sent } = await expectNoSwitch(oc, s400, "no fallback, 400", before400)
@@ -291,10 +289,7 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
 
   it("US-50 without the fallbackModels option a quota 400 changes nothing", async () => {
     const oc = await start(undefined)
-    const session = (await oc.createSession()).id
-    const before = (await fake.health()).requests
-    await fake.enqueue({ behavior: "limit-400", model: ORIGINAL.model, message: QUOTA_400 })
-    const mark = await oc.prompt(session, "no option, 400")
+    const { session, before, mark } = await openAnswered(oc, { behavior: "limit-400", message: QUOTA_400 }, "no option, 400")
     await oc.waitForEvent(errorOf(session), TURN_MS, mark)
     await notBusy(oc, session)
     const { sent } = await expectNoSwitch(oc, session, "no option, 400", before)

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { exploreTree } from "./flows.js"
 import { e2eWorld } from "./world.js"
 import { fakeConfig, type FakeLlm, type FakeRequest, type OpencodeHandle, type PluginEntry } from "./harness.js"
 
@@ -29,11 +30,8 @@ const start = () => world.start({ configJson: fakeConfig({ fakeUrl: fake.url }),
 /** A root session that spawns one `explore` with `prompt`; returns the root, the child and the fake's request sequence before the prompt. */
 const spawnExplore = async (oc: OpencodeHandle, prompt: string) => {
   const before = (await fake.health()).requests
-  const session = (await oc.createSession()).id
-  const mark = await oc.prompt(session, `spawn [[task:explore:${prompt}]]`)
-  const created = await oc.waitForEvent((e) => e.type === "session.created" && e.properties["info"]?.parentID === session, TURN_MS, mark)
-  await oc.waitIdle(session, mark, TURN_MS)
-  return { session, child: String(created.properties["info"].id), before }
+  const { session, child } = await exploreTree(oc, prompt, TURN_MS)
+  return { session, child, before }
 }
 
 /** The child's first assistant message: its model and its text. */

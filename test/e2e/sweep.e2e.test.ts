@@ -20,6 +20,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { decodeIdTime } from "../../src/core/retention/ids.js"
 import { ensureOpencode, fakeConfig, sleep, startFakeLlm, startOpencode, textOf, type FakeLlm, type OpencodeHandle, type SessionInfo } from "./harness.js"
+import { exploreTree, untilQuiet } from "./flows.js"
 
 const root = new URL("../../", import.meta.url).pathname
 const TURN_MS = 60_000
@@ -167,20 +168,17 @@ beforeAll(async () => {
   made.startedAt = Date.now()
   const oc = await start()
   // The tree first, so that it is the oldest root and `--limit 1` takes it.
-  const tree = await oc.createSession({ title: "sweep e2e tree" })
-  let mark = await oc.prompt(tree.id, "spawn [[task:explore:child of the sweep tree]]")
-  const created = await oc.waitForEvent((e) => e.type === "session.created" && e.properties["info"]?.parentID === tree.id, TURN_MS, mark)
-  await oc.waitIdle(tree.id, mark, TURN_MS)
-  made.tree = tree.id
-  made.child = String(created.properties["info"].id)
+  const tree = await exploreTree(oc, "child of the sweep tree", TURN_MS, "sweep e2e tree")
+  made.tree = tree.session
+  made.child = tree.child
   for (const key of ["a", "b"] as const) {
     const s = await oc.createSession({ title: `sweep e2e ${key}` })
-    mark = await oc.prompt(s.id, `hello ${key} [[fake:text]]`)
+    const mark = await oc.prompt(s.id, `hello ${key} [[fake:text]]`)
     await oc.waitIdle(s.id, mark, TURN_MS)
     made[key] = s.id
   }
   // nothing busy any more (the child finished inside the parent's turn) before the server goes
-  for (let i = 0; i < 100 && Object.keys(await oc.status()).length > 0; i++) await sleep(100)
+  await untilQuiet(oc)
   expect(await oc.status()).toEqual({})
   await oc.stop()
   made.stoppedAt = Date.now()
