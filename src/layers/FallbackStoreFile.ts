@@ -15,13 +15,13 @@ import { liveStateFiles } from "./stateFiles.js"
 
 /** The store over `dir` (undefined: in this process only); `clean`: files that are over may be deleted. */
 export const fallbackStoreOn = (dir: string | undefined, clean: boolean): FallbackStoreService => {
+  /** The records themselves without a directory; with one, the files are the records. */
   const own = new Map<string, FallbackRecord>()
   const files = decodedFileCache<FallbackRecord | undefined>(decodeFallback)
   return {
     record: (r) =>
       Effect.sync(() => {
-        own.set(r.session, r)
-        if (dir === undefined) return
+        if (dir === undefined) return void own.set(r.session, r)
         try {
           writeFileAtomic(join(dir, fallbackFileName(r.session)), encodeFallback(r))
         } catch {
@@ -30,8 +30,8 @@ export const fallbackStoreOn = (dir: string | undefined, clean: boolean): Fallba
       }),
     remove: (session) =>
       Effect.sync(() => {
-        own.delete(session)
-        if (dir !== undefined) quietUnlink(join(dir, fallbackFileName(session)))
+        if (dir === undefined) own.delete(session)
+        else quietUnlink(join(dir, fallbackFileName(session)))
       }),
     readAll: (now) =>
       Effect.sync(() => {

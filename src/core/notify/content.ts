@@ -104,7 +104,7 @@ export const shortHostname = (hostname: string): string => hostname.split(".")[0
 export const switchNotification = (text: string, sessionTitle: string | undefined): Notification => ({
   kind: "custom",
   title: titleFor(sessionTitle),
-  message: capCodePoints(cleanText(text, MESSAGE_MAX), MESSAGE_MAX),
+  message: cleanText(text, MESSAGE_MAX),
   urgency: "normal",
   icon: "dialog-information",
   sound: "none"
