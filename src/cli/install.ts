@@ -1,21 +1,25 @@
 /**
  * `ocpool init --global | --project [--dry-run] [--remove]`: adds this installation's plugin entry to
- * opencode's config (or takes it out), editing the JSONC text in place (core/opencodeConfig.ts keeps
- * comments, trailing commas, indentation and key order), and creates the pool file from the bundled
- * preset when there is none. A second run changes no byte; `--dry-run` prints the unified diff and
- * writes nothing; a config that is not valid JSONC is refused with its file, line and column (exit 2).
+ * opencode's config (or takes it out), splicing the entry into the file's bytes (core/opencodeConfig.ts:
+ * every byte outside the edit kept, a BOM, each line's ending and bytes that are not UTF-8 included;
+ * linear in the file's size), and creates the pool file from the bundled preset when there is none. A
+ * second run changes no byte; `--dry-run` prints the unified diff and writes nothing; a config that is
+ * not valid JSONC, nests too deep or has two `plugin` keys is refused with its file, line and column
+ * (exit 2). A symbolic link is edited at its target; a read-only file is refused (exit 1).
  */
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
-import { readFileSync, statSync } from "node:fs"
+import { chmodSync, lstatSync, readFileSync, realpathSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { utf8Of } from "../core/jsoncEdit.js"
 import { addPluginEntry, removePluginEntry, type ConfigEdit } from "../core/opencodeConfig.js"
 import { printable } from "../core/printable.js"
 import { writeFileAtomic } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
+import { isOurEntryName } from "../layers/pluginEntry.js"
 import { configDir } from "../layers/PoolConfigFile.js"
-import { occupied, readTextFile } from "../layers/safeRead.js"
+import { occupied, readBytesFile } from "../layers/safeRead.js"
 import { noHomeReason, xdgDir } from "../layers/xdg.js"
 import { BadInput, InitRefused, PathUnusable } from "./errors.js"
 
@@ -78,7 +82,17 @@ export const existingPool = (env: NodeJS.ProcessEnv = process.env): string | und
   return ["pool.txt", "pool.json"].map((f) => join(dir, f)).find((p) => occupied(p))
 }
 
-const editOf = (text: string, remove: boolean, entry: string): ConfigEdit => (remove ? removePluginEntry(text) : addPluginEntry(text, entry))
+const editOf = (text: string, remove: boolean, entry: string): ConfigEdit =>
+  remove ? removePluginEntry(text, isOurEntryName) : addPluginEntry(text, entry, isOurEntryName)
+
+/** The file a write to `path` must replace: the target of a symbolic link (a dotfiles link stays a link). */
+const writeTarget = (path: string): string => {
+  try {
+    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path
+  } catch {
+    return path
+  }
+}
 
 /** Edits (or, with `dryRun`, only plans) the config of `target`; `writePool` creates the pool file when none exists. */
 export const install = (
@@ -94,26 +108,38 @@ export const install = (
     const root = installationRoot()
     if (root === undefined) return yield* new PathUnusable({ path: fileURLToPath(import.meta.url), reason: "cannot find this installation's package.json" })
     const entry = pluginEntryFor(root, env)
-    const read = readTextFile(path, CONFIG_MAX_BYTES)
-    if (read._tag === "Refused") return yield* new PathUnusable({ path, reason: read.reason })
-    const before = read._tag === "Text" ? read.text : ""
+    const read = readBytesFile(path, CONFIG_MAX_BYTES)
+    if (read._tag === "Refused") return yield* new PathUnusable({ path, reason: read.tooLarge === true ? `${read.reason}; not changed` : read.reason })
+    // one character per byte: the edit keeps every byte it does not touch
+    const before = read._tag === "Bytes" ? read.bytes.toString("latin1") : ""
     const created = read._tag === "Missing"
     if (created && o.remove) return { config: { path, entry, changed: false, created: false, diff: "" }, pool: { path: undefined, written: false } }
+    // a pause before the work that takes time: a signal that arrived while reading ends the run here
+    yield* Effect.yieldNow()
     const edit = editOf(before, o.remove, entry)
-    if (edit._tag === "Invalid") return yield* new BadInput({ message: `${printable(path)}:${edit.line}:${edit.column}: ${edit.reason}; not valid JSONC, nothing changed` })
+    if (edit._tag === "Invalid") return yield* new BadInput({ message: `${printable(path)}:${edit.line}:${edit.column}: ${edit.reason}; ${edit.syntax ? "not valid JSONC, " : ""}nothing changed` })
     const after = edit._tag === "Changed" ? edit.text : before
-    const diff = after === before ? "" : createTwoFilesPatch(created ? "/dev/null" : path, path, before, after, "", "", { context: 3 })
-    if (!o.dryRun && after !== before) {
+    const changed = after !== before
+    const diff = changed ? createTwoFilesPatch(created ? "/dev/null" : path, path, utf8Of(before), utf8Of(after), "", "", { context: 3 }) : ""
+    yield* Effect.yieldNow()
+    if (!o.dryRun && changed) {
+      if (after.length > CONFIG_MAX_BYTES) return yield* new PathUnusable({ path, reason: "would grow past 1 MiB; not changed" })
+      if (read._tag === "Bytes" && (read.stat.mode & 0o222) === 0) return yield* new PathUnusable({ path, reason: `read-only (mode ${(read.stat.mode & 0o777).toString(8).padStart(3, "0")}); not changed` })
       const problem = makeDir(dirname(path), 0o777)
       if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
-      const mode = created ? 0o644 : statSync(path).mode & 0o777
+      const file = writeTarget(path)
+      const mode = read._tag === "Bytes" ? read.stat.mode & 0o777 : 0o644
       yield* Effect.try({
-        try: () => writeFileAtomic(path, after, mode),
-        catch: (e) => new PathUnusable({ path, reason: dirReason((e as NodeJS.ErrnoException).code ?? String(e)) })
+        try: () => {
+          writeFileAtomic(file, Buffer.from(after, "latin1"), mode)
+          // the create honours the umask; the mode is the file's own (or 0644 for a new one)
+          if ((statSync(file).mode & 0o777) !== mode) chmodSync(file, mode)
+        },
+        catch: (e) => new PathUnusable({ path: file, reason: dirReason((e as NodeJS.ErrnoException).code ?? String(e)) })
       })
     }
-    if (o.remove) return { config: { path, entry, changed: after !== before, created: false, diff }, pool: { path: undefined, written: false } }
-    const config = { path, entry, changed: after !== before, created: created && after !== before, diff }
+    if (o.remove) return { config: { path, entry, changed, created: false, diff }, pool: { path: undefined, written: false } }
+    const config = { path, entry, changed, created: created && changed, diff }
     const existing = existingPool(env)
     if (existing !== undefined) return { config, pool: { path: existing, written: false } }
     return { config, pool: { path: o.dryRun ? poolTarget(env) : yield* writePool(), written: true } }

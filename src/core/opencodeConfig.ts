@@ -1,11 +1,14 @@
 /**
- * Whether an opencode config file lists this plugin (`ocpool doctor`'s `plugin` check). The file is
- * JSONC (comments, trailing commas); only the top-level `plugin` array counts: a string entry
- * (`"opencode-pool"`, `"opencode-pool@1.2.3"`, a path or `file://` URL with an `opencode-pool` segment,
- * or ending in this package's `dist/opencode-plugin.js`, as `ocpool init` writes it for a checkout) or a
- * `[name, options]` pair with such a name. A mention in a comment or another key does not count.
+ * opencode's config and this plugin's entry in it: whether a config lists the plugin (`ocpool doctor`),
+ * and `ocpool init`'s edits (add or remove the entry) as splices that keep every other byte. The file
+ * is JSONC (comments, trailing commas); only the top-level `plugin` array counts. An entry is this
+ * plugin's exactly when it is the package name `opencode-pool` (optionally `@<version>`), or a
+ * `file://` URL whose target belongs to an opencode-pool installation; the second needs the file
+ * system, so the shell passes that test in (`isOurs`). A mention in a comment or another key does not
+ * count. Pure.
  */
-import { applyEdits, findNodeAtLocation, getNodeValue, modify, parse, parseTree, printParseErrorCode, type FormattingOptions, type Node, type ParseError } from "jsonc-parser"
+import { parse, printParseErrorCode, type ParseError } from "jsonc-parser"
+import { appendItem, applySplices, BOM, byteTextOf, colonOf, eolNear, lineColumnOf, parseTopLevel, removeItems, tooDeepAt, utf8Of, type ByteText, type Element, type List, type Property, type Splice } from "./jsoncEdit.js"
 
 export type PluginListing =
   /** `entries`: the names of this plugin's entries, as written (the first element of a `[name, options]` pair). */
@@ -13,31 +16,38 @@ export type PluginListing =
   | { readonly _tag: "NotListed" }
   | { readonly _tag: "Invalid"; readonly reason: string }
 
-const NAME = /^opencode-pool(?:@[^/\\]*)?$|(?:^|[/\\])opencode-pool(?:[/\\@]|$)|[/\\]dist[/\\]opencode-plugin\.js$/
+/** The package name, bare or with a version or tag (`opencode-pool@1.2.3`, `opencode-pool@latest`). */
+const PACKAGE = /^opencode-pool(?:@[^\s/\\@]+)?$/
+
+/** Whether `name` is this plugin's package name (the part of the test that needs no file system). */
+export const isOurName = (name: string): boolean => PACKAGE.test(name.trim())
 
 const entryName = (entry: unknown): string | undefined =>
   typeof entry === "string" ? entry : Array.isArray(entry) && typeof entry[0] === "string" ? entry[0] : undefined
 
-export const pluginListing = (text: string): PluginListing => {
+/**
+ * The entries of the top-level `plugin` array that `isOurs` accepts. opencode reads the last of
+ * duplicate keys, and so does this.
+ */
+export const pluginListing = (text: string, isOurs: (name: string) => boolean = isOurName): PluginListing => {
   const errors: Array<ParseError> = []
+  const deep = tooDeepAt(text)
+  if (deep !== undefined) return { _tag: "Invalid", reason: `nested too deep at offset ${deep}` }
   const config: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true })
-  if (errors.length > 0) {
-    const first = errors[0]!
-    return { _tag: "Invalid", reason: `${printParseErrorCode(first.error)} at offset ${first.offset}` }
-  }
+  if (errors.length > 0) return { _tag: "Invalid", reason: `${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset}` }
   if (config === null || typeof config !== "object" || Array.isArray(config)) return { _tag: "NotListed" }
   const plugins = (config as Record<string, unknown>).plugin
   if (!Array.isArray(plugins)) return { _tag: "NotListed" }
   const entries = plugins.flatMap((p) => {
     const name = entryName(p)
-    return name !== undefined && NAME.test(name) ? [name] : []
+    return name !== undefined && isOurs(name) ? [name] : []
   })
   return entries.length > 0 ? { _tag: "Listed", entries } : { _tag: "NotListed" }
 }
 
 /**
- * The file a plugin entry loads when it names one: a `file://` URL or an absolute path. `undefined` for a
- * package name (opencode installs and resolves those itself).
+ * The file a plugin entry loads when it names one: a `file://` URL or an absolute path. `undefined`
+ * for a package name (opencode installs and resolves those itself).
  */
 export const entryFile = (entry: string): string | undefined => {
   if (entry.startsWith("file://")) {
@@ -50,79 +60,99 @@ export const entryFile = (entry: string): string | undefined => {
   return entry.startsWith("/") ? entry : undefined
 }
 
-/** Whether a `plugin` entry names this plugin, in any spelling (bare, versioned, path, `file://` URL, `[name, options]`). */
-export const isOurEntry = (entry: unknown): boolean => {
-  const name = entryName(entry)
-  return name !== undefined && NAME.test(name)
-}
+/**
+ * Whether an entry's file looks like an opencode-pool file by its path alone (a segment named
+ * `opencode-pool`): only for `doctor`, to name a stale entry whose file is gone; never for editing.
+ */
+export const looksLikeOurPath = (file: string): boolean => /(?:^|\/)opencode-pool(?:\/|$)/.test(file)
 
 export type ConfigEdit =
-  | { readonly _tag: "Changed"; readonly text: string }
+  /** `text`: the whole new file, as a byte string (core/jsoncEdit.ts). */
+  | { readonly _tag: "Changed"; readonly text: ByteText }
   | { readonly _tag: "Unchanged"; readonly reason: string }
-  /** The file is not JSONC we can edit: where (1-based) and why. */
-  | { readonly _tag: "Invalid"; readonly line: number; readonly column: number; readonly reason: string }
-
-/** 1-based line and column of `offset` in `text`. */
-export const lineColumn = (text: string, offset: number): { readonly line: number; readonly column: number } => {
-  const before = text.slice(0, Math.max(0, offset))
-  const lines = before.split("\n")
-  return { line: lines.length, column: lines[lines.length - 1]!.length + 1 }
-}
-
-/** The indentation and line ending the file already uses (two spaces and `\n` when it says nothing). */
-const formattingOf = (text: string): FormattingOptions => {
-  const indented = /^([ \t]+)\S/m.exec(text)
-  const unit = indented?.[1] ?? "  "
-  const eol = text.includes("\r\n") ? "\r\n" : "\n"
-  return unit.startsWith("\t") ? { insertSpaces: false, tabSize: 1, eol } : { insertSpaces: true, tabSize: unit.length, eol }
-}
-
-const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true }
-
-/** The parsed top level, or where the text is not an editable JSONC object. */
-const topLevel = (text: string): { readonly _tag: "Ok"; readonly root: Node | undefined } | Extract<ConfigEdit, { _tag: "Invalid" }> => {
-  const errors: Array<ParseError> = []
-  const root = parseTree(text, errors, PARSE_OPTIONS)
-  if (errors.length > 0) {
-    const first = errors[0]!
-    return { _tag: "Invalid", ...lineColumn(text, first.offset), reason: printParseErrorCode(first.error) }
-  }
-  if (root !== undefined && root.type !== "object") return { _tag: "Invalid", ...lineColumn(text, root.offset), reason: "the top level is not an object" }
-  return { _tag: "Ok", root }
-}
+  /** The file is not JSONC we can edit: where (1-based, in characters) and why. */
+  /** `syntax`: not JSONC at all (else JSONC this edit refuses: too deep, a second `plugin` key, the wrong types). */
+  | { readonly _tag: "Invalid"; readonly line: number; readonly column: number; readonly reason: string; readonly syntax: boolean }
 
 /** A new config file holding only the plugin entry. */
 export const newConfigText = (entry: string): string => `${JSON.stringify({ $schema: "https://opencode.ai/config.json", plugin: [entry] }, null, 2)}\n`
 
+type Top =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Object"; readonly root: List & { readonly properties: ReadonlyArray<Property> }; readonly property: Property | undefined; readonly plugins: { readonly list: List; readonly elements: ReadonlyArray<Element> } | undefined }
+  | Extract<ConfigEdit, { _tag: "Invalid" }>
+
+const invalid = (text: ByteText, offset: number, reason: string, syntax = false): Extract<ConfigEdit, { _tag: "Invalid" }> => ({
+  _tag: "Invalid",
+  ...lineColumnOf(text, offset),
+  reason,
+  syntax
+})
+
 /**
- * `text` with `entry` appended to the top-level `plugin` array (created when absent), comments,
- * trailing commas, indentation and key order kept; unchanged when an entry of any spelling is there.
+ * The top level of a config (after a leading BOM): nothing, or an object and its one `plugin` key.
+ * A `plugin` key written twice is refused: opencode reads the last, an edit of the first would not count.
  */
-export const addPluginEntry = (text: string, entry: string): ConfigEdit => {
-  const top = topLevel(text)
-  if (top._tag === "Invalid") return top
-  if (top.root === undefined) return { _tag: "Changed", text: newConfigText(entry) }
-  const plugins = findNodeAtLocation(top.root, ["plugin"])
-  const formattingOptions = formattingOf(text)
-  if (plugins === undefined) return { _tag: "Changed", text: applyEdits(text, modify(text, ["plugin"], [entry], { formattingOptions })) }
-  if (plugins.type !== "array") return { _tag: "Invalid", ...lineColumn(text, plugins.offset), reason: '"plugin" is not an array' }
-  if ((plugins.children ?? []).some((c) => isOurEntry(getNodeValue(c)))) return { _tag: "Unchanged", reason: "already listed" }
-  return { _tag: "Changed", text: applyEdits(text, modify(text, ["plugin", -1], entry, { formattingOptions, isArrayInsertion: true })) }
+const topLevel = (text: ByteText, from: number): Top => {
+  const parsed = parseTopLevel(text.slice(from), "plugin")
+  if (parsed._tag === "Invalid") return invalid(text, from + parsed.offset, parsed.reason, parsed.syntax)
+  const root = parsed.top.root
+  if (root === undefined) return { _tag: "Empty" }
+  const found = root.properties.filter((p) => p.key === "plugin")
+  if (found.length > 1) {
+    const first = lineColumnOf(text, from + found[0]!.offset)
+    return invalid(text, from + found[1]!.offset, `a second "plugin" key (the first is at line ${first.line}); opencode reads only the last one: merge them by hand`)
+  }
+  const property = found[0]
+  if (property !== undefined && property.value.kind !== "array") return invalid(text, from + property.value.offset, '"plugin" is not an array')
+  const array = parsed.top.arrays.find((a) => a.property.offset === property?.offset)
+  return { _tag: "Object", root, property, plugins: array === undefined ? undefined : { list: array.list, elements: array.elements } }
 }
 
-/** `text` without any entry of this plugin in the top-level `plugin` array; unchanged when there is none. */
-export const removePluginEntry = (text: string): ConfigEdit => {
-  const top = topLevel(text)
+/** Whether a `plugin` element names this plugin, decided by `isOurs` on its name. */
+const isOursElement = (element: Element, isOurs: (name: string) => boolean): boolean => element.name !== undefined && isOurs(utf8Of(element.name))
+
+/** The config's bytes after a leading BOM, which is kept as it is. */
+const bodyStart = (text: ByteText): number => (text.startsWith(BOM) ? BOM.length : 0)
+
+/** Splices offsets in the body (after the BOM) back into the whole text. */
+const spliced = (text: ByteText, from: number, splices: ReadonlyArray<Splice>): ByteText =>
+  applySplices(text, splices.map((s) => ({ start: s.start + from, end: s.end + from, insert: s.insert })))
+
+/**
+ * `text` (a byte string) with `entry` appended to the top-level `plugin` array (created when absent);
+ * every other byte kept. Unchanged when an entry `isOurs` is there.
+ */
+export const addPluginEntry = (text: ByteText, entry: string, isOurs: (name: string) => boolean = isOurName): ConfigEdit => {
+  const from = bodyStart(text)
+  const top = topLevel(text, from)
   if (top._tag === "Invalid") return top
-  const plugins = top.root === undefined ? undefined : findNodeAtLocation(top.root, ["plugin"])
-  if (plugins === undefined || plugins.type !== "array") return { _tag: "Unchanged", reason: "not listed" }
-  const ours = (plugins.children ?? []).flatMap((c, i) => (isOurEntry(getNodeValue(c)) ? [i] : []))
-  if (ours.length === 0) return { _tag: "Unchanged", reason: "not listed" }
-  const formattingOptions = formattingOf(text)
+  const body = text.slice(from)
+  const value = byteTextOf(JSON.stringify(entry))
+  if (top._tag === "Empty") {
+    // only white space and comments: they stay, the new config follows them
+    const lead = body.trim() === "" ? "" : body.endsWith("\n") ? body : `${body}${eolNear(body, body.length)}`
+    return { _tag: "Changed", text: `${text.slice(0, from)}${lead}${byteTextOf(newConfigText(entry))}` }
+  }
+  if (top.plugins === undefined) {
+    const last = top.root.properties[top.root.properties.length - 1]
+    return { _tag: "Changed", text: spliced(text, from, appendItem(body, top.root, `"plugin"${colonOf(body, last)}[${value}]`)) }
+  }
+  if (top.plugins.elements.some((e) => isOursElement(e, isOurs))) return { _tag: "Unchanged", reason: "already listed" }
+  return { _tag: "Changed", text: spliced(text, from, appendItem(body, top.plugins.list, value)) }
+}
+
+/** `text` (a byte string) without the entries `isOurs` in the top-level `plugin` array; unchanged when there is none. */
+export const removePluginEntry = (text: ByteText, isOurs: (name: string) => boolean = isOurName): ConfigEdit => {
+  const from = bodyStart(text)
+  const top = topLevel(text, from)
+  if (top._tag === "Invalid") return top
+  if (top._tag === "Empty" || top.plugins === undefined) return { _tag: "Unchanged", reason: "not listed" }
+  const elements = top.plugins.elements
+  const ours = new Set(elements.flatMap((e, i) => (isOursElement(e, isOurs) ? [i] : [])))
+  if (ours.size === 0) return { _tag: "Unchanged", reason: "not listed" }
+  const body = text.slice(from)
   // a list that held only this plugin goes whole, as `init` created it
-  if (ours.length === (plugins.children ?? []).length) return { _tag: "Changed", text: applyEdits(text, modify(text, ["plugin"], undefined, { formattingOptions })) }
-  let out = text
-  // from the last, so the earlier indexes stay right
-  for (const i of ours.reverse()) out = applyEdits(out, modify(out, ["plugin", i], undefined, { formattingOptions }))
-  return { _tag: "Changed", text: out }
+  if (ours.size === elements.length) return { _tag: "Changed", text: spliced(text, from, removeItems(body, top.root, new Set([top.root.properties.indexOf(top.property!)]))) }
+  return { _tag: "Changed", text: spliced(text, from, removeItems(body, top.plugins.list, ours)) }
 }

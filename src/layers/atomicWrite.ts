@@ -1,7 +1,7 @@
 /** Writing a state file whole: a `.tmp` sibling, then a rename (SPEC §5.2). */
 import { renameSync, unlinkSync, writeFileSync } from "node:fs"
 
-const create = (tmp: string, body: string, mode: number): void => writeFileSync(tmp, body, { mode, flag: "wx" })
+const create = (tmp: string, body: string | Uint8Array, mode: number): void => writeFileSync(tmp, body, { mode, flag: "wx" })
 
 /**
  * Writes `body` to `path` through `<path>.tmp`. The `.tmp` file is created exclusively: when something
@@ -9,7 +9,7 @@ const create = (tmp: string, body: string, mode: number): void => writeFileSync(
  * write) it is removed (a link is removed, not followed) and the create is tried once more, so the
  * write never goes through a link to its target. The usual case costs no extra system call.
  */
-export const writeFileAtomic = (path: string, body: string, mode = 0o600): void => {
+export const writeFileAtomic = (path: string, body: string | Uint8Array, mode = 0o600): void => {
   const tmp = `${path}.tmp`
   try {
     create(tmp, body, mode)

@@ -89,15 +89,20 @@ export const openRegular = (path: string): SafeOpen => {
 
 const CHUNK = 64 << 10
 
+export type SafeBytes =
+  | { readonly _tag: "Bytes"; readonly bytes: Buffer; readonly stat: Stats }
+  | Exclude<SafeRead, { _tag: "Text" }>
+
 /**
- * A regular file's text (UTF-8, a leading byte-order mark dropped), or why not. A file larger than
- * `maxBytes`, or one that grows past it while being read, is refused without reading the rest.
+ * A regular file's bytes, exactly as they are (no decoding, a byte-order mark kept), or why not. A
+ * file larger than `maxBytes`, or one that grows past it while being read, is refused without reading
+ * the rest. For files that are edited in place and must keep every byte outside the edit.
  */
-export const readTextFile = (path: string, maxBytes: number): SafeRead => {
+export const readBytesFile = (path: string, maxBytes: number): SafeBytes => {
   const opened = openRegular(path)
   if (opened._tag !== "Open") return opened
   const { fd, stat } = opened
-  const tooLarge: SafeRead = { _tag: "Refused", reason: `larger than ${sizeText(maxBytes)}`, tooLarge: true }
+  const tooLarge: SafeBytes = { _tag: "Refused", reason: `larger than ${sizeText(maxBytes)}`, tooLarge: true }
   try {
     if (stat.size > maxBytes) return tooLarge
     // sized from fstat; grown (up to the cap) only if the file grows while it is read
@@ -115,13 +120,23 @@ export const readTextFile = (path: string, maxBytes: number): SafeRead => {
       total += n
     }
     if (total > maxBytes) return tooLarge
-    const text = buf.toString("utf8", 0, total)
-    return { _tag: "Text", text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, stat }
+    return { _tag: "Bytes", bytes: buf.subarray(0, total), stat }
   } catch (e) {
     return { _tag: "Refused", reason: (e as NodeJS.ErrnoException).code ?? String(e) }
   } finally {
     quietClose(fd)
   }
+}
+
+/**
+ * A regular file's text (UTF-8, a leading byte-order mark dropped), or why not. A file larger than
+ * `maxBytes`, or one that grows past it while being read, is refused without reading the rest.
+ */
+export const readTextFile = (path: string, maxBytes: number): SafeRead => {
+  const read = readBytesFile(path, maxBytes)
+  if (read._tag !== "Bytes") return read
+  const text = read.bytes.toString("utf8")
+  return { _tag: "Text", text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, stat: read.stat }
 }
 
 export interface LineReader {

@@ -88,7 +88,7 @@ describe("ocpool init --global | --project", () => {
     expect(readFileSync(path, "utf8")).toBe(after)
   })
 
-  it.each([["opencode-pool"], ["opencode-pool@0.1.0"], ["file:///somewhere/opencode-pool/dist/opencode-plugin.js"], ["/opt/checkout/dist/opencode-plugin.js"]])(
+  it.each([["opencode-pool"], ["opencode-pool@0.1.0"], ["opencode-pool@latest"], [ENTRY]])(
     "US-15 an existing entry spelled %j is recognised and never duplicated",
     (entry) => {
       const s = sandbox()
@@ -161,12 +161,13 @@ describe("ocpool init --global | --project", () => {
 
 describe("the plugin entry in opencode's config (core/opencodeConfig.ts)", () => {
   it("US-15 adding then removing gives back the same settings; an empty file gets a new config", () => {
+    const ours = (name: string) => name === "file:///i/dist/opencode-plugin.js"
     for (const text of ["{}", '{ "a": 1, }', JSONC, '{\r\n  "plugin": ["x"]\r\n}\r\n']) {
-      const added = addPluginEntry(text, "file:///i/dist/opencode-plugin.js")
+      const added = addPluginEntry(text, "file:///i/dist/opencode-plugin.js", ours)
       expect(added._tag).toBe("Changed")
       if (added._tag !== "Changed") continue
-      expect(addPluginEntry(added.text, "file:///i/dist/opencode-plugin.js")._tag).toBe("Unchanged")
-      const removed = removePluginEntry(added.text)
+      expect(addPluginEntry(added.text, "file:///i/dist/opencode-plugin.js", ours)._tag).toBe("Unchanged")
+      const removed = removePluginEntry(added.text, ours)
       expect(removed._tag).toBe("Changed")
       if (removed._tag === "Changed") expect(parse(removed.text)).toEqual(parse(text))
     }
@@ -196,6 +197,8 @@ describe("ocpool doctor confirms the install", () => {
     writeFileSync(moved, JSON.stringify({ plugin: ["file:///nowhere/opencode-pool/dist/opencode-plugin.js"] }))
     const check = doctorPlugin(s, { OPENCODE_CONFIG: moved })
     expect(check.status).toBe("fail")
-    expect(check.detail).toBe(`opencode reads ${moved}; the plugin entry does not load: file:///nowhere/opencode-pool/dist/opencode-plugin.js in ${moved}: no such file; run ocpool init --global again`)
+    expect(check.detail).toBe(
+      `opencode reads ${moved}; the plugin entry does not load: file:///nowhere/opencode-pool/dist/opencode-plugin.js in ${moved}: no such file (delete that entry by hand); run ocpool init --global again`
+    )
   })
 })
