@@ -4,8 +4,12 @@
  * state directory. Anywhere else the files are read, never deleted, and one warning says why.
  */
 
-/** Every name a state directory holds (SPEC §2.1), and the `.tmp` each is written through. */
-export const STATE_ENTRY = /^(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|pool\.lock|popups\.json)(?:\.tmp)?$/
+/**
+ * Every name a state directory holds (SPEC §2.1), the `.tmp` each is written through, and the
+ * temporaries `pool.lock` is linked from (`pool.lock.<pid>-<hex>.tmp`, layers/PoolLockFile.ts).
+ */
+export const STATE_ENTRY =
+  /^(?:(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|pool\.lock|popups\.json)(?:\.tmp)?|pool\.lock\.\d+-[0-9a-f]{1,32}\.tmp)$/
 
 export interface StateDirFacts {
   /** `lstat` saw a symbolic link (the path itself, not its target). */

@@ -152,20 +152,56 @@ export const userMessageOf = (
 /** opencode's title generator runs under the root's session id; its first system line says what it is. */
 const TITLE_GENERATOR = "You are a title generator"
 
+/** `Array.isArray`, guarded: it throws on a revoked Proxy. */
+const isArray = (v: unknown): boolean => {
+  try {
+    return Array.isArray(v)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Where a line is appended to an array: its `length`, read guarded, when that is an array index (an
+ * integer from 0 to 2³² − 2) whose slot reads as empty; undefined for an unreadable, negative,
+ * fractional, huge or non-number length, or one that lies short of the items (a Proxy's), where a
+ * write would not append or would overwrite a line.
+ */
+export const appendIndex = (array: unknown): number | undefined => {
+  const n = field(array, "length")
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 2 ** 32 - 2) return undefined
+  try {
+    return (array as Record<string, unknown>)[String(n)] === undefined ? n : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * `experimental.chat.system.transform` (issue 12, US-49): the session, its `provider/model` and the
  * system array to add the coaching line to; undefined for a request without a session, the title
- * generator's, or a hostile shape.
+ * generator's (or one whose first line cannot be read), a system array whose end cannot be found, or
+ * any other hostile shape. Total: every read is guarded.
  */
-export const coachTarget = (input: unknown, output: unknown): { readonly session: string; readonly model: string; readonly system: Array<unknown> } | undefined => {
+export const coachTarget = (input: unknown, output: unknown): { readonly session: string; readonly model: string; readonly system: unknown } | undefined => {
   const session = text(field(input, "sessionID"))
   const model = field(input, "model")
   const provider = text(field(model, "providerID"))
   const id = text(field(model, "id"))
   const system = field(output, "system")
-  if (session === undefined || provider === undefined || id === undefined || !Array.isArray(system)) return undefined
-  const first: unknown = system[0]
-  if (typeof first === "string" && first.startsWith(TITLE_GENERATOR)) return undefined
+  if (session === undefined || provider === undefined || id === undefined || !isArray(system)) return undefined
+  const length = appendIndex(system)
+  if (length === undefined) return undefined
+  if (length > 0) {
+    // an unreadable first line may be the title generator's: not coached
+    let first: unknown
+    try {
+      first = (system as Array<unknown>)[0]
+    } catch {
+      return undefined
+    }
+    if (typeof first === "string" && first.startsWith(TITLE_GENERATOR)) return undefined
+  }
   return { session, model: `${provider}/${id}`, system }
 }
 

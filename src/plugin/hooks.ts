@@ -21,7 +21,7 @@ import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/
 import { notifyInputs } from "./notifyEvents.js"
 import { installQuotaFetch, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
-import { coachTarget, engineEvents, handNamedVariant, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { appendIndex, coachTarget, engineEvents, handNamedVariant, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
 import { promptTarget } from "../services/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
 import { assign, describe, field, isPlainObject } from "./extract.js"
@@ -167,7 +167,12 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       }
       if (at === undefined) return
       const out = await run(engine.apply({ type: "coach", session: at.session, model: at.model }), "coaching")
-      if (out?.coach !== undefined) assign(at.system, String(at.system.length), out.coach)
+      if (out?.coach === undefined) return
+      // the end is read again: the array may have grown while the engine decided; every read is guarded
+      const end = appendIndex(at.system)
+      if (end === undefined || !assign(at.system, String(end), out.coach)) {
+        await log("error", `coaching could not add its line to the system prompt of ${at.session}`)
+      }
     },
     "chat.params": async (input) => {
       const r = requestOf(input)

@@ -15,7 +15,7 @@ import { jsonCopy, pluginOptions } from "../../src/plugin/extract.js"
 import opencodePool from "../../src/plugin/index.js"
 import { VariantRefused } from "../../src/services/PoolEngine.js"
 import { boot, childCreated, POOL2, spawn, tmp, type Booted } from "../plugin/boot.js"
-import { cyclic, nullProto, revoked, throwingGetters, trapEverything, unprintable } from "../plugin/hostile.js"
+import { cyclic, hostileArray, nullProto, revoked, throwingGetters, trapEverything, unprintable, type Trap } from "../plugin/hostile.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 
 /** Each hook call must settle within this (a hang is a failure, not a slow test). */
@@ -83,6 +83,12 @@ type Recipe =
   | { readonly k: "huge"; readonly n: number }
   | { readonly k: "logFn"; readonly answer: "ok" | "reject" | "throw" | "hostile" }
   | { readonly k: "obj"; readonly how: How; readonly fields: Readonly<Record<string, Recipe>>; readonly keys: ReadonlyArray<string> }
+  // an array behind a Proxy (Array.isArray holds): `traps` throw (`get` only for `keys` when given), or its `length` lies
+  | { readonly k: "array"; readonly items: ReadonlyArray<string>; readonly traps: ReadonlyArray<Trap>; readonly keys: ReadonlyArray<string> | undefined }
+  | { readonly k: "lying"; readonly items: ReadonlyArray<string>; readonly length: unknown }
+
+/** The real array behind each hostile array built, so a test can look at it without going through its traps. */
+const arrayTargets = new WeakMap<object, Array<unknown>>()
 
 /** The hostile value a recipe describes: `getters` makes `keys` throw, `proxy` lets only `keys` be read. */
 const build = (r: Recipe): unknown => {
@@ -105,6 +111,14 @@ const build = (r: Recipe): unknown => {
         if (r.answer === "throw") throw revoked()
         return r.answer === "ok" ? Promise.resolve({ data: true }) : r.answer === "reject" ? Promise.reject(unprintable()) : Promise.resolve(throwingGetters({ error: 1 }, ["error"]))
       }
+    case "array":
+    case "lying": {
+      const target: Array<unknown> = [...r.items]
+      const length = r.k === "lying" ? r.length : undefined
+      const proxy = r.k === "array" ? hostileArray(target, r.traps, r.keys) : new Proxy(target, { get: (t, k) => (k === "length" ? length : Reflect.get(t, k)) })
+      arrayTargets.set(proxy, target)
+      return proxy
+    }
     case "obj": {
       const o: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(r.fields)) Object.defineProperty(o, k, { value: build(v), enumerable: true, writable: true, configurable: true })
@@ -369,19 +383,32 @@ describe("fuzz: hook payloads", () => {
   )
 
   it(
-    "US-49 experimental.chat.system.transform never throws or hangs, and adds at most one string",
+    "US-49 experimental.chat.system.transform never throws or hangs, also on system arrays behind throwing or lying Proxies, and adds at most one string, at the end",
     async () => {
-      const input = maybeR(obj(fc.record({ sessionID: maybe(ids), model: fc.oneof(anyValue, obj(fc.record({ providerID: maybe(ids), id: maybe(ids) }))) })))
-      const output = maybeR(obj(fc.record({ system: fc.oneof(anyValue, value(fc.array(fc.string(), { maxLength: 3 }))) })))
+      const TRAPS: ReadonlyArray<Trap> = ["get", "has", "ownKeys", "getOwnPropertyDescriptor", "getPrototypeOf", "set", "defineProperty", "deleteProperty", "isExtensible", "preventExtensions"]
+      const lines = fc.array(fc.oneof(fc.string({ maxLength: 20 }), fc.constant("You are a title generator. You output ONLY a thread title.")), { maxLength: 3 })
+      const hostileSystem: fc.Arbitrary<Recipe> = fc.oneof(
+        fc
+          .record({ items: lines, traps: fc.subarray([...TRAPS], { minLength: 1 }), keys: fc.option(fc.subarray(["length", "0", "1", "2", "3"], { minLength: 1 }), { nil: undefined }) })
+          .map((r): Recipe => ({ k: "array", ...r })),
+        fc.record({ items: lines, length: fc.oneof(hostileNumber, fc.constantFrom(-1, 1.5, 2 ** 32, 2 ** 32 - 1, "1", null, undefined)) }).map((r): Recipe => ({ k: "lying", ...r }))
+      )
+      // fresh sessions now and then: a line is due, so the write itself is exercised
+      const sessions = fc.oneof(ids, fc.integer({ min: 0, max: 1_000_000 }).map((n) => `ses_fuzz_${n}`))
+      const input = maybeR(obj(fc.record({ sessionID: maybe(sessions), model: fc.oneof(anyValue, obj(fc.record({ providerID: maybe(ids), id: maybe(ids) })), value(fc.constant({ providerID: "zen", id: "alpha" }))) })))
+      const output = maybeR(obj(fc.record({ system: fc.oneof(anyValue, value(fc.array(fc.string(), { maxLength: 3 })), hostileSystem) })))
+      let written = 0
       await fc.assert(
         fc.asyncProperty(input, output, async (i, o) => {
           await breathe()
           const built = build(o)
-          // the test's own look at a hostile output must not throw either
-          const systemOf = (): Array<unknown> | undefined => {
+          // the test's own look at a hostile output must not throw either: a hostile array is seen through its real array
+          // (by its keys: a lying length may have made it sparse and huge)
+          const systemOf = (): ReadonlyMap<string, unknown> | undefined => {
             try {
               const s = (built as { system?: unknown } | null)?.system
-              return Array.isArray(s) ? [...s] : undefined
+              const target = typeof s === "object" && s !== null ? (arrayTargets.get(s) ?? (Array.isArray(s) ? (s as Array<unknown>) : undefined)) : undefined
+              return target === undefined ? undefined : new Map(Object.keys(target).map((k) => [k, target[Number(k)]] as const))
             } catch {
               return undefined
             }
@@ -391,12 +418,21 @@ describe("fuzz: hook payloads", () => {
           if (r.threw) throw r.error
           const after = systemOf()
           if (before !== undefined && after !== undefined) {
-            expect(after.length - before.length).toBeLessThanOrEqual(1)
-            for (const line of after.slice(before.length)) expect(typeof line).toBe("string")
+            // only array indices, at most one more, and the lines that were there untouched
+            const added = [...after.keys()].filter((k) => !before.has(k))
+            for (const k of added) expect(k).toMatch(/^(0|[1-9]\d*)$/)
+            expect(added.length).toBeLessThanOrEqual(1)
+            for (const [k, v] of before) expect(after.get(k)).toBe(v)
+            for (const k of added) {
+              written++
+              expect(typeof after.get(k)).toBe("string")
+            }
           }
         }),
         fuzzParams()
       )
+      // coaching lines were written, not only refused (a due line is drawn now and then: a short run may draw none)
+      if (FUZZ_RUNS >= 200) expect(written).toBeGreaterThan(0)
     },
     fuzzTimeout(20)
   )

@@ -10,7 +10,7 @@ import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import opencodePool from "../../src/plugin/index.js"
 import { VariantRefused } from "../../src/services/PoolEngine.js"
 import { bootsPerTest, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
-import { cyclic, nullProto, revoked, throwingGetters, trapEverything, unprintable } from "./hostile.js"
+import { cyclic, hostileArray, nullProto, revoked, throwingGetters, trapEverything, unprintable, type Trap } from "./hostile.js"
 
 const { start } = bootsPerTest()
 
@@ -29,6 +29,8 @@ const after = (b: Booted) => b.hooks["tool.execute.after"] as unknown as Before
 const params = (b: Booted) => b.hooks["chat.params"] as unknown as Before
 const onEvent = (b: Booted) => b.hooks.event as unknown as (input: unknown) => Promise<void>
 const onConfig = (b: Booted) => b.hooks.config as unknown as (input: unknown) => Promise<void>
+const transform = (b: Booted) => b.hooks["experimental.chat.system.transform"] as unknown as Before
+const message = (b: Booted) => b.hooks["chat.message"] as unknown as Before
 
 /** Hostile values for any position: the hooks must neither throw nor hang on them. */
 const hostiles = (): ReadonlyArray<unknown> => [
@@ -246,5 +248,115 @@ describe("plugin: hostile hook inputs", () => {
       }
     }
     expect(existsSync(join(dir, "..", "state"))).toBe(false)
+  })
+
+  describe("experimental.chat.system.transform (US-49)", () => {
+    let sessions = 0
+    /** A root session never seen before: its first readable request gets a GO line. */
+    const fresh = () => `ses_root_${sessions++}`
+    const request = (session: string) => ({ sessionID: session, model: { providerID: "zen", id: "alpha" } })
+    const OPENCODE = "You are opencode."
+    const ALL_TRAPS: ReadonlyArray<Trap> = ["get", "has", "ownKeys", "getOwnPropertyDescriptor", "getPrototypeOf", "set", "defineProperty", "deleteProperty", "isExtensible", "preventExtensions"]
+    /** The hook still coaches a readable request of a fresh session. */
+    const stillCoaches = async (b: Booted) => {
+      const system = [OPENCODE]
+      await transform(b)(request(fresh()), { system })
+      expect(system).toHaveLength(2)
+      expect(system[1]).toMatch(/^opencode-pool quota: GO\./)
+    }
+
+    it("US-49 an output.system whose length cannot be read: the hook resolves, adds nothing, and the session's next readable request still gets its line", async () => {
+      const b = await start({ models: POOL2 })
+      const session = fresh()
+      const items: Array<unknown> = [OPENCODE]
+      await expect(transform(b)(request(session), { system: hostileArray(items, ["get"], ["length"]) })).resolves.toBeUndefined()
+      expect(items).toEqual([OPENCODE])
+      // the engine was not told: the line it would have given is still owed to the session
+      const system = [OPENCODE]
+      await transform(b)(request(session), { system })
+      expect(system[1]).toMatch(/^opencode-pool quota: GO\./)
+    })
+
+    it("US-49 Proxies whose every get, has, ownKeys and length throw, as output, output.system, input or input.model: the hook resolves and keeps coaching", async () => {
+      const b = await start({ models: POOL2 })
+      const shapes: Array<readonly [string, () => unknown, () => unknown]> = []
+      const hostileValues = (): ReadonlyArray<readonly [string, () => unknown]> => [
+        ["trapEverything", () => trapEverything()],
+        ["trapEverything over an array", () => trapEverything([OPENCODE] as unknown as Record<string, unknown>)],
+        ["revoked", () => revoked()],
+        ["every array trap", () => hostileArray([OPENCODE], ALL_TRAPS)],
+        ["array get/has/ownKeys", () => hostileArray([OPENCODE], ["get", "has", "ownKeys"])],
+        ["array length", () => hostileArray([OPENCODE], ["get"], ["length"])],
+        ["array item 0", () => hostileArray([OPENCODE], ["get"], ["0"])],
+        ["unprintable", () => unprintable()],
+        ["throwing getters", () => throwingGetters({ sessionID: "s", model: {}, providerID: "zen", id: "alpha", system: [] }, ["sessionID", "model", "providerID", "id", "system"])]
+      ]
+      for (const [name, h] of hostileValues()) {
+        const s = fresh()
+        shapes.push([`output ${name}`, () => request(s), h])
+        shapes.push([`output.system ${name}`, () => request(s), () => ({ system: h() })])
+        shapes.push([`input ${name}`, h, () => ({ system: [OPENCODE] })])
+        shapes.push([`input.model ${name}`, () => ({ sessionID: s, model: h() }), () => ({ system: [OPENCODE] })])
+        shapes.push([`input.model.id ${name}`, () => ({ sessionID: s, model: { providerID: "zen", id: h() } }), () => ({ system: [OPENCODE] })])
+        shapes.push([`everything ${name}`, h, h])
+      }
+      for (const [name, input, output] of shapes) {
+        const r = await transform(b)(input(), output()).then(
+          () => "resolved",
+          (e: unknown) => `threw: ${String((e as Error)?.message)}`
+        )
+        expect(r, name).toBe("resolved")
+      }
+      await stillCoaches(b)
+    })
+
+    it("US-49 behind Proxies that let only what the hook needs be read, the line is still added", async () => {
+      const b = await start({ models: POOL2 })
+      const model = trapEverything({ providerID: "zen", id: "alpha" }, ["providerID", "id"])
+      // the array's has, ownKeys, prototype and delete traps throw; get and set pass through
+      const items: Array<unknown> = [OPENCODE]
+      const system = hostileArray(items, ["has", "ownKeys", "getPrototypeOf", "deleteProperty", "isExtensible", "preventExtensions"])
+      const input = trapEverything({ sessionID: fresh(), model }, ["sessionID", "model"])
+      await expect(transform(b)(input, trapEverything({ system }, ["system"]))).resolves.toBeUndefined()
+      expect(items).toHaveLength(2)
+      expect(items[1]).toMatch(/^opencode-pool quota: GO\./)
+    })
+
+    it("US-49 a system array that cannot be written: the hook resolves and says so in the log", async () => {
+      const b = await start({ models: POOL2 })
+      const session = fresh()
+      const system = Object.freeze([OPENCODE])
+      await expect(transform(b)(request(session), { system })).resolves.toBeUndefined()
+      expect(system).toEqual([OPENCODE])
+      expect(b.logs.filter((l) => l.level === "error").map((l) => l.message)).toEqual([`coaching could not add its line to the system prompt of ${session}`])
+    })
+
+    it("US-49 a length that is not an array index (negative, fractional, huge) or lies short of the lines adds nothing, overwrites nothing, writes no stray key", async () => {
+      const b = await start({ models: POOL2 })
+      for (const length of [-1, 1.5, 2 ** 32, 2 ** 32 - 1, Number.NaN, "1", 0]) {
+        const items: Array<unknown> = [OPENCODE]
+        const system = new Proxy(items, { get: (t, k) => (k === "length" ? length : Reflect.get(t, k)) })
+        await expect(transform(b)(request(fresh()), { system })).resolves.toBeUndefined()
+        expect(Object.keys(items)).toEqual(["0"])
+        expect(items).toEqual([OPENCODE])
+      }
+      await stillCoaches(b)
+    })
+  })
+
+  it("US-50 chat.message never throws on Proxies whose every trap throws, in any position", async () => {
+    const b = await start({ models: POOL2, fallbackModels: ["fb/one"] })
+    const model = { providerID: "zen", modelID: "alpha" }
+    for (const h of [...hostiles(), hostileArray([], ["get", "has", "ownKeys"]), hostileArray([model], ["get"], ["length"])]) {
+      for (const [input, output] of [
+        [h, { message: { model } }],
+        [{ sessionID: "s", model: h }, { message: h }],
+        [{ sessionID: "s", model }, h],
+        [{ sessionID: "s", model }, { message: { model: h, agent: h } }],
+        [h, h]
+      ] as const) {
+        await expect(message(b)(input, output)).resolves.toBeUndefined()
+      }
+    }
   })
 })

@@ -71,3 +71,23 @@ export const unprintable = (): Record<string, unknown> =>
       throw new Boom("toPrimitive")
     }
   })
+
+/** The traps `hostileArray` can make throw. */
+export type Trap = "get" | "has" | "ownKeys" | "getOwnPropertyDescriptor" | "getPrototypeOf" | "set" | "defineProperty" | "deleteProperty" | "isExtensible" | "preventExtensions"
+
+/**
+ * A Proxy over the real array `items` (so `Array.isArray` holds) whose `traps` throw a `Boom`; the
+ * `get` trap throws only for `keys` when they are given (`["length"]`: only the length is unreadable),
+ * for every key otherwise. The other traps pass through to the array.
+ */
+export const hostileArray = (items: Array<unknown>, traps: ReadonlyArray<Trap>, keys?: ReadonlyArray<string>): Array<unknown> => {
+  const handler: ProxyHandler<Array<unknown>> = {}
+  const h = handler as Record<Trap, (...args: Array<unknown>) => unknown>
+  for (const trap of traps) {
+    h[trap] = (...args: Array<unknown>) => {
+      if (trap === "get" && keys !== undefined && !keys.includes(String(args[1]))) return Reflect.get(...(args as [object, PropertyKey, unknown]))
+      throw new Boom(`${trap} ${String(args[1] ?? "")}`)
+    }
+  }
+  return new Proxy(items, handler)
+}
