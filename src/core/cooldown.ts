@@ -67,7 +67,7 @@ export interface CoolPlan {
 /**
  * What cooling `models` for `reason` means at `now`: the strike (largest over the models for an
  * escalating reason, 0 otherwise) and the window (a stated reset, else the strike backoff, else flat).
- * `windowOverride` is the breaker's `next − now` (SPEC §7.7 step 4).
+ * `stated` may be the breaker's `next − now` (SPEC §7.7 step 4); one beyond 7 days counts as none.
  */
 export const planCool = (
   table: CooldownTable,
@@ -83,8 +83,10 @@ export const planCool = (
   }
   let strike = 1
   for (const m of models) strike = Math.max(strike, nextStrike(table.get(m), now))
-  const windowMs = stated !== undefined ? Math.min(stated.ms, STATED_RESET_MAX_MS) : strikeWindowMs(strike)
-  return { models, scope, reason, strike, windowMs, source: stated?.source ?? "backoff", until: now + windowMs }
+  // a stated window beyond 7 days (the breaker's `next` − now) is absent, not capped (issue 18)
+  const usable = stated !== undefined && stated.ms > 0 && stated.ms <= STATED_RESET_MAX_MS ? stated : undefined
+  const windowMs = usable !== undefined ? usable.ms : strikeWindowMs(strike)
+  return { models, scope, reason, strike, windowMs, source: usable?.source ?? "backoff", until: now + windowMs }
 }
 
 /** The record a model gets when `plan` is merged over `old` (SPEC §7.5 merge rules); `old` if unchanged. */

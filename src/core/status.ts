@@ -3,7 +3,7 @@
  * claims, cooldowns and the slot table. Pure and read-only: it never routes and never changes state.
  */
 import { capOf, isLive, type Claim } from "./claims.js"
-import { POOLED_BASES } from "./constants.js"
+import { POOLED_BASES, STATED_RESET_MAX_MS } from "./constants.js"
 import { isCooling, type CooldownTable, type CoolReason } from "./cooldown.js"
 import type { Slot } from "./pool.js"
 import { printable } from "./printable.js"
@@ -150,9 +150,17 @@ const coolingText = (c: NonNullable<SlotStatus["cooling"]>, now: number): string
   return `COOLING ${c.reason} strike ${c.strikes} ${when}`
 }
 
+/** ` (3%)`: the share of the limit left, only when it is a number from 0 to 100 (never `Infinity%` from a limit of 0 or huge figures). */
+const percent = (left: number, limit: number): string => {
+  const p = Math.floor((left * 100) / limit)
+  return limit > 0 && left >= 0 && left <= limit && Number.isFinite(p) ? ` (${p}%)` : ""
+}
+
 const figuresText = (name: string, f: QuotaFiguresJson, now: number): string => {
-  const amount = f.limit === null ? `${f.remaining}` : `${f.remaining}/${f.limit} (${Math.floor((f.remaining * 100) / f.limit)}%)`
-  const reset = f.resetAt === null ? "" : ` reset ${clock(f.resetAt)}Z (${f.resetAt > now ? `in ${remaining(f.resetAt - now)}` : "passed"})`
+  const amount = f.limit === null ? `${f.remaining}` : `${f.remaining}/${f.limit}${percent(f.remaining, f.limit)}`
+  // a reset more than 7 days away is garbage (issue 18) and is not shown; quotaEntries leaves such records out
+  const shown = f.resetAt !== null && Math.abs(f.resetAt - now) <= STATED_RESET_MAX_MS ? f.resetAt : null
+  const reset = shown === null ? "" : ` reset ${clock(shown)}Z (${shown > now ? `in ${remaining(shown - now)}` : "passed"})`
   return `${name} ${amount}${reset}`
 }
 

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process"
 import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { encodeQuota, quotaFileName, type QuotaRecord } from "../../src/core/quota/record.js"
+import { encodeQuota, quotaFileName, type QuotaFigures, type QuotaRecord } from "../../src/core/quota/record.js"
 import { cli, ensureBuilt } from "./builtCli.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-quota-"))
@@ -25,6 +25,12 @@ const now = Date.now()
 const B: QuotaRecord = { model: "fakeB/pool-b", requests: { remaining: 3, limit: 100, resetAt: now + 10 * MIN }, tokens: { remaining: 9000, limit: 10_000 }, seenAt: now - 12_000 }
 const A: QuotaRecord = { model: "fakeA/pool-a", tokens: { remaining: 50 }, seenAt: now - 1000 }
 const STALE: QuotaRecord = { model: "fakeC/gone", requests: { remaining: 0, limit: 10, resetAt: now - 1000 }, seenAt: now - 5 * MIN }
+/** `r` moved by the time since this file was loaded: a test that checks "seen 12s ago" must not count the CLI runs before it. */
+const redate = (r: QuotaRecord): QuotaRecord => {
+  const by = Date.now() - now
+  const move = (f: QuotaFigures): QuotaFigures => (f.resetAt === undefined ? f : { ...f, resetAt: f.resetAt + by })
+  return { ...r, ...(r.requests !== undefined ? { requests: move(r.requests) } : {}), ...(r.tokens !== undefined ? { tokens: move(r.tokens) } : {}), seenAt: r.seenAt + by }
+}
 
 beforeAll(() => ensureBuilt("quota --help"), 120_000)
 
@@ -36,7 +42,7 @@ describe("ocpool quota", () => {
   })
 
   it("US-48 one line per non-stale record, sorted by model; the stale one is left out (and deleted from the trusted dir)", () => {
-    const dir = stateDir(B, A, STALE)
+    const dir = stateDir(redate(B), redate(A), STALE)
     const r = ocpool(["quota", "--state-dir", dir])
     expect(r.code).toBe(0)
     expect(r.stderr).toBe("")
@@ -70,6 +76,26 @@ describe("ocpool quota", () => {
     expect(r.stderr).toMatch(/^ocpool: state dir .* unreadable: not a directory\n$/)
   })
 
+  it("US-48 garbage records (issue 18): a reset thousands of years out or a seenAt in the future is stale (left out, deleted); a limit of 0 or huge figures never print Infinity%", () => {
+    const t = Date.now()
+    const far: QuotaRecord = { model: "fakeR/far", requests: { remaining: 3, limit: 100, resetAt: 8.64e15 }, seenAt: t - 1000 }
+    const future: QuotaRecord = { model: "fakeF/future", tokens: { remaining: 5 }, seenAt: t + 3_600_000 }
+    const zero: QuotaRecord = { model: "fakeZ/zero", requests: { remaining: 5, limit: 0, resetAt: t + 10 * MIN }, seenAt: t - 1000 }
+    const huge: QuotaRecord = { model: "fakeH/huge", requests: { remaining: 1.5e308, limit: 1.6e308 }, tokens: { remaining: 7, limit: 10 }, seenAt: t - 1000 }
+    const dir = stateDir(far, future, zero, huge)
+    const r = ocpool(["quota", "--state-dir", dir])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe("")
+    expect(r.stdout).not.toMatch(/Infinity|NaN/)
+    const lines = r.stdout.trimEnd().split("\n")
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^fakeH\/huge {2}tokens 7\/10 \(70%\) {2}seen \d+s ago$/)
+    expect(lines[1]).toMatch(/^fakeZ\/zero {2}requests 5 reset \d\d:\d\d:\d\dZ \(in \d+m\d\ds\) {2}seen \d+s ago$/)
+    expect(readdirSync(dir).sort()).toEqual([quotaFileName(huge.model), quotaFileName(zero.model)].sort())
+    const json = JSON.parse(ocpool(["quota", "--json", "--state-dir", stateDir(far, future, huge)]).stdout) as { models: Array<{ model: string; requests: unknown }> }
+    expect(json.models).toEqual([{ model: "fakeH/huge", requests: null, tokens: { remaining: 7, limit: 10, resetAt: null }, seenAt: huge.seenAt }])
+  })
+
   it("US-48 --help names the flags and the exit codes; the usage lists quota", () => {
     const help = ocpool(["quota", "--help"])
     expect(help.code).toBe(0)
@@ -92,7 +118,7 @@ describe("ocpool status with quota records", () => {
     expect(without.stdout).not.toContain("quota:")
     expect(Object.hasOwn(JSON.parse(ocpool(["status", "--json", "--pool", pool, "--state-dir", empty]).stdout) as object, "quota")).toBe(false)
 
-    const dir = stateDir(B)
+    const dir = stateDir(redate(B))
     const text = ocpool(["status", "--pool", pool, "--state-dir", dir])
     expect(text.code).toBe(0)
     const lines = text.stdout.trimEnd().split("\n")
@@ -103,5 +129,17 @@ describe("ocpool status with quota records", () => {
     expect(json.quota.map((q) => q.model)).toEqual(["fakeB/pool-b"])
     // a quota file is a state file: the directory stays trusted
     expect(json.warnings.filter((w) => w.includes("not trusted"))).toEqual([])
+  })
+
+  it("US-48 the quota: section never shows a reset thousands of years out or a record seen in the future (issue 18)", () => {
+    const pool = join(tmp(), "pool.txt")
+    writeFileSync(pool, "fakeA/pool-a 1\nfakeB/pool-b 1\n")
+    const far: QuotaRecord = { ...B, requests: { remaining: 3, limit: 100, resetAt: 8.64e15 }, seenAt: Date.now() - 1000 }
+    const future: QuotaRecord = { ...A, seenAt: Date.now() + 3_600_000 }
+    const dir = stateDir(far, future)
+    const text = ocpool(["status", "--pool", pool, "--state-dir", dir])
+    expect(text.code).toBe(0)
+    expect(text.stdout).not.toContain("quota:")
+    expect(Object.hasOwn(JSON.parse(ocpool(["status", "--json", "--pool", pool, "--state-dir", stateDir(far, future)]).stdout) as object, "quota")).toBe(false)
   })
 })

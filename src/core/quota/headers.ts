@@ -1,11 +1,12 @@
 /**
  * Quota sensing (issue 12): the rate-limit headers of one provider response as a quota observation.
  * Pure: `now` (epoch ms) is passed in. Reset values are read as SPEC §7.6 reads them (src/core/reset.ts),
- * plus epoch milliseconds and HTTP dates; a reset that is zero, negative or unreadable is absent, and one
- * further away than STATED_RESET_MAX_MS is capped there.
+ * plus epoch milliseconds and HTTP dates; a reset that is zero, negative, unreadable, not a representable
+ * time or further away than STATED_RESET_MAX_MS is absent (issue 18: never capped). A count (remaining,
+ * limit) above 2^53 − 1 is unreadable too. Every header value is read from its first
+ * RESET_VALUE_MAX_CHARS (1,024) characters, so a huge value costs no more than a short one.
  */
-import { STATED_RESET_MAX_MS } from "../constants.js"
-import { parseHttpDate, plainNumber, rateLimitResetValue, retryAfterValue } from "../reset.js"
+import { boundedValue, parseHttpDate, plainNumber, rateLimitResetValue, resetWindow, retryAfterValue } from "../reset.js"
 
 export interface QuotaDimension {
   readonly remaining: number
@@ -33,23 +34,28 @@ type Get = (name: string) => ReadonlyArray<string>
 /** A plain number at or above this is epoch milliseconds (OpenRouter); below it, reset.ts's reading applies. */
 const EPOCH_MS_FROM = 1e12
 
-/** A duration from now as an instant: rounded up to a whole ms and capped at 7 days; zero, negative or not finite is absent. */
-const instant = (ms: number, now: number): number | undefined =>
-  Number.isFinite(ms) && ms > 0 ? now + Math.min(Math.ceil(ms), STATED_RESET_MAX_MS) : undefined
+/** A duration from now as an instant, rounded up to a whole ms; absent unless within (0, 7 days] (`resetWindow`). */
+const instant = (ms: number, now: number): number | undefined => {
+  const window = resetWindow(ms)
+  return window === undefined ? undefined : now + window
+}
 
 /**
  * One reset value as epoch ms: a duration (`6m0s`, `20ms`, `1h2m3.5s`), seconds from now (`30`), epoch seconds
- * (≥ 10^9), epoch milliseconds (≥ 10^12), an RFC 3339 time (no zone means UTC) or an HTTP date.
+ * (≥ 10^9), epoch milliseconds (≥ 10^12), an RFC 3339 time (no zone means UTC) or an HTTP date; read from the
+ * value's first 1,024 characters; `undefined` unless within (now, now + 7 days].
  */
-export const parseResetValue = (value: string, now: number): number | undefined => {
+export const parseResetValue = (whole: string, now: number): number | undefined => {
+  const value = boundedValue(whole)
   const n = plainNumber(value)
   const ms = n >= EPOCH_MS_FROM ? n - now : rateLimitResetValue(value, now)
   return instant(Number.isNaN(ms) ? parseHttpDate(value) - now : ms, now)
 }
 
+/** A count: a plain number up to 2^53 − 1 (a larger one is garbage, and would print as `1e+300`). */
 const count = (value: string): number | undefined => {
   const n = plainNumber(value)
-  return Number.isFinite(n) ? n : undefined
+  return Number.isFinite(n) && n <= Number.MAX_SAFE_INTEGER ? n : undefined
 }
 
 const positive = (value: string): number | undefined => {
@@ -71,15 +77,19 @@ const first = <A>(values: ReadonlyArray<string>, read: (value: string) => A | un
 const isIterable = (headers: HeaderInput): headers is Iterable<readonly [string, string]> =>
   typeof (headers as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function"
 
-/** Lower-cased name → its string values in order. */
+/** Lower-cased name → its string values in order, each cut to its first RESET_VALUE_MAX_CHARS characters. */
 const collect = (headers: HeaderInput): Map<string, Array<string>> => {
   const table = new Map<string, Array<string>>()
   const pairs: Iterable<readonly [string, unknown]> = isIterable(headers) ? headers : Object.entries(headers)
   for (const [name, value] of pairs) {
-    const strings = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === "string")
-    if (typeof name !== "string" || strings.length === 0) continue
+    if (typeof name !== "string") continue
     const key = name.toLowerCase()
-    table.set(key, [...(table.get(key) ?? []), ...strings])
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v !== "string") continue
+      const values = table.get(key)
+      if (values === undefined) table.set(key, [boundedValue(v)])
+      else values.push(boundedValue(v))
+    }
   }
   return table
 }

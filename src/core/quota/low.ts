@@ -22,8 +22,9 @@ export const isLow = (level: QuotaLevel, reserve: number): boolean =>
 
 /**
  * The `quota_low` cooling for `model` at `now`, or undefined when no dimension is at its reserve.
- * It lasts until the latest stated reset of the low dimensions (capped at 7 days), else
- * QUOTA_LOW_WINDOW_MS; strike 0: a quota running out is not a failure.
+ * It lasts until the latest stated reset of the low dimensions, else QUOTA_LOW_WINDOW_MS; a reset that is
+ * not after `now`, or more than 7 days after it, is absent (issue 18: not capped). Strike 0: a quota
+ * running out is not a failure.
  */
 export const planQuotaLow = (
   model: string,
@@ -33,8 +34,8 @@ export const planQuotaLow = (
 ): CoolPlan | undefined => {
   const low = levels.filter((l): l is QuotaLevel => l !== undefined && isLow(l, reserve))
   if (low.length === 0) return undefined
-  const resets = low.map((l) => l.resetAt).filter((r): r is number => r !== undefined && r > now)
+  const resets = low.map((l) => l.resetAt).filter((r): r is number => r !== undefined && r > now && r - now <= STATED_RESET_MAX_MS)
   const stated = resets.length > 0
-  const until = stated ? Math.min(Math.max(...resets), now + STATED_RESET_MAX_MS) : now + QUOTA_LOW_WINDOW_MS
+  const until = stated ? Math.max(...resets) : now + QUOTA_LOW_WINDOW_MS
   return { models: [model], scope: "model", reason: "quota_low", strike: 0, windowMs: until - now, source: stated ? "header" : "flat", until }
 }

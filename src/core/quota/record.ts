@@ -5,6 +5,7 @@
  * write throttle; `now` is always passed in.
  */
 import { Option, Schema } from "effect"
+import { STATED_RESET_MAX_MS } from "../constants.js"
 import { modelFileKey } from "../cooldownFile.js"
 import { EpochMs, orElse } from "../tolerant.js"
 import type { QuotaDimension, QuotaObservation } from "./headers.js"
@@ -64,8 +65,9 @@ export const recordOf = (model: string, observation: QuotaObservation, now: numb
 export const encodeQuota = (r: QuotaRecord): string =>
   JSON.stringify({ version: 1, model: r.model, requests: r.requests, tokens: r.tokens, seenAt: r.seenAt })
 
-const NonNegative = Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n >= 0) || "a finite number ≥ 0"))
-const Positive = Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n > 0) || "a finite number > 0"))
+/** Counts stop at 2^53 − 1: a larger figure is garbage (no quota is that big) and would print as `1e+308` or `Infinity%`. */
+const NonNegative = Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n >= 0 && n <= Number.MAX_SAFE_INTEGER) || "a number from 0 to 2^53 − 1"))
+const Positive = Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n > 0 && n <= Number.MAX_SAFE_INTEGER) || "a number above 0, up to 2^53 − 1"))
 
 /** One dimension: `remaining` is required; a bad `limit` or `resetAt` reads as absent. */
 const Figures = Schema.Struct({
@@ -116,11 +118,20 @@ export const freshestReset = (r: QuotaRecord): number | undefined => {
 }
 
 /**
+ * Whether no reading could have produced the record (issue 18): it was seen after `now`, or a dimension
+ * resets more than 7 days after it was seen (every reset read from headers is within 7 days of the response).
+ */
+const isGarbage = (r: QuotaRecord, now: number): boolean =>
+  r.seenAt > now || [r.requests?.resetAt, r.tokens?.resetAt].some((t) => t !== undefined && t - r.seenAt > STATED_RESET_MAX_MS)
+
+/**
  * A record is stale once its figures no longer describe the quota: when its freshest reset has passed
  * (every dimension has refilled since), or, with no reset to go by, when it was seen more than 10 minutes
  * ago (providers that send no reset refill within minutes; an older figure is more likely wrong than right).
+ * A record seen in the future, or with a reset more than 7 days after it was seen, is stale at once.
  */
 export const isStale = (r: QuotaRecord, now: number): boolean => {
+  if (isGarbage(r, now)) return true
   const reset = freshestReset(r)
   return reset === undefined ? now - r.seenAt > QUOTA_UNDATED_STALE_MS : now >= reset
 }

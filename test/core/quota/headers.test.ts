@@ -23,9 +23,14 @@ describe("reset values", () => {
     ["2026-12-01T13:01:00+01:00", 60_000],
     ["Tue, 01 Dec 2026 12:02:00 GMT", 120_000],
     ["1ns", 1],
-    ["10 days", STATED_RESET_MAX_MS],
-    ["10d", STATED_RESET_MAX_MS],
-    ["99999999999999", STATED_RESET_MAX_MS]
+    ["7 days", STATED_RESET_MAX_MS],
+    ["168h", STATED_RESET_MAX_MS],
+    ["604800", STATED_RESET_MAX_MS],
+    ["1796731200", STATED_RESET_MAX_MS],
+    ["1796731200000", STATED_RESET_MAX_MS],
+    ["2026-12-08T12:00:00Z", STATED_RESET_MAX_MS],
+    ["Tue, 08 Dec 2026 12:00:00 GMT", STATED_RESET_MAX_MS],
+    [`${" ".repeat(1_020)}30`, 30_000]
   ] as const)("US-48 %j resets %d ms from now", (value, ms) => {
     expect(parseResetValue(value, NOW)).toBe(NOW + ms)
   })
@@ -36,6 +41,72 @@ describe("reset values", () => {
       expect(parseResetValue(value, NOW)).toBeUndefined()
     }
   )
+})
+
+describe("garbage reset values (issue 18)", () => {
+  it.each([
+    ["10 days", "10 days"],
+    ["10d", "10d"],
+    ["168h1s (7 days and 1 s)", "168h1s"],
+    ["604801 s", "604801"],
+    ["epoch seconds 7 days and 1 s out", "1796731201"],
+    ["epoch ms 7 days and 1 s out", "1796731201000"],
+    ["RFC 3339 7 days and 1 s out", "2026-12-08T12:00:01Z"],
+    ["an HTTP date 7 days and 1 s out", "Tue, 08 Dec 2026 12:00:01 GMT"],
+    ["99999999999 (epoch seconds, year 5138)", "99999999999"],
+    ["99999999999999 (epoch ms, year 5138)", "99999999999999"],
+    ["year 9999", "9999-12-31T23:59:59Z"],
+    ["an HTTP date in year 9999", "Fri, 31 Dec 9999 23:59:59 GMT"],
+    ["year 275760 (beyond the date range)", "275760-09-13T00:00:00Z"],
+    ['"1h" × 20000', "1h".repeat(20_000)],
+    ["a number only after the first 1,024 characters", `${" ".repeat(1_024)}30`]
+  ])("US-48 %s is no reset (absent, not capped at 7 days)", (_name, value) => {
+    expect(parseResetValue(value, NOW)).toBeUndefined()
+  })
+
+  it("US-48 a garbage reset, retry-after or retry-after-ms is absent; a dimension keeps its figures", () => {
+    expect(parse({ "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "99999999999" })?.requests).toEqual({ remaining: 0, limit: undefined, resetAt: undefined })
+    expect(parse({ "retry-after": String(30 * 86_400) })).toBeUndefined()
+    expect(parse({ "retry-after-ms": "99999999999999", "retry-after": "2" })?.retryAt).toBe(NOW + 2_000)
+    // a repeated reset takes its first usable value: the garbage one is skipped
+    expect(parse({ "x-ratelimit-remaining": "1", "x-ratelimit-reset": ["99999999999", "30"] })?.requests?.resetAt).toBe(NOW + 30_000)
+  })
+
+  it("US-48 counts beyond 2^53 − 1 are garbage: ignored like any bad value", () => {
+    expect(parse({ "x-ratelimit-remaining-requests": "9".repeat(300) })).toBeUndefined()
+    expect(parse({ "x-ratelimit-remaining-requests": "5", "x-ratelimit-limit-requests": "9007199254740992" })?.requests).toEqual({ remaining: 5, limit: undefined, resetAt: undefined })
+    expect(parse({ "x-ratelimit-remaining-requests": "9007199254740991" })?.requests?.remaining).toBe(9_007_199_254_740_991)
+  })
+})
+
+describe("long header values (issue 18)", () => {
+  const MiB = 1 << 20
+  const names = ["x-ratelimit-remaining-requests", "x-ratelimit-limit-requests", "x-ratelimit-reset-requests", "ratelimit", "retry-after", "retry-after-ms"]
+
+  it("US-48 every rate-limit header value is read from its first 1,024 characters: a figure only after them is absent", () => {
+    const late = (v: string) => `${" ".repeat(1_024)}${v}`
+    expect(parse({ "x-ratelimit-remaining-requests": late("5") })).toBeUndefined()
+    expect(parse({ "x-ratelimit-remaining-requests": "5", "x-ratelimit-limit-requests": late("10") })?.requests?.limit).toBeUndefined()
+    expect(parse({ "x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": late("30") })?.requests?.resetAt).toBeUndefined()
+    expect(parse({ ratelimit: `${"x".repeat(1_024)},remaining=5` })).toBeUndefined()
+    expect(parse({ "retry-after": late("30") })).toBeUndefined()
+    expect(parse({ "retry-after-ms": late("30") })).toBeUndefined()
+    // and the first 1,024 are read
+    expect(parse({ ratelimit: `${"x".repeat(1_000)},remaining=5` })?.requests?.remaining).toBe(5)
+  })
+
+  it("US-48 a 1 MiB value (whole, comma-separated, or repeated) gives what its first KiB gives", () => {
+    const values = [`5${" ".repeat(MiB)}`, "5,".repeat(MiB / 2), "a,".repeat(MiB / 2), "1h".repeat(MiB / 2), "remaining=5;".repeat(MiB / 12), "1".repeat(MiB)]
+    for (const v of values) {
+      const all: Record<string, string> = {}
+      const cut: Record<string, string> = {}
+      for (const n of names) {
+        all[n] = v
+        cut[n] = v.slice(0, 1_024)
+      }
+      expect(parse(all)).toEqual(parse(cut))
+    }
+  })
 })
 
 describe("rate-limit headers", () => {
@@ -105,7 +176,7 @@ describe("rate-limit headers", () => {
     expect(parse({ "retry-after-ms": "1500", "retry-after": "2" })?.retryAt).toBe(NOW + 1_500)
     expect(parse({ "retry-after-ms": "abc", "retry-after": "2" })?.retryAt).toBe(NOW + 2_000)
     expect(parse({ "retry-after": "Tue, 01 Dec 2026 11:59:00 GMT" })).toBeUndefined()
-    expect(parse({ "retry-after": String(30 * 86_400) })?.retryAt).toBe(NOW + STATED_RESET_MAX_MS)
+    expect(parse({ "retry-after": String(7 * 86_400) })?.retryAt).toBe(NOW + STATED_RESET_MAX_MS)
   })
 
   it("US-48 names are case-insensitive; a Headers object and an iterable of pairs work", () => {

@@ -98,6 +98,17 @@ describe("quota_low (US-48)", () => {
     expect(replayText(trace(P, quota(T0 + 1, "zen/a", { remaining: "1" }))).error?.line).toBe(2)
   })
 
+  it("US-48 a reset more than 7 days out is absent (issue 18): 60 s, as with none; exactly 7 days is kept; a valid reset beside a garbage one wins", () => {
+    const WEEK = STATED_RESET_MAX_MS
+    expect(planQuotaLow("m", [{ remaining: 0, resetAt: T0 + WEEK + 1_000 }], 0.02, T0)).toMatchObject({ until: T0 + QUOTA_LOW_WINDOW_MS, source: "flat" })
+    expect(planQuotaLow("m", [{ remaining: 0, resetAt: 8.64e15 }], 0.02, T0)).toMatchObject({ until: T0 + QUOTA_LOW_WINDOW_MS, source: "flat" })
+    expect(planQuotaLow("m", [{ remaining: 0, resetAt: T0 + WEEK }], 0.02, T0)).toMatchObject({ until: T0 + WEEK, source: "header" })
+    expect(planQuotaLow("m", [{ remaining: 0, resetAt: T0 + WEEK + 1_000 }, { remaining: 1, limit: 100, resetAt: T0 + 9_000 }], 0.02, T0)).toMatchObject({ until: T0 + 9_000, source: "header" })
+    expect(lines(trace(P, quota(T0 + 1, "zen/a", { remaining: 0, limit: 100, resetAt: T0 + 1 + 3_000 * 86_400_000 })))).toEqual([
+      `{"at":${T0 + 1},"type":"cool","models":["zen/a"],"scope":"model","reason":"quota_low","until":${T0 + 1 + QUOTA_LOW_WINDOW_MS},"strike":0}`
+    ])
+  })
+
   it.prop("US-48 a quota_low cooling always ends after the line and within 7 days", [fc.nat(1000), fc.option(fc.nat(2000), { nil: undefined }), fc.option(fc.integer({ min: -1e9, max: 1e12 }), { nil: undefined })], ([remaining, limit, reset]) => {
     const plan = planQuotaLow("m", [{ remaining, ...(limit === undefined || limit === 0 ? {} : { limit }), ...(reset === undefined ? {} : { resetAt: T0 + reset }) }], 0.02, T0)
     if (plan === undefined) return

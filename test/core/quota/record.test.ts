@@ -15,6 +15,7 @@ import {
 } from "../../../src/core/quota/record.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
+const WEEK = 7 * 86_400_000
 const obs = (o: Partial<QuotaObservation>): QuotaObservation => ({ requests: undefined, tokens: undefined, retryAt: undefined, ...o })
 const rec = (requests: QuotaRecord["requests"], seenAt = NOW, tokens?: QuotaRecord["tokens"]): QuotaRecord => ({
   model: "fakeB/pool-b",
@@ -51,6 +52,7 @@ describe("quota record files", () => {
     ["neither dimension", JSON.stringify({ model: "m", seenAt: NOW })],
     ["a negative remaining", JSON.stringify({ model: "m", seenAt: NOW, requests: { remaining: -1 } })],
     ["a string remaining", JSON.stringify({ model: "m", seenAt: NOW, tokens: { remaining: "5" } })],
+    ["a remaining beyond 2^53 − 1", JSON.stringify({ model: "m", seenAt: NOW, tokens: { remaining: 1.5e308, limit: 1.6e308 } })],
     ["empty", ""]
   ])("US-48 a file with %s decodes as undefined", (_name, text) => {
     expect(decodeQuota(text)).toBeUndefined()
@@ -59,6 +61,12 @@ describe("quota record files", () => {
   it("US-48 a bad limit or reset reads as absent, a bad dimension as missing, unknown fields are ignored", () => {
     const text = JSON.stringify({ version: 9, extra: true, model: "m", seenAt: NOW, requests: { remaining: 3, limit: 0, resetAt: "soon" }, tokens: [1] })
     expect(decodeQuota(text)).toEqual({ model: "m", requests: { remaining: 3 }, seenAt: NOW })
+  })
+
+  it("US-48 a limit of 0, below 0 or beyond 2^53 − 1 reads as absent", () => {
+    for (const limit of [0, -1, 9_007_199_254_740_992, 1e308]) {
+      expect(decodeQuota(JSON.stringify({ model: "m", seenAt: NOW, requests: { remaining: 3, limit } }))).toEqual({ model: "m", requests: { remaining: 3 }, seenAt: NOW })
+    }
   })
 
   it.prop("US-48 every record reads back as written", [recordArb], ([r]) => {
@@ -96,9 +104,29 @@ describe("isStale", () => {
     ["requests reset passed, tokens reset ahead", rec({ remaining: 0, resetAt: NOW - 1 }, NOW - 5000, { remaining: 1, resetAt: NOW + 1000 }), false],
     ["both resets passed", rec({ remaining: 0, resetAt: NOW - 1 }, NOW - 5000, { remaining: 1, resetAt: NOW - 2 }), true],
     ["no reset, seen 10 minutes ago", rec({ remaining: 3 }, NOW - 600_000), false],
-    ["no reset, seen 10 minutes and 1 ms ago", rec({ remaining: 3 }, NOW - 600_001), true]
+    ["no reset, seen 10 minutes and 1 ms ago", rec({ remaining: 3 }, NOW - 600_001), true],
+    // issue 18: a record no reading could have produced is stale at once
+    ["seen 1 ms in the future", rec({ remaining: 3, resetAt: NOW + 60_000 }, NOW + 1), true],
+    ["no reset, seen an hour in the future", rec({ remaining: 3 }, NOW + 3_600_000), true],
+    ["a reset exactly 7 days after it was seen", rec({ remaining: 3, resetAt: NOW - 1000 + WEEK }, NOW - 1000), false],
+    ["a reset 7 days and 1 ms after it was seen", rec({ remaining: 3, resetAt: NOW - 1000 + WEEK + 1 }, NOW - 1000), true],
+    ["a reset at the end of the date range", rec({ remaining: 3, limit: 100, resetAt: 8.64e15 }, NOW - 1000), true],
+    ["tokens reset far out, requests reset ahead", rec({ remaining: 0, resetAt: NOW + 1000 }, NOW - 5000, { remaining: 1, resetAt: NOW + 400 * 86_400_000 }), true]
   ] as const)("US-48 %s: stale %s", (_name, r, stale) => {
     expect(isStale(r, NOW)).toBe(stale)
+  })
+
+  it("US-48 a record from a file with a reset thousands of years out or seen in the future decodes, and is stale at once", () => {
+    const far = decodeQuota(JSON.stringify({ model: "m", seenAt: NOW - 1000, requests: { remaining: 3, limit: 100, resetAt: 8.64e15 } }))
+    expect(far).toBeDefined()
+    expect(isStale(far!, NOW)).toBe(true)
+    const future = decodeQuota(JSON.stringify({ model: "m", seenAt: NOW + 86_400_000, tokens: { remaining: 3 } }))
+    expect(isStale(future!, NOW)).toBe(true)
+  })
+
+  it.prop("US-48 every record made from an observation read at seenAt is fresh at seenAt", [fc.integer({ min: 1, max: WEEK }), fc.nat(1e9)], ([ms, remaining]) => {
+    const r = recordOf("m", obs({ requests: { remaining, limit: undefined, resetAt: NOW + ms } }), NOW)!
+    expect(isStale(r, NOW)).toBe(false)
   })
 })
 

@@ -41,6 +41,26 @@ describe("status: quota records", () => {
     expect(lines[at + 2]).toBe("warning: w")
   })
 
+  it("US-48 a limit of 0, a remaining above the limit or huge figures never print Infinity% or NaN%: the percent is left out", () => {
+    const line = (f: { remaining: number; limit: number }) => quotaLine({ model: "m", requests: { ...f, resetAt: null }, tokens: null, seenAt: NOW }, NOW)
+    expect(line({ remaining: 5, limit: 0 })).toBe("m  requests 5/0  seen 0s ago")
+    expect(line({ remaining: 0, limit: 0 })).toBe("m  requests 0/0  seen 0s ago")
+    expect(line({ remaining: 1.5e308, limit: 1.6e308 })).not.toMatch(/Infinity|NaN/)
+    expect(line({ remaining: 150, limit: 100 })).toBe("m  requests 150/100  seen 0s ago")
+    expect(line({ remaining: 100, limit: 100 })).toBe("m  requests 100/100 (100%)  seen 0s ago")
+    expect(line({ remaining: 5, limit: 1e-300 })).not.toMatch(/%/)
+  })
+
+  it("US-48 a reset more than 7 days out is not printed; a record with one, or seen in the future, is stale and left out of the view", () => {
+    const far = quotaLine({ model: "m", requests: { remaining: 3, limit: 100, resetAt: 8.64e15 }, tokens: null, seenAt: NOW }, NOW)
+    expect(far).toBe("m  requests 3/100 (3%)  seen 0s ago")
+    const garbage: ReadonlyArray<QuotaRecord> = [
+      { ...B, requests: { remaining: 3, limit: 100, resetAt: 8.64e15 } },
+      { ...B, model: "fakeC/c", seenAt: NOW + 60_000 }
+    ]
+    expect(view(garbage)).toEqual(view())
+  })
+
   it("US-48 a model name with control characters is shown escaped", () => {
     const text = renderStatus(view([{ ...B, model: "evil/\u001b[31mred" }]), { now: NOW, processes: [] })
     expect(text).not.toContain("\u001b")
