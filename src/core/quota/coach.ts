@@ -53,7 +53,7 @@ const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 16) +
 
 const describeDim = (d: Dim): string => {
   const f = d.figures
-  const left = f.limit === undefined ? `${f.remaining} ${d.name} left` : `${f.remaining}/${f.limit} ${d.name} left (${Math.floor((f.remaining / f.limit) * 100)}%)`
+  const left = f.limit === undefined ? `${f.remaining} ${d.name} left` : `${f.remaining}/${f.limit} ${d.name} left (${Math.floor((f.remaining * 100) / f.limit)}%)`
   return f.resetAt === undefined ? left : `${left}, resets ${clock(f.resetAt)}`
 }
 

@@ -27,6 +27,10 @@ describe("coaching (US-49)", () => {
     expect(c.line).toBe("opencode-pool quota: GO. big/root: 80/100 requests left (80%), resets 10:00Z; pool: 0 of 4 slot(s) cooling. Work normally; delegate bulk reading to the pooled subagents.")
   })
 
+  it("US-49 the percentage left is the one ocpool status shows: 29/100 is 29 %, not 28 % (no float rounding)", () => {
+    for (const [left, limit, pct] of [[29, 100, 29], [57, 100, 57], [1, 3, 33], [2, 3, 66]] as const) expect(coach({ ...base, quota: quota(left, limit) }).line).toContain(`${left}/${limit} requests left (${pct}%)`)
+  })
+
   it("US-49 the root's model at or below 20 % left, or most pool slots cooling: THROTTLE", () => {
     expect(coach({ ...base, quota: quota(20, 100) }).verdict).toBe("THROTTLE")
     expect(coach({ ...base, quota: quota(21, 100) }).verdict).toBe("GO")
