@@ -156,8 +156,9 @@ const main = () => {
   const db = cache.path
   // warm the page cache for both: one untimed run of each
   timed("sqlite3", [db, REFERENCE_SQL])
-  const check = JSON.parse(timed(process.execPath, [CLI, "cost", "--db", db, "--since", "all", "--json"]).stdout) as { total: { calls: number } }
+  const check = JSON.parse(timed(process.execPath, [CLI, "cost", "--db", db, "--since", "all", "--json"]).stdout) as { total: { calls: number }; unreadableRows: number }
   if (check.total.calls !== cache.meta.assistant) throw new Error(`the report counted ${check.total.calls} assistant messages, the generator wrote ${cache.meta.assistant}`)
+  if (check.unreadableRows !== 0) throw new Error(`the report found ${check.unreadableRows} unreadable rows in the generated database, which has none`)
   const reference: Array<number> = []
   const report: Array<number> = []
   for (let r = 0; r < ROUNDS; r++) {

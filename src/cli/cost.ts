@@ -26,17 +26,17 @@ export interface CostQuery {
   readonly sources: ReadonlyArray<PriceSource>
 }
 
-/** The report over the CostStore: one aggregate scan, the session tree, the roots' latest models. */
+/** The report over the CostStore: one aggregate scan (unreadable rows counted, not summed), the session tree, the roots' latest models. */
 export const measureCost = (q: CostQuery) =>
   Effect.gen(function* () {
     const store = yield* CostStore
     yield* store.checkSchema
-    const rows = yield* store.usage({ from: q.from, byDay: q.by === "day" })
+    const { rows, unreadable } = yield* store.usage({ from: q.from, byDay: q.by === "day" })
     const pooled = rows.filter((r) => isPooledAgent(r.agent))
     const parents = pooled.length === 0 ? new Map<string, string | null>() : yield* store.parents
     const roots = q.baselineModel === undefined ? [...new Set(pooled.map((r) => rootOf(r.sessionId, parents)))] : []
     const rootModels = yield* store.latestModels(roots)
-    return buildReport({ by: q.by, rows, parents, rootModels, baselineModel: q.baselineModel, prices: q.sources.map((s) => s.table) })
+    return buildReport({ by: q.by, rows, parents, rootModels, baselineModel: q.baselineModel, prices: q.sources.map((s) => s.table), unreadable })
   })
 
 /** The live layers: the database opened read-only. */
@@ -44,7 +44,7 @@ export const costLayer = (db: string) => CostSqlite().pipe(Layer.provide(SqliteN
 
 const unpricedNote = (report: CostReport, explicit: string | undefined): ReadonlyArray<string> => [
   ...report.unpriced.filter((m) => m !== explicit).map((m) => `no price for ${echo(m)} in any price source; its cost shows unknown`),
-  ...report.rootsWithoutModel.map((r) => `root session ${echo(r)} has no assistant message to take a model from; the baseline cost shows unknown`)
+  ...report.rootsWithoutModel.map((r) => `root session ${echo(r)} has no readable assistant message to take a model from; the baseline cost shows unknown`)
 ]
 
 export const costCommand = Command.make(

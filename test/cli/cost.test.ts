@@ -13,7 +13,7 @@ import { openFailures } from "../../src/cli/sweep/command.js"
 import { CostSqlite } from "../../src/layers/CostSqlite.js"
 import { SqliteNode } from "../../src/layers/SqliteNode.js"
 import { costOf } from "../../src/core/prices.js"
-import { assistant } from "../cost/costDb.js"
+import { assistant, assistantData, editedAssistant, rawMessage, type AssistantSeed } from "../cost/costDb.js"
 import { OpencodeDb } from "../retention/opencodeDb.js"
 import { cli, ensureBuilt } from "./builtCli.js"
 
@@ -38,7 +38,7 @@ const ROOT_PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }
  * A root on fakeA/root-a (2 calls) that handed work to explore-1 on fakeA/pool-a (2 calls, costs
  * recorded) and to implement-2 on fakeB/free-b (1 call, free), plus an old root call outside 7 days.
  */
-const setup = (more?: (o: OpencodeDb, ids: { readonly kid: string; readonly now: number }) => void) => {
+const setup = (more?: (o: OpencodeDb, ids: { readonly root: string; readonly kid: string; readonly now: number }) => void) => {
   const dir = mkdtempSync(join(tmpdir(), "ocpool-cost-cli-"))
   dirs.push(dir)
   const db = join(dir, "opencode.db")
@@ -55,7 +55,7 @@ const setup = (more?: (o: OpencodeDb, ids: { readonly kid: string; readonly now:
   assistant(o, root, now - 30 * MIN, { agent: "build", model: "fakeA/root-a", cost: 0.0195, input: 2500, output: 800 })
   const old = o.session({ created: now - 20 * DAY })
   assistant(o, old, now - 20 * DAY, { agent: "build", model: "fakeA/root-a", cost: 1, input: 100_000, output: 1000 })
-  more?.(o, { kid, now })
+  more?.(o, { root, kid, now })
   o.db.pragma("wal_checkpoint(TRUNCATE)")
   o.close()
   const catalog = join(dir, "models.json")
@@ -113,7 +113,7 @@ describe("ocpool cost", () => {
       unpriced: ReadonlyArray<string>
       priceSources: ReadonlyArray<{ name: string; path: string }>
     }
-    expect(Object.keys(j)).toEqual(["since", "from", "to", "by", "groups", "total", "baseline", "pool", "unpriced", "rootsWithoutModel", "priceSources"])
+    expect(Object.keys(j)).toEqual(["since", "from", "to", "by", "groups", "total", "baseline", "pool", "unpriced", "rootsWithoutModel", "unreadableRows", "priceSources"])
     expect(j.since).toBe("7d")
     expect(j.by).toBe("model")
     expect(j.groups.map((g) => [g.key, g.calls, g.cost])).toEqual([
@@ -297,5 +297,152 @@ describe("ocpool cost", () => {
     const h = ocpool(["cost", "--help"])
     expect(h.code).toBe(0)
     for (const flag of ["--db PATH", "--since DURATION", "--by agent|model|session|day", "--baseline-model PROVIDER/MODEL", "--json"]) expect(h.stdout).toContain(flag)
+  })
+
+  /** The whole report of `setup` without extra rows (7 days): what the good rows sum to, exactly. */
+  const TOTAL: UsageJson = { calls: 5, tokens: { input: 11_800, output: 1590, reasoning: 50, cacheRead: 1000, cacheWrite: 100 }, cost: 0.0464 }
+  const POOL: UsageJson = { calls: 3, tokens: POOLED, cost: 0.0164 }
+  interface ReportJson {
+    readonly groups: ReadonlyArray<UsageJson & { key: string }>
+    readonly total: UsageJson
+    readonly pool: UsageJson
+    readonly baseline: UsageJson & { models: ReadonlyArray<string> }
+    readonly unreadableRows: number
+  }
+  const report = (r: { code: number | null; stdout: string }): ReportJson => {
+    expect(r.code).toBe(0)
+    return JSON.parse(r.stdout) as ReportJson
+  }
+  /** CATALOG as a price table. */
+  const TABLE = new Map([
+    ["fakeA/pool-a", { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 1 }],
+    ["fakeA/root-a", ROOT_PRICE],
+    ["fakeB/free-b", { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }]
+  ])
+  /** The in-process run over the same database: CostSqlite on a read-only better-sqlite3 connection. */
+  const measure = (path: string, by: "agent" | "day" = "agent", from: number | undefined = Date.now() - 7 * DAY) =>
+    measureCost({ from, by, baselineModel: undefined, sources: [{ name: "catalog", path: "models.json", table: TABLE }] }).pipe(
+      Effect.provide(CostSqlite().pipe(Layer.provide(SqliteNode(path, { readonly: true })))),
+      Effect.runPromise
+    )
+
+  it("US-3 message rows that are not JSON are skipped and counted: the good rows sum exactly, exit 0", async () => {
+    // three rows '{not json', one the root's newest message (the baseline's model lookup reads it too)
+    const s = setup((o, { root, kid, now }) => {
+      rawMessage(o, kid, now - 45 * MIN, now - 45 * MIN, "{not json")
+      rawMessage(o, kid, now - 44 * MIN, now - 44 * MIN, "{not json")
+      rawMessage(o, root, now - MIN, now - MIN, "{not json")
+    })
+    const text = ocpool(["cost", "--db", s.db], s.env)
+    expect(text.stderr).toBe("")
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^total +5 +11,800 +1,590 +50 +1,000 +100 +\$0\.05\n3 rows unreadable, skipped: not a JSON object, or an assistant message with a missing or invalid agent, model, token count or cost\n\nPOOLED WORK/m)
+    expect(text.stdout).toMatch(/^pool +3 +7,800 +390 +50 +1,000 +100 +\$0\.02$/m)
+    const j = report(ocpool(["cost", "--db", s.db, "--json"], s.env))
+    expect(j.total).toEqual(TOTAL)
+    expect(j.pool).toEqual(POOL)
+    expect(j.baseline.cost).toBeCloseTo(BASELINE_COST, 10)
+    expect(j.baseline.models).toEqual(["fakeA/root-a"])
+    expect(j.unreadableRows).toBe(3)
+    // the report itself, in-process
+    const r = await measure(s.db)
+    expect(r.unreadable).toBe(3)
+    expect(r.total).toMatchObject({ calls: 5, tokens: TOTAL.tokens })
+    expect(r.total.cost).toBeCloseTo(0.0464, 12)
+    expect(r.baseline.models).toEqual(["fakeA/root-a"])
+    // a malformed row outside the window is not in the report at all
+    expect(report(ocpool(["cost", "--db", s.db, "--json", "--since", "40m"], s.env)).unreadableRows).toBe(1)
+  })
+
+  it("US-3 times outside the date range (2^62, -2^63, 8.64e15 + 1, text) go into the day unknown with --by day, exit 0", async () => {
+    const seed: AssistantSeed = { agent: "explore-1", model: "fakeA/pool-a", cost: 0.001, input: 10, output: 1 }
+    let at = 0
+    const s = setup((o, { kid, now }) => {
+      at = now
+      for (const time of [2n ** 62n, -(2n ** 63n), 8_640_000_000_000_001, "yesterday"]) rawMessage(o, kid, now - 10 * MIN, time, assistantData(seed, now))
+    })
+    const days = report(ocpool(["cost", "--db", s.db, "--json", "--by", "day"], s.env))
+    const known = days.groups.filter((g) => g.key !== "unknown")
+    expect(known.map((g) => g.key)).toEqual([...new Set([58, 49, 48, 39, 30].map((m) => new Date(at - m * MIN).toISOString().slice(0, 10)))].sort())
+    expect(known.reduce((a, g) => a + g.calls, 0)).toBe(5)
+    // unknown comes after every date; a time that is not a date is in every window
+    expect(days.groups.at(-1)).toEqual({ key: "unknown", calls: 4, tokens: { input: 40, output: 4, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.004 })
+    expect(days.total.calls).toBe(9)
+    expect(days.unreadableRows).toBe(0)
+    const text = ocpool(["cost", "--db", s.db, "--by", "day", "--since", "all"], s.env)
+    expect(text.stderr).toBe("")
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^unknown +4 +40 +4 +0 +0 +0 +\$0\.0040\ntotal +10 /m)
+    const r = await measure(s.db, "day")
+    expect(r.groups.at(-1)).toMatchObject({ key: "unknown", calls: 4 })
+  })
+
+  /** Assistant rows no report may sum: a bad value of each kind, in the pooled child. */
+  const BAD_ROWS: ReadonlyArray<readonly [string, (d: Record<string, any>) => void]> = [
+    ["negative tokens", (d) => (d.tokens.input = -5000)],
+    ["a negative cost", (d) => (d.cost = -0.5)],
+    ["tokens '12abc'", (d) => (d.tokens.output = "12abc")],
+    ["a cost '12' (a string)", (d) => (d.cost = "12")],
+    ["tokens 'NaN'", (d) => (d.tokens.reasoning = "NaN")],
+    ["a cost true", (d) => (d.cost = true)],
+    ["tokens above 2^53", (d) => (d.tokens.cache.read = 2 ** 60)],
+    ["fractional tokens", (d) => (d.tokens.input = 1.5)],
+    ["a cost null", (d) => (d.cost = null)],
+    ["no tokens", (d) => delete d.tokens],
+    ["no cache read", (d) => delete d.tokens.cache.read],
+    ["a cache array", (d) => (d.tokens.cache = [1, 2])],
+    ["tokens a string", (d) => (d.tokens = "lots")],
+    ["an agent number", (d) => (d.agent = 5)],
+    ["a provider object", (d) => (d.providerID = { id: "fakeA" })],
+    ["no model", (d) => delete d.modelID]
+  ]
+
+  it("US-3 an assistant row with a negative, string, boolean, huge, fractional or missing count or cost, a non-string agent or model, or data that is not a JSON object, is unreadable: it adds nothing, exit 0", async () => {
+    const seed: AssistantSeed = { agent: "explore-1", model: "fakeA/pool-a", cost: 7, input: 100_000, output: 100_000 }
+    const s = setup((o, { root, kid, now }) => {
+      for (const [, edit] of BAD_ROWS) rawMessage(o, kid, now - 10 * MIN, now - 10 * MIN, editedAssistant(seed, now, edit))
+      // numbers JSON.stringify cannot write: 1e999 (infinite to SQLite) and 2^64 written out
+      rawMessage(o, kid, now - 10 * MIN, now - 10 * MIN, editedAssistant(seed, now, () => {}).replace('"input":100000', '"input":1e999'))
+      rawMessage(o, kid, now - 10 * MIN, now - 10 * MIN, editedAssistant(seed, now, () => {}).replace('"cost":7', '"cost":18446744073709551616'))
+      // data that is not a JSON object: an array, a number, a string, null, a BLOB
+      for (const data of ['[{"role":"assistant","cost":7}]', "42", '"assistant"', "null", Buffer.from(editedAssistant(seed, now, () => {}))])
+        rawMessage(o, kid, now - 10 * MIN, now - 10 * MIN, data)
+      // the root's newest message is unreadable (negative tokens) and names another model: the baseline keeps fakeA/root-a
+      rawMessage(o, root, now - MIN, now - MIN, editedAssistant({ ...seed, agent: "build", model: "fakeB/free-b" }, now, (d) => (d.tokens.input = -1)))
+      // readable, and not in the report: objects that are not assistant messages
+      for (const data of ['{"role":"user"}', "{}", '{"role":["assistant"],"cost":7}']) rawMessage(o, kid, now - 10 * MIN, now - 10 * MIN, data)
+    })
+    const j = report(ocpool(["cost", "--db", s.db, "--json"], s.env))
+    expect(j.total).toEqual(TOTAL)
+    expect(j.pool).toEqual(POOL)
+    expect(j.baseline.models).toEqual(["fakeA/root-a"])
+    expect(j.baseline.cost).toBeCloseTo(BASELINE_COST, 10)
+    expect(j.unreadableRows).toBe(BAD_ROWS.length + 2 + 5 + 1)
+    const text = ocpool(["cost", "--db", s.db, "--by", "model"], s.env)
+    expect(text.code).toBe(0)
+    expect(text.stderr).toBe("")
+    expect(text.stdout).toContain(`\n${BAD_ROWS.length + 8} rows unreadable, skipped: `)
+    expect(text.stdout).toMatch(/^fakeA\/pool-a +2 +7,000 +300 +50 +1,000 +100 +\$0\.02$/m)
+    const r = await measure(s.db)
+    expect(r.unreadable).toBe(BAD_ROWS.length + 8)
+    expect(r.total).toMatchObject({ calls: 5, tokens: TOTAL.tokens })
+  })
+
+  it("US-3 every message the real opencode 1.18.33 wrote (test/fixtures/opencode-1.18.33/db-samples.json) is readable", async () => {
+    const samples = JSON.parse(readFileSync(new URL("../fixtures/opencode-1.18.33/db-samples.json", import.meta.url), "utf8")) as {
+      session: ReadonlyArray<{ id: string; parent_id: string | null; time_created: number }>
+      message: ReadonlyArray<{ session_id: string; time_created: number; data: string }>
+    }
+    const dir = mkdtempSync(join(tmpdir(), "ocpool-cost-samples-"))
+    dirs.push(dir)
+    const o = new OpencodeDb(join(dir, "opencode.db"))
+    for (const x of samples.session) o.session({ id: x.id, created: x.time_created, parentId: x.parent_id })
+    for (const m of samples.message) rawMessage(o, m.session_id, m.time_created, m.time_created, m.data)
+    o.close()
+    const assistants = samples.message.filter((m) => (JSON.parse(m.data) as { role: string }).role === "assistant")
+    expect(assistants.length).toBeGreaterThan(0)
+    const r = await measure(join(dir, "opencode.db"), "agent", undefined)
+    expect(r.unreadable).toBe(0)
+    expect(r.total.calls).toBe(assistants.length)
   })
 })

@@ -41,3 +41,21 @@ export const assistant = (o: OpencodeDb, session: string, at: number, s: Assista
   o.db.prepare("INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)").run(id, session, at, at, assistantData(s, at))
   return id
 }
+
+/**
+ * A message row holding any data and any `time_created`, as a damaged or hand-edited database may
+ * (SQLite keeps a text or an out-of-range number in an INTEGER column, and a BLOB in a TEXT one).
+ * `idAt` is the time the id encodes. Returns the id.
+ */
+export const rawMessage = (o: OpencodeDb, session: string, idAt: number, time: number | bigint | string, data: string | Buffer): string => {
+  const id = o.id("msg", idAt)
+  o.db.prepare("INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)").run(id, session, time, idAt, data)
+  return id
+}
+
+/** opencode's assistant data (as `assistantData` writes it) changed by `edit`, for damaged rows. */
+export const editedAssistant = (s: AssistantSeed, at: number, edit: (data: Record<string, any>) => void): string => {
+  const data = JSON.parse(assistantData(s, at)) as Record<string, any>
+  edit(data)
+  return JSON.stringify(data)
+}

@@ -38,6 +38,10 @@ export interface RenderContext {
   readonly priceSources: ReadonlyArray<{ readonly name: string }>
 }
 
+/** The line under the groups when message rows were skipped (docs/COST.md, "Unreadable rows"). */
+export const unreadableLine = (n: number): string =>
+  `${count(n)} ${n === 1 ? "row" : "rows"} unreadable, skipped: not a JSON object, or an assistant message with a missing or invalid agent, model, token count or cost`
+
 export const renderText = (report: CostReport, ctx: RenderContext): string => {
   const window = ctx.from === undefined ? "all assistant messages" : `assistant messages since ${new Date(ctx.from).toISOString()} (${ctx.since})`
   const groups = table([
@@ -46,12 +50,14 @@ export const renderText = (report: CostReport, ctx: RenderContext): string => {
     ...report.groups.map((g) => cells(echo(g.key), g)),
     cells("total", report.total)
   ])
+  const skipped = report.unreadable === 0 ? [] : [unreadableLine(report.unreadable)]
   const on = report.baseline.models.length === 0 ? "no pooled work" : `on ${report.baseline.models.map((m) => echo(m)).join(", ")}`
   const pooled = table([["POOLED WORK", ...HEADERS], cells("baseline", report.baseline), cells("pool", report.pool)])
   const sources = ctx.priceSources.length === 0 ? "none" : ctx.priceSources.map((s) => s.name).join(", then ")
   return [
     `${window}, by ${report.by}`,
     groups,
+    ...skipped,
     "",
     pooled,
     `baseline: the pooled work priced ${on}; pool: as it ran (recorded costs)`,
@@ -84,5 +90,6 @@ export const reportJson = (report: CostReport, ctx: JsonContext) => ({
   pool: usageJson(report.pool),
   unpriced: report.unpriced,
   rootsWithoutModel: report.rootsWithoutModel,
+  unreadableRows: report.unreadable,
   priceSources: ctx.priceSources.map((s) => ({ name: s.name, path: s.path }))
 })

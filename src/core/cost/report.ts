@@ -11,6 +11,7 @@
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { costOf, lookupPrice, type PriceTable, type Tokens } from "../prices.js"
 import type { GroupBy } from "./flags.js"
+import { dayOrder } from "./rows.js"
 
 /** One group of assistant messages as the database aggregates them. */
 export interface UsageRow {
@@ -18,7 +19,7 @@ export interface UsageRow {
   readonly agent: string
   /** `provider/model`. */
   readonly model: string
-  /** `YYYY-MM-DD` (UTC) of the messages, when grouping by day; otherwise empty. */
+  /** `YYYY-MM-DD` (UTC) of the messages, or `unknown` for a time that is not a date, when grouping by day; otherwise empty. */
   readonly day: string
   readonly calls: number
   readonly tokens: Tokens
@@ -53,8 +54,10 @@ export interface CostReport {
   readonly baseline: Baseline
   /** Models whose cost is unknown (recorded 0 with no price anywhere), and unpriced baseline models, sorted. */
   readonly unpriced: ReadonlyArray<string>
-  /** Roots of pooled work with no assistant message to take a model from, sorted. */
+  /** Roots of pooled work with no readable assistant message to take a model from, sorted. */
   readonly rootsWithoutModel: ReadonlyArray<string>
+  /** Message rows skipped as unreadable (rows.ts): in no group, total or pooled row. */
+  readonly unreadable: number
 }
 
 export interface ReportInput {
@@ -68,6 +71,8 @@ export interface ReportInput {
   readonly baselineModel?: string | undefined
   /** Price sources, first that prices a model wins. */
   readonly prices: ReadonlyArray<PriceTable>
+  /** Message rows the database scan could not read (rows.ts); 0 when absent. */
+  readonly unreadable?: number | undefined
 }
 
 export const ZERO_TOKENS: Tokens = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }
@@ -125,8 +130,8 @@ const recordedCost = (row: UsageRow, priced: (model: string) => boolean): Cost =
 
 const byKey = (a: Group, b: Group): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
 
-/** Days in order; any other grouping by calls, most first, then by key. */
-const groupOrder = (by: GroupBy) => (by === "day" ? byKey : (a: Group, b: Group) => b.calls - a.calls || byKey(a, b))
+/** Days in date order (`unknown` last); any other grouping by calls, most first, then by key. */
+const groupOrder = (by: GroupBy) => (by === "day" ? (a: Group, b: Group) => dayOrder(a.key, b.key) : (a: Group, b: Group) => b.calls - a.calls || byKey(a, b))
 
 export const buildReport = (input: ReportInput): CostReport => {
   const priceCache = new Map<string, ReturnType<typeof lookupPrice>>()
@@ -179,6 +184,7 @@ export const buildReport = (input: ReportInput): CostReport => {
     pool,
     baseline: { calls: pool.calls, tokens: pool.tokens, cost: baselineCost, models: [...baselineModels].sort() },
     unpriced: [...unpriced].sort(),
-    rootsWithoutModel: [...rootsWithoutModel].sort()
+    rootsWithoutModel: [...rootsWithoutModel].sort(),
+    unreadable: input.unreadable ?? 0
   }
 }

@@ -38,4 +38,19 @@ describe("cost rendering", () => {
     expect(json).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/)
     expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(reportJson(r, ctx))))
   })
+
+  it("US-3 unreadable rows: one line under the groups (none when there are none), unreadableRows in the JSON", () => {
+    const input = { by: "agent" as const, rows: [row("build", "p/root", 0.5)], parents: new Map([["ses_a", null]]), rootModels: new Map(), prices: [] }
+    const text = (unreadable: number) => renderText(buildReport({ ...input, unreadable }), ctx).split("\n")
+    expect(text(3)[4]).toBe("3 rows unreadable, skipped: not a JSON object, or an assistant message with a missing or invalid agent, model, token count or cost")
+    expect(text(3)[5]).toBe("")
+    expect(text(1)[4]).toMatch(/^1 row unreadable, skipped: /)
+    expect(text(1234)[4]).toMatch(/^1,234 rows unreadable, skipped: /)
+    expect(text(0).join("\n")).not.toContain("unreadable")
+    expect(text(0)).toHaveLength(text(3).length - 1)
+    const json = reportJson(buildReport({ ...input, unreadable: 3 }), ctx)
+    expect(json.unreadableRows).toBe(3)
+    expect(Object.keys(json).slice(-2)).toEqual(["unreadableRows", "priceSources"])
+    expect(reportJson(buildReport(input), ctx).unreadableRows).toBe(0)
+  })
 })

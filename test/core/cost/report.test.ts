@@ -59,6 +59,15 @@ describe("cost report", () => {
     expect(keys("day")).toEqual([["2026-11-21", 1], ["2026-11-22", 3], ["2026-11-23", 2]])
   })
 
+  it("US-3 unreadable message rows are counted in the report and in no group, total or pooled row; days sort with unknown last", () => {
+    const days: ReadonlyArray<UsageRow> = [{ ...ROWS[0]!, day: "unknown" }, { ...ROWS[1]!, day: "+010000-01-01" }, { ...ROWS[2]!, day: "2026-11-21" }]
+    const r = buildReport({ by: "day", rows: days, parents: PARENTS, rootModels: ROOT_MODELS, prices: [PRICES], unreadable: 7 })
+    expect(r.unreadable).toBe(7)
+    expect(r.groups.map((g) => g.key)).toEqual(["2026-11-21", "+010000-01-01", "unknown"])
+    expect(r.total.calls).toBe(6)
+    expect(buildReport({ by: "agent", rows: ROWS, parents: PARENTS, rootModels: ROOT_MODELS, prices: [PRICES] }).unreadable).toBe(0)
+  })
+
   it("US-3 a pool model priced at zero shows $0.00, not unknown", () => {
     const r = buildReport({ by: "agent", rows: ROWS, parents: PARENTS, rootModels: ROOT_MODELS, prices: [PRICES] })
     expect(r.pool.cost).toBe(0)
