@@ -3,19 +3,24 @@
  * (SPEC §10.7), run on the remote machine: creates the hop key if absent, writes the marked `Host`
  * block into `~/.ssh/config` (replaced in place, so a second run changes no byte), and prints the block
  * and the line for the desktop's `authorized_keys`. `--print` writes nothing and creates no key.
+ *
+ * Order: the flags are checked (a value OpenSSH would not read back exactly is exit 2), the config edit
+ * is planned on the file's bytes (every byte outside the block kept) and the write checked (a
+ * read-only file, a directory or a dangling link in the way, the 1 MiB cap: exit 1), and only then is
+ * the key created and the file written, so a refusal leaves no key behind.
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
-import { chmodSync, lstatSync, realpathSync, statSync } from "node:fs"
+import { accessSync, chmodSync, constants, lstatSync, realpathSync, statSync, type Stats } from "node:fs"
 import { hostname } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { DESKTOP_ALIAS } from "../core/notify/channel.js"
-import { authorizedKeysLine, DEFAULT_RECEIVER, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../core/notify/tunnel.js"
+import { authorizedKeysLine, DEFAULT_RECEIVER, identityFileArg, receiverProblem, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../core/notify/tunnel.js"
 import { printable } from "../core/printable.js"
 import { writeFileAtomic } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
 import { runTool, failureOf } from "../layers/runArgv.js"
-import { occupied, readTextFile } from "../layers/safeRead.js"
+import { occupied, readBytesFile, readTextFile } from "../layers/safeRead.js"
 import { homeDir } from "../layers/xdg.js"
 import { BadInput, PathUnusable, UsageProblem } from "./errors.js"
 
@@ -25,12 +30,15 @@ const KEYGEN_TIMEOUT_MS = 15_000
 const SSH_CONFIG_MAX_BYTES = 1 << 20
 const PUBLIC_KEY_MAX_BYTES = 16 << 10
 
-const ALIAS = /^[A-Za-z0-9._-]{1,64}$/
+/** ssh takes a host argument starting with `-` for an option (and refuses it as a host name). */
+const ALIAS = /^[A-Za-z0-9._][A-Za-z0-9._-]{0,63}$/
 /** A host name, IPv4 or IPv6 address (an IPv6 zone after `%`): nothing that could end the `HostName` line. */
 const HOST = /^[A-Za-z0-9_:%.][A-Za-z0-9._:%-]{0,252}$/
 /** A login name (domain logins may carry `@`). */
 const USER = /^[A-Za-z0-9._][A-Za-z0-9._@$-]{0,127}$/
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+/** What Node makes of bytes that are not UTF-8 in argv (U+FFFD), and halves of a surrogate pair. */
+const UNDECODABLE = /[\ufffd]|\p{Cs}/u
 const PUBLIC_KEY = /^(ssh-[a-z0-9-]+|ecdsa-sha2-[a-z0-9-]+|sk-[A-Za-z0-9@.-]+) [A-Za-z0-9+/=]+( .*)?$/
 
 const NO_HOME = "no home directory (HOME is unset or not absolute, and the system has none for this user); set HOME"
@@ -61,9 +69,6 @@ const tilde = (path: string, home: string | undefined): string => {
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? `~/${rel.split(sep).join("/")}` : path
 }
 
-/** An ssh config argument: quoted when it holds a space. */
-const sshArg = (s: string): string => (/\s/.test(s) ? `"${s}"` : s)
-
 const bad = (message: string) => new BadInput({ message })
 
 /** Every flag checked before anything is read or written (exit 2 with one line naming the flag). */
@@ -81,24 +86,30 @@ export const checkFlags = (f: TunnelFlags, home: string | undefined, cwd: string
       if (!(port >= 1 && port <= 65_535)) return yield* bad(`--port must be an integer from 1 to 65535, not "${printable(f.port)}"`)
     }
     const alias = f.alias ?? DESKTOP_ALIAS
-    if (!ALIAS.test(alias)) return yield* bad(`--alias must be 1 to 64 of A-Z a-z 0-9 . _ -, not "${printable(alias)}"`)
-    const receiver = f.receiver ?? DEFAULT_RECEIVER
-    if (receiver.trim() === "" || CONTROL.test(receiver)) return yield* bad(`--receiver must be a one-line command, not "${printable(receiver)}"`)
+    if (!ALIAS.test(alias)) return yield* bad(`--alias must be 1 to 64 of A-Z a-z 0-9 . _ - not starting with '-', not "${printable(alias)}"`)
+    const receiver = (f.receiver ?? DEFAULT_RECEIVER).trim()
+    if (receiver === "" || CONTROL.test(receiver) || UNDECODABLE.test(receiver)) return yield* bad(`--receiver must be a one-line command, not "${printable(f.receiver ?? "")}"`)
+    const commandProblem = receiverProblem(receiver)
+    if (commandProblem !== undefined) return yield* bad(`--receiver ${commandProblem}, not "${printable(receiver)}"`)
     let keyPath: string
     if (f.key === undefined) {
       if (home === undefined) return yield* bad(`no default key path: ${NO_HOME}, or give --key PATH`)
       keyPath = join(home, ".ssh", "ocpool_notify")
     } else {
-      if (f.key === "" || CONTROL.test(f.key) || f.key.includes('"')) return yield* bad(`--key must be a file path without quotes or control characters, not "${printable(f.key)}"`)
+      if (f.key === "" || CONTROL.test(f.key) || UNDECODABLE.test(f.key)) return yield* bad(`--key must be a file path without control characters or bytes that are not UTF-8, not "${printable(f.key)}"`)
       if (f.key === "~" || f.key.startsWith("~/")) {
         if (home === undefined) return yield* bad(`--key ${printable(f.key)}: ${NO_HOME}`)
-        keyPath = f.key === "~" ? home : join(home, f.key.slice(2))
+        // `~//x` is under home, as in a shell; a trailing `/` goes, as `resolve` drops it from other paths
+        keyPath = f.key === "~" ? home : resolve(join(home, f.key.slice(2)))
       } else keyPath = resolve(cwd, f.key)
     }
-    const keyShown = tilde(keyPath, home)
+    // ssh expands `~` before `%` and `${}`: a home holding those is written out, escaped, instead
+    const keyShown = home !== undefined && (home.includes("%") || home.includes("${")) ? keyPath : tilde(keyPath, home)
+    const identityFile = identityFileArg(keyShown)
+    if (identityFile._tag === "Unwritable") return yield* bad(`--key "${printable(keyShown)}" cannot be written into ~/.ssh/config: ${identityFile.reason}; give another path (a symbolic link to the key will do)`)
     return {
-      spec: { host, user: user === "" ? undefined : user, port, alias, identityFile: sshArg(keyShown) },
-      receiver: receiver.trim(),
+      spec: { host, user: user === "" ? undefined : user, port, alias, identityFile: identityFile.text },
+      receiver,
       keyPath,
       keyShown
     }
@@ -162,28 +173,70 @@ const writeTarget = (path: string): string => {
 
 type ConfigWrite = "written" | "unchanged" | "not written (--print)"
 
-/** `~/.ssh/config` with the block in place; written (atomically, mode kept or 0600) only when it changes. */
-const writeConfig = (path: string, spec: TunnelSpec, print: boolean): Effect.Effect<ConfigWrite, PathUnusable> =>
+/** The config edit, planned before anything is created or written. */
+interface ConfigPlan {
+  readonly path: string
+  /** The bytes to write; `undefined` when the file already holds them. */
+  readonly bytes: Buffer | undefined
+  /** The mode to write with: the file's own, 0600 for a new one. */
+  readonly mode: number
+}
+
+/** Reads `~/.ssh/config` as bytes and splices the block in (exit 1 when unreadable or over the cap, before or after). */
+const planConfig = (path: string, spec: TunnelSpec): Effect.Effect<ConfigPlan, PathUnusable> =>
   Effect.gen(function* () {
-    const read = readTextFile(path, SSH_CONFIG_MAX_BYTES)
+    const read = readBytesFile(path, SSH_CONFIG_MAX_BYTES)
     if (read._tag === "Refused") return yield* new PathUnusable({ path, reason: read.tooLarge === true ? "larger than 1 MiB, not changed" : read.reason })
-    const before = read._tag === "Text" ? read.text : ""
-    const after = withTunnelBlock(before, spec)
-    if (print) return "not written (--print)"
-    if (read._tag === "Text" && after === before) return "unchanged"
+    // latin1: one character per byte, so the splice keeps every byte outside the block
+    const before = read._tag === "Bytes" ? read.bytes.toString("latin1") : undefined
+    const after = withTunnelBlock(before ?? "", spec)
+    if (after.length > SSH_CONFIG_MAX_BYTES) return yield* new PathUnusable({ path, reason: "the block would take it over 1 MiB, not changed" })
+    return { path, bytes: after === before ? undefined : Buffer.from(after, "latin1"), mode: read._tag === "Bytes" ? read.stat.mode & 0o777 : 0o600 }
+  })
+
+const accessCode = (path: string, mode: number): string | undefined => {
+  try {
+    accessSync(path, mode)
+    return undefined
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? String(e)
+  }
+}
+
+/** A file its owner made read-only (root included, whom the permission bits do not stop), or one this user may not write. */
+const readOnly = (target: string, st: Stats): boolean =>
+  (st.mode & 0o222) === 0 || (process.getuid?.() === st.uid && (st.mode & 0o200) === 0) || accessCode(target, constants.W_OK) !== undefined
+
+/**
+ * Whether the planned write can happen: the directory (created when missing), the file a link points
+ * to, not read-only, a directory it can be replaced in, no directory at `<file>.tmp`. Returns the file
+ * to write. Nothing is created but a missing ~/.ssh.
+ */
+const checkWritable = (path: string): Effect.Effect<string, PathUnusable> =>
+  Effect.gen(function* () {
     const dirProblem = makeDir(dirname(path), 0o700)
     if (dirProblem !== undefined) return yield* new PathUnusable({ path: dirProblem.path, reason: dirReason(dirProblem.code) })
     const target = writeTarget(path)
-    const mode = read._tag === "Text" ? read.stat.mode & 0o777 : 0o600
-    yield* Effect.try({
-      try: () => {
-        writeFileAtomic(target, after, mode)
-        // the create honours the umask; the mode is the file's own (or 0600 for a new one)
-        if ((statSync(target).mode & 0o777) !== mode) chmodSync(target, mode)
-      },
-      catch: (e) => unusable(target, e)
-    })
-    return "written"
+    const st = yield* Effect.try({ try: () => statSync(target, { throwIfNoEntry: false }), catch: (e) => unusable(target, e) })
+    if (st !== undefined && readOnly(target, st)) return yield* new PathUnusable({ path: target, reason: "read-only (no write permission), not changed" })
+    const dir = dirname(target)
+    const dirCode = accessCode(dir, constants.W_OK | constants.X_OK)
+    if (dirCode !== undefined) return yield* new PathUnusable({ path: dir, reason: dirReason(dirCode) })
+    const tmp = `${target}.tmp`
+    const tmpStat = yield* Effect.try({ try: () => lstatSync(tmp, { throwIfNoEntry: false }), catch: (e) => unusable(tmp, e) })
+    if (tmpStat?.isDirectory() === true) return yield* new PathUnusable({ path: tmp, reason: "a directory is in the way of the write (through this temporary name), not changed" })
+    return target
+  })
+
+/** Writes the planned bytes (atomically, the mode kept or 0600) into `target`. */
+const writeConfig = (target: string, bytes: Buffer, mode: number): Effect.Effect<void, PathUnusable> =>
+  Effect.try({
+    try: () => {
+      writeFileAtomic(target, bytes, mode)
+      // the create honours the umask; the mode is the file's own (or 0600 for a new one)
+      if ((statSync(target).mode & 0o777) !== mode) chmodSync(target, mode)
+    },
+    catch: (e) => unusable(target, e)
   })
 
 /** Runs the setup; resolves to the text for stdout. */
@@ -193,6 +246,9 @@ export const tunnelSetup = (f: TunnelFlags, env: NodeJS.ProcessEnv = process.env
     const c = yield* checkFlags(f, home)
     if (home === undefined && !f.print) return yield* new PathUnusable({ path: "~/.ssh/config", reason: NO_HOME })
     const configPath = home === undefined ? undefined : join(home, ".ssh", "config")
+    const plan = configPath === undefined ? undefined : yield* planConfig(configPath, c.spec)
+    // every reason not to write is found before the key is created
+    const target = plan?.bytes === undefined || f.print ? undefined : yield* checkWritable(plan.path)
 
     let keyState: string
     if (occupied(c.keyPath)) keyState = "exists"
@@ -204,7 +260,18 @@ export const tunnelSetup = (f: TunnelFlags, env: NodeJS.ProcessEnv = process.env
     const pub = occupied(c.keyPath) ? yield* publicKeyOf(c.keyPath) : { key: `<public key of ${c.keyShown}, created on setup>` }
     if ("problem" in pub) return yield* new PathUnusable({ path: c.keyPath, reason: pub.problem })
 
-    const written: ConfigWrite = configPath === undefined ? "not written (--print)" : yield* writeConfig(configPath, c.spec, f.print)
+    let written: ConfigWrite
+    if (plan === undefined || f.print) written = "not written (--print)"
+    else if (target === undefined || plan.bytes === undefined) written = "unchanged"
+    else {
+      // planned again on the bytes there now: an edit made while the key was created is not lost
+      const now = keyState.startsWith("created") ? yield* planConfig(plan.path, c.spec) : plan
+      if (now.bytes === undefined) written = "unchanged"
+      else {
+        yield* writeConfig(target, now.bytes, now.mode)
+        written = "written"
+      }
+    }
     const hostSetting = c.spec.alias === DESKTOP_ALIAS ? "" : ` (this alias is not the default: set OCPOOL_NOTIFY_HOST=${c.spec.alias} or the plugin option notifyHost)`
     return [
       `~/.ssh/config: block ${c.spec.alias} ${written}`,

@@ -2,18 +2,22 @@
  * `ocpool tunnel setup` (SPEC §10.7, US-13.4, US-13.5), run as the built CLI in a child process with a
  * temporary HOME only: the real ~/.ssh is never touched. ssh-keygen is a stub, the only program on PATH, that
  * records its argv and writes a key pair with a wide mode (so the command's own chmod is what is seen).
+ * What the command writes is then read by the real OpenSSH client of this machine (`ssh -G`, `ssh -v`
+ * through a ProxyCommand that exits at once, `ssh-keygen -lf`; test/support/sshOracle.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { execFile, spawnSync } from "node:child_process"
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
+import { authorizedKeysCommand, keygenAccepts, requireOpenSsh, sshG, sshIdentityPaths } from "../support/sshOracle.js"
 import { cli, ensureBuilt } from "./builtCli.js"
 
 ensureBuilt("tunnel setup --help")
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-tunnel-"))
-const PUBLIC = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStubStubStubStubStubStubStubStubStubStubStub"
+/** A real ed25519 public key (its private half was thrown away): `ssh-keygen -lf` reads the lines the command prints. */
+const PUBLIC = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIICJi7N++bpjzNADgFkeNoLWWsELfCCqM3z2belf9/u2"
 
 /** A temporary HOME and a PATH holding only the ssh-keygen stub. */
 const sandbox = () => {
@@ -47,6 +51,17 @@ const ocpool = (s: { home: string; bin: string }, args: ReadonlyArray<string>) =
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
+
+/** The same run, without blocking: independent runs go side by side. */
+const ocpoolAsync = (s: { home: string; bin: string }, args: ReadonlyArray<string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { encoding: "utf8", timeout: 60_000, cwd: s.home, env: { PATH: s.bin, HOME: s.home, XDG_CONFIG_HOME: join(s.home, ".config"), XDG_STATE_HOME: join(s.home, ".state") } },
+      (error, stdout, stderr) => done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
+    )
+  })
 
 const mode = (p: string) => statSync(p).mode & 0o777
 const begin = "# >>> opencode-pool ocpool-desktop >>>"
@@ -194,7 +209,214 @@ describe("ocpool tunnel setup (SPEC §10.7)", { timeout: 90_000 }, () => {
     writeFileSync(join(s.home, ".ssh"), "a file where the directory should be")
     const r = ocpool(s, ["tunnel", "setup", "--host", "desk.lan"])
     expect(r.code).toBe(1)
-    expect(r.stderr).toMatch(/^ocpool: [^\n]*\.ssh: [^\n]+\n$/)
+    // the config is checked before the key is made: either names the file in the way
+    expect(r.stderr).toMatch(/^ocpool: [^\n]*\.ssh(\/config)?: [^\n]+\n$/)
     expect(r.stdout).toBe("")
+  })
+
+  it("US-13.4 awkward --key paths (a quote, a trailing backslash, spaces, '%', '#', '=', non-ASCII), an IPv6 zone: the real ssh -G reads back exactly the key, host, user and port, and ssh expands the key to its own path", async () => {
+    requireOpenSsh()
+    const keys = tmp()
+    const cases: ReadonlyArray<{ readonly name: string; readonly host?: string }> = [
+      { name: "k'y" },
+      { name: "ky\\" },
+      { name: "a\\b" },
+      { name: "k y" },
+      { name: "k 'y" },
+      { name: "k%y" },
+      { name: "k%%y" },
+      { name: "%d" },
+      { name: "k#y" },
+      { name: "#k" },
+      { name: "k=y" },
+      { name: "k$y" },
+      { name: "clé" },
+      { name: "ключ 😀" },
+      { name: "plain", host: "fe80::1%eth0" }
+    ]
+    // one home each, run side by side
+    const runs = await Promise.all(
+      cases.map(async (c, i) => {
+        const s = sandbox()
+        const args = ["tunnel", "setup", "--host", c.host ?? "desk.lan", "--user", "me@dom$x", "--port", "2222", "--alias", `case-${i}`, "--key", join(keys, c.name)]
+        return { s, r: await ocpoolAsync(s, args) }
+      })
+    )
+    cases.forEach((c, i) => {
+      const { s, r } = runs[i]!
+      const config = join(s.home, ".ssh", "config")
+      const key = join(keys, c.name)
+      const alias = `case-${i}`
+      const host = c.host ?? "desk.lan"
+      expect(r.stderr, c.name).toBe("")
+      expect(r.code, c.name).toBe(0)
+      expect(existsSync(key), c.name).toBe(true)
+      const view = sshG(config, alias)
+      expect(view.stderr, c.name).toBe("")
+      expect(view.code, c.name).toBe(0)
+      expect(view.values.get("hostname"), c.name).toBe(host.toLowerCase())
+      expect(view.values.get("user"), c.name).toBe("me@dom$x")
+      expect(view.values.get("port"), c.name).toBe("2222")
+      // ssh -G shows IdentityFile after the quotes, before `%` expansion
+      expect(view.identityFiles, c.name).toEqual([key.replace(/%/g, "%%")])
+      expect(sshIdentityPaths(config, alias).paths, c.name).toEqual([key])
+    })
+    // fifteen CLI starts side by side: room for a loaded machine
+  }, 180_000)
+
+  it("US-13 values ssh_config or authorized_keys cannot carry exit 2 with one line, create no key and write nothing: '${', a double quote, a backslash in a quoted or doubled key path, a receiver ending in a backslash, an alias ssh takes for an option", async () => {
+    const s = sandbox()
+    const d = tmp()
+    const refused: ReadonlyArray<ReadonlyArray<string>> = [
+      ["--key", `${d}/k\${HOME}y`],
+      ["--key", `${d}/k"y`],
+      ["--key", `${d}/k y\\`],
+      ["--key", `${d}/k 'y\\z`],
+      ["--key", `${d}/k\\\\y`],
+      ["--key", `${d}/k\ufffdy`],
+      ["--receiver", "ocpool receive\\"],
+      ["--receiver", "ocpool receive\\ "],
+      ["--alias", "-oProxyCommand"],
+      ["--alias", "-x"]
+    ]
+    // nothing is written by any of them: side by side in one home
+    const runs = await Promise.all(refused.map((args) => ocpoolAsync(s, ["tunnel", "setup", "--host", "desk.lan", ...args])))
+    refused.forEach((args, i) => {
+      const r = runs[i]!
+      expect(r.code, args.join(" ")).toBe(2)
+      expect(r.stderr, args.join(" ")).toMatch(/^ocpool: --(alias|receiver|key) [^\n]*\n$/)
+      expect(r.stdout, args.join(" ")).toBe("")
+    })
+    expect(readdirSync(s.home)).toEqual([])
+    expect(readdirSync(d)).toEqual([])
+    expect(s.calls()).toEqual([])
+  })
+
+  it("US-13.4 the authorized_keys line is one sshd reads: ssh-keygen -lf accepts it and the forced command is exactly the --receiver (backslashes kept, only quotes escaped)", async () => {
+    requireOpenSsh()
+    const s = sandbox()
+    const receivers = ["ocpool receive", "/opt/my\\ dir/ocpool receive", 'sh -c "ocpool receive"', 'a\\"b', "x \\\\ y", "/opt/ocpool receive # é", "\\\\host\\share\\ocpool receive x"]
+    // the first run creates the key; --print then shows the line with that key, side by side
+    const first = await ocpoolAsync(s, ["tunnel", "setup", "--host", "desk.lan"])
+    expect(first.code).toBe(0)
+    const runs = await Promise.all(receivers.map((receiver) => ocpoolAsync(s, ["tunnel", "setup", "--host", "desk.lan", "--receiver", receiver, "--print"])))
+    receivers.forEach((receiver, i) => {
+      const r = runs[i]!
+      expect(r.code, receiver).toBe(0)
+      const line = r.stdout.split("\n").find((l) => l.startsWith("command="))!
+      expect(keygenAccepts(line).ok, `${receiver}: ${line}`).toBe(true)
+      expect(authorizedKeysCommand(line), receiver).toEqual({
+        command: receiver,
+        options: ",no-pty,no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-user-rc",
+        key: expect.stringMatching(new RegExp(`^${PUBLIC.replace(/[+/]/g, "\\$&")} `)) as unknown as string
+      })
+    })
+  })
+
+  it("US-13 a ~/.ssh/config that cannot be written (read-only, a directory, a dangling link, a link to a read-only file, over 1 MiB or taken over it by the block, a .tmp directory in the way) exits 1 with one line; no key is created and nothing written", async () => {
+    const cases: Array<{ readonly name: string; readonly setup: (ssh: string) => void; readonly reason: RegExp }> = [
+      { name: "read-only file", setup: (ssh) => writeFileSync(join(ssh, "config"), "Host a\n", { mode: 0o444 }), reason: /config: read-only/ },
+      { name: "a directory", setup: (ssh) => mkdirSync(join(ssh, "config")), reason: /config: not a regular file \(a directory\)/ },
+      { name: "a dangling link", setup: (ssh) => symlinkSync(join(ssh, "nowhere"), join(ssh, "config")), reason: /config: a dangling symbolic link/ },
+      {
+        name: "a link to a read-only file",
+        setup: (ssh) => {
+          writeFileSync(join(ssh, "target"), "Host a\n", { mode: 0o400 })
+          symlinkSync(join(ssh, "target"), join(ssh, "config"))
+        },
+        reason: /target: read-only/
+      },
+      { name: "over 1 MiB", setup: (ssh) => writeFileSync(join(ssh, "config"), `# ${"x".repeat(1 << 20)}\n`, { mode: 0o600 }), reason: /config: larger than 1 MiB/ },
+      { name: "taken over 1 MiB", setup: (ssh) => writeFileSync(join(ssh, "config"), `# ${"x".repeat((1 << 20) - 100)}\n`, { mode: 0o600 }), reason: /config: the block would take it over 1 MiB/ },
+      {
+        name: "a .tmp directory in the way",
+        setup: (ssh) => {
+          writeFileSync(join(ssh, "config"), "Host a\n", { mode: 0o600 })
+          mkdirSync(join(ssh, "config.tmp"))
+        },
+        reason: /config\.tmp: a directory is in the way/
+      }
+    ]
+    // permission bits do not stop root
+    if (process.getuid?.() !== 0) {
+      cases.push({
+        name: "a directory without write permission",
+        setup: (ssh) => {
+          writeFileSync(join(ssh, "config"), "Host a\n", { mode: 0o600 })
+          chmodSync(ssh, 0o500)
+        },
+        reason: /\.ssh: permission denied/
+      })
+    }
+    const prepared = cases.map((c) => {
+      const s = sandbox()
+      const ssh = join(s.home, ".ssh")
+      mkdirSync(ssh, { mode: 0o700 })
+      c.setup(ssh)
+      return { c, s, ssh, before: snapshot(s.home) }
+    })
+    // one home each, side by side
+    const runs = await Promise.all(prepared.map(({ s }) => ocpoolAsync(s, ["tunnel", "setup", "--host", "desk.lan"])))
+    prepared.forEach(({ c, s, ssh, before }, i) => {
+      const r = runs[i]!
+      const after = snapshot(s.home)
+      chmodSync(ssh, 0o700)
+      expect(r.stderr, c.name).toMatch(/^ocpool: [^\n]+\n$/)
+      expect(r.stderr, c.name).toMatch(c.reason)
+      expect(r.code, c.name).toBe(1)
+      expect(r.stdout, c.name).toBe("")
+      expect(s.calls(), c.name).toEqual([])
+      expect(after, c.name).toEqual(before)
+    })
+  })
+
+  it("US-13.4 every byte outside the block is kept (Latin-1 bytes, a BOM, mixed LF and CRLF, no final newline); the block takes the file's dominant line ending, and a later run changes only the block", async () => {
+    const s = sandbox()
+    mkdirSync(join(s.home, ".ssh"), { mode: 0o700 })
+    const config = join(s.home, ".ssh", "config")
+    const bytes = (...parts: ReadonlyArray<string | Buffer>) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "latin1") : p)))
+    const block = (host: string, eol: string) =>
+      Buffer.from(
+        [
+          begin,
+          "Host ocpool-desktop",
+          `  HostName ${host}`,
+          "  IdentityFile ~/.ssh/ocpool_notify",
+          "  IdentitiesOnly yes",
+          "  BatchMode yes",
+          "  ConnectTimeout 5",
+          "  ControlMaster auto",
+          "  ControlPath ~/.ssh/ocpool-%C",
+          "  ControlPersist 10m",
+          "  ClearAllForwardings yes",
+          "  RequestTTY no",
+          "  StrictHostKeyChecking accept-new",
+          "# <<< opencode-pool ocpool-desktop <<<"
+        ].join(eol)
+      )
+    // CRLF five times, LF once, the last line unterminated; é and ÿ as Latin-1 bytes
+    const prefix = bytes("\xef\xbb\xbf# mine\r\nHost other\r\n  IdentityFile ~/.ssh/cl\xe9\r\n  HostName o.lan\n\r\nHost b\r\n  HostName b.lan")
+    writeFileSync(config, prefix, { mode: 0o600 })
+    expect((await ocpoolAsync(s, ["tunnel", "setup", "--host", "desk.lan"])).code).toBe(0)
+    const first = bytes(prefix, "\r\n\r\n", block("desk.lan", "\r\n"), "\r\n")
+    expect(readFileSync(config).equals(first)).toBe(true)
+
+    // text after the block, in other endings and bytes, stays as it is when the block is replaced
+    const suffix = bytes("Host after\n  User x\xff\n# end")
+    writeFileSync(config, bytes(first, suffix))
+    expect((await ocpoolAsync(s, ["tunnel", "setup", "--host", "10.0.0.7"])).code).toBe(0)
+    expect(readFileSync(config).equals(bytes(prefix, "\r\n\r\n", block("10.0.0.7", "\r\n"), "\r\n", suffix))).toBe(true)
+
+    // LF wins in a file mostly LF; the result parses with the real ssh, the other host's Latin-1 path intact
+    requireOpenSsh()
+    const lf = bytes("Host other\n  IdentityFile ~/.ssh/cl\xe9\r\nHost b\n  HostName b.lan\n")
+    writeFileSync(config, lf)
+    expect((await ocpoolAsync(s, ["tunnel", "setup", "--host", "desk.lan"])).code).toBe(0)
+    expect(readFileSync(config).equals(bytes(lf, "\n", block("desk.lan", "\n"), "\n"))).toBe(true)
+    const view = sshG(config, "ocpool-desktop")
+    expect(view.code).toBe(0)
+    expect(view.values.get("hostname")).toBe("desk.lan")
+    expect(view.identityFiles).toEqual(["~/.ssh/ocpool_notify"])
+    expect(sshG(config, "other").identityFiles).toEqual([Buffer.from("~/.ssh/cl\xe9", "latin1").toString("utf8")])
   })
 })

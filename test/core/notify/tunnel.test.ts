@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../../../src/core/notify/tunnel.js"
+import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, identityFileArg, receiverProblem, tunnelBlock, utf8ByteString, withTunnelBlock, type TunnelSpec } from "../../../src/core/notify/tunnel.js"
 
 const SPEC: TunnelSpec = { host: "desk.lan", alias: "ocpool-desktop", identityFile: "~/.ssh/ocpool_notify" }
 const BLOCK = [
@@ -107,6 +107,62 @@ describe("writing the block into ~/.ssh/config (SPEC §10.7)", () => {
   )
 })
 
+describe("the block on the bytes of ~/.ssh/config (SPEC §10.7)", () => {
+  const bytes = (eol: string, spec: TunnelSpec = SPEC) => tunnelBlock(spec).join(eol)
+
+  it("US-13 every byte outside the block is kept: a BOM, bytes that are not UTF-8, each line's own ending, no final newline; the block takes the dominant ending", () => {
+    const config = "\xef\xbb\xbfHost a\r\n  IdentityFile ~/.ssh/cl\xe9\r\n  HostName a\n\r\nHost b"
+    expect(withTunnelBlock(config, SPEC)).toBe(config + "\r\n\r\n" + bytes("\r\n") + "\r\n")
+    const mostlyLf = "a\r\nb\nc\n"
+    expect(withTunnelBlock(mostlyLf, SPEC)).toBe(mostlyLf + "\n" + bytes("\n") + "\n")
+    // a tie: the last line's ending
+    expect(withTunnelBlock("a\nb\r\n", SPEC)).toBe("a\nb\r\n\r\n" + bytes("\r\n") + "\r\n")
+    // a BOM alone is an empty file that keeps its BOM
+    expect(withTunnelBlock("\xef\xbb\xbf", SPEC)).toBe("\xef\xbb\xbf" + bytes("\n") + "\n")
+  })
+
+  it("US-13 a replaced block keeps its begin marker's line ending and the end marker's own ending (or none); the bytes around stay", () => {
+    const before = "\xef\xbb\xbfHost \xff\r\n"
+    const old = ["# >>> opencode-pool ocpool-desktop >>>", "Host ocpool-desktop", "  HostName old.lan", "# <<< opencode-pool ocpool-desktop <<<"]
+    for (const [eol, after] of [["\n", "\r\nHost z\n"], ["\r\n", "\nHost z"], ["\n", ""]] as const) {
+      const out = withTunnelBlock(before + old.join(eol) + after, SPEC)
+      expect(out).toBe(before + bytes(eol) + after)
+      expect(withTunnelBlock(out, SPEC)).toBe(out)
+    }
+    // a BOM right before the begin marker stays
+    expect(withTunnelBlock("\xef\xbb\xbf" + old.join("\n") + "\n", SPEC)).toBe("\xef\xbb\xbf" + bytes("\n") + "\n")
+    // a second block of the same alias goes, with its line ending
+    expect(withTunnelBlock(old.join("\n") + "\nx\n" + old.join("\r\n") + "\r\ny", SPEC)).toBe(bytes("\n") + "\nx\ny")
+  })
+
+  it("US-13 a non-ASCII key path goes in as UTF-8 bytes; HostName doubles '%' (an IPv6 zone is not a token)", () => {
+    const spec = { ...SPEC, host: "fe80::1%eth0", identityFile: "/k/clé" }
+    const out = withTunnelBlock("", spec)
+    expect(out).toContain("  IdentityFile /k/cl\xc3\xa9\n")
+    expect(out).toContain("  HostName fe80::1%%eth0\n")
+    expect(utf8ByteString("é😀")).toBe("\xc3\xa9\xf0\x9f\x98\x80")
+  })
+})
+
+describe("the IdentityFile argument (SPEC §10.7)", () => {
+  it("US-13 quoted when it holds whitespace, ', # or =, '%' doubled; refused with '${', a double quote, or a backslash OpenSSH before and after 8.7 read differently", () => {
+    const arg = (p: string) => {
+      const a = identityFileArg(p)
+      return a._tag === "Arg" ? a.text : undefined
+    }
+    expect(arg("~/.ssh/ocpool_notify")).toBe("~/.ssh/ocpool_notify")
+    expect(arg("/k/a b")).toBe('"/k/a b"')
+    expect(arg("/k/k'y")).toBe(`"/k/k'y"`)
+    expect(arg("/k/#k")).toBe('"/k/#k"')
+    expect(arg("/k/k=y")).toBe('"/k/k=y"')
+    expect(arg("/k/k%y%%")).toBe("/k/k%%y%%%%")
+    expect(arg("/k/a b%")).toBe('"/k/a b%%"')
+    expect(arg("/k/ky\\")).toBe("/k/ky\\")
+    expect(arg("/k/a\\b$c")).toBe("/k/a\\b$c")
+    for (const p of ["/k/${HOME}", '/k/a"b', "/k/a b\\", "/k/a'\\b", "/k/a\\\\b"]) expect(identityFileArg(p)._tag, p).toBe("Unwritable")
+  })
+})
+
 describe("the authorized_keys line (SPEC §10.7)", () => {
   it("US-13 it starts with `command=\"ocpool receive\",no-pty,no-port-forwarding` and ends with the public key", () => {
     const line = authorizedKeysLine(DEFAULT_RECEIVER, "ssh-ed25519 AAAAC3Nza ocpool-notify@box\n")
@@ -114,7 +170,10 @@ describe("the authorized_keys line (SPEC §10.7)", () => {
     expect(line).toBe('command="ocpool receive",no-pty,no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-user-rc ssh-ed25519 AAAAC3Nza ocpool-notify@box')
   })
 
-  it("US-13 a receiver with quotes or backslashes is escaped inside the command", () => {
-    expect(authorizedKeysLine('/opt/x "y"\\z receive', "k")).toBe('command="/opt/x \\"y\\"\\\\z receive",no-pty,no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-user-rc k')
+  it("US-13 inside the command only a quote is escaped: sshd knows no other escape and keeps every other backslash", () => {
+    expect(authorizedKeysLine('/opt/x "y"\\z receive', "k")).toBe('command="/opt/x \\"y\\"\\z receive",no-pty,no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-user-rc k')
+    expect(authorizedKeysLine('a\\"b', "k").startsWith('command="a\\\\"b",')).toBe(true)
+    expect(receiverProblem("ocpool receive\\")).toMatch(/^cannot end with a backslash/)
+    expect(receiverProblem("ocpool\\ receive")).toBeUndefined()
   })
 })
