@@ -9,13 +9,13 @@
  */
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
-import { chmodSync, lstatSync, readFileSync, realpathSync, statSync } from "node:fs"
+import { chmodSync, readFileSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { utf8Of } from "../core/jsoncEdit.js"
 import { addPluginEntry, removePluginEntry, type ConfigEdit } from "../core/opencodeConfig.js"
 import { printable } from "../core/printable.js"
-import { writeFileAtomic } from "../layers/atomicWrite.js"
+import { writeFileAtomic, writeTarget } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
 import { isOurEntryName } from "../layers/pluginEntry.js"
 import { configDir } from "../layers/PoolConfigFile.js"
@@ -84,15 +84,6 @@ export const existingPool = (env: NodeJS.ProcessEnv = process.env): string | und
 
 const editOf = (text: string, remove: boolean, entry: string): ConfigEdit =>
   remove ? removePluginEntry(text, isOurEntryName) : addPluginEntry(text, entry, isOurEntryName)
-
-/** The file a write to `path` must replace: the target of a symbolic link (a dotfiles link stays a link). */
-const writeTarget = (path: string): string => {
-  try {
-    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path
-  } catch {
-    return path
-  }
-}
 
 /** Edits (or, with `dryRun`, only plans) the config of `target`; `writePool` creates the pool file when none exists. */
 export const install = (

@@ -11,13 +11,13 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
-import { accessSync, chmodSync, constants, lstatSync, realpathSync, statSync, type Stats } from "node:fs"
+import { accessSync, chmodSync, constants, lstatSync, statSync, type Stats } from "node:fs"
 import { hostname } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { DESKTOP_ALIAS } from "../core/notify/channel.js"
 import { authorizedKeysLine, DEFAULT_RECEIVER, identityFileArg, receiverProblem, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../core/notify/tunnel.js"
 import { printable } from "../core/printable.js"
-import { writeFileAtomic } from "../layers/atomicWrite.js"
+import { writeFileAtomic, writeTarget } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
 import { runTool, failureOf } from "../layers/runArgv.js"
 import { occupied, readBytesFile, readTextFile } from "../layers/safeRead.js"
@@ -161,15 +161,6 @@ const createKey = (keyPath: string): Effect.Effect<void, PathUnusable> =>
     if (why !== undefined) return yield* new PathUnusable({ path: keyPath, reason: `the key could not be created: ${why}` })
     yield* Effect.try({ try: () => chmodSync(keyPath, 0o600), catch: (e) => unusable(keyPath, e) })
   })
-
-/** The file a write to `path` must replace: the target of a symbolic link (a dotfiles link stays a link). */
-const writeTarget = (path: string): string => {
-  try {
-    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path
-  } catch {
-    return path
-  }
-}
 
 type ConfigWrite = "written" | "unchanged" | "not written (--print)"
 

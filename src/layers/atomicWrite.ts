@@ -1,5 +1,5 @@
 /** Writing a state file whole: a `.tmp` sibling, then a rename (SPEC §5.2). */
-import { renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { lstatSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
 
 const create = (tmp: string, body: string | Uint8Array, mode: number): void => writeFileSync(tmp, body, { mode, flag: "wx" })
 
@@ -28,5 +28,14 @@ export const writeFileAtomic = (path: string, body: string | Uint8Array, mode = 
       // already gone
     }
     throw e
+  }
+}
+
+/** The file a write to `path` must replace: the target of a symbolic link (a dotfiles link stays a link). */
+export const writeTarget = (path: string): string => {
+  try {
+    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path
+  } catch {
+    return path
   }
 }
