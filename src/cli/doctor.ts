@@ -12,7 +12,8 @@ import { describeSlots } from "../core/pool.js"
 import { DESKTOP_ALIAS, hopHost, isRemote, NO_HOST_REASON, selectChannel, type Selected } from "../core/notify/channel.js"
 import { shortHostname } from "../core/notify/content.js"
 import { resolveDbPath } from "../core/retention/dbPath.js"
-import { entryFile, pluginListing } from "../core/opencodeConfig.js"
+import { entryFile, looksLikeOurPath, pluginListing } from "../core/opencodeConfig.js"
+import { isOurEntryName } from "../layers/pluginEntry.js"
 import { dirReason } from "../layers/dirs.js"
 import { openRegular, readTextFile } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
@@ -20,6 +21,8 @@ import { inspectStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { homeDir, noHomeReason, xdgDir } from "../layers/xdg.js"
 import { FADE_UNSUPPORTED_MAC } from "../layers/NotifierDesktop.js"
 import { makeNotifier, readSshConfig, selectNotifier } from "../layers/NotifierLive.js"
+import { probeHop, type HopProbe } from "../layers/NotifierSsh.js"
+import { FORCED_COMMAND_ADVICE } from "../core/notify/hopToken.js"
 import { which } from "../layers/runArgv.js"
 import { testNotification } from "./notify.js"
 import { ChecksFailed } from "./errors.js"
@@ -105,6 +108,44 @@ export const probeCheck = (f: NotifyFacts, hostName: string = hostname()): Effec
       ? { id: "probe", status: "ok" as const, detail: `test notification delivered via ${d.channel}` }
       : { id: "probe", status: "fail" as const, detail: `test notification not delivered via ${d.channel}: ${d.reason ?? "no reason given"}` }
   })
+
+/** The hop host the checks name: `OCPOOL_NOTIFY_HOST`, then the alias `ocpool-desktop` of ~/.ssh/config (SPEC §10.5). */
+const configuredHopHost = (f: NotifyFacts): string | undefined => hopHost(f.env.OCPOOL_NOTIFY_HOST, undefined, readSshConfig(f.home))
+
+/** The `hop-command` check from what answered the probe (see `hopCommandCheck`). */
+export const hopCommandDetail = (host: string, p: HopProbe): Check => {
+  switch (p.answer._tag) {
+    case "Receiver":
+      return { id: "hop-command", status: "ok", detail: `${host} answers with its forced command: ocpool receive read the probe` }
+    case "Shell":
+      return {
+        id: "hop-command",
+        status: "warn",
+        detail: `${host} ran the probe in a login shell, not the forced command ocpool receive (${p.answer.line}): ${FORCED_COMMAND_ADVICE}; otherwise notification text reaches a shell there`
+      }
+    case "OldReceiver":
+      return {
+        id: "hop-command",
+        status: "warn",
+        detail: `${host} answers with an ocpool receive older than the hop token: it would show every notification as an unrecognised message; update opencode-pool on the desktop`
+      }
+    case "NoAnswer":
+      return p.failure === undefined
+        ? { id: "hop-command", status: "warn", detail: `${host} did not answer the probe as ocpool receive does (ssh exited 0): is the forced command of its key ocpool receive?` }
+        : { id: "hop-command", status: "warn", detail: `${host} could not be probed: ${p.failure}` }
+  }
+}
+
+/**
+ * `--probe`, when a hop host is configured: whether that host runs `ocpool receive` as the forced
+ * command of the hop key. It is sent the probe payload as a hop token (one word a shell cannot act
+ * on; `ocpool receive` shows nothing and answers a fixed line), within HOP_KILL_MS. A login shell that
+ * answers instead (an ordinary ssh host, a key without `command="ocpool receive"`) is a warning.
+ */
+export const hopCommandCheck = (f: NotifyFacts): Effect.Effect<ReadonlyArray<Check>> => {
+  const host = configuredHopHost(f)
+  return host === undefined ? Effect.succeed([]) : probeHop(host, f.env).pipe(Effect.map((p) => [hopCommandDetail(host, p)]))
+}
 
 /** One line of whatever was thrown, bounded: a check that throws reports this as its failure. */
 const oneLine = (e: unknown): string => {
@@ -218,6 +259,7 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
   const read: Array<string> = []
   const listed: Array<string> = []
   const broken: Array<string> = []
+  const stale: Array<string> = []
   for (const path of opencodeConfigs(env, cwd)) {
     // non-blocking, capped, regular files only: a FIFO swapped in after any check cannot block the doctor
     const file = readTextFile(path, CONFIG_MAX_BYTES)
@@ -227,8 +269,14 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
       continue
     }
     read.push(path)
-    const listing = pluginListing(file.text)
+    const listing = pluginListing(file.text, isOurEntryName)
     if (listing._tag === "Invalid") invalid.push(`${path}: not valid JSONC (${listing.reason})`)
+    // an entry whose file is gone from a path named opencode-pool (a moved checkout): not ours to edit, but named
+    const gone = pluginListing(file.text, (name) => {
+      const target = entryFile(name)
+      return target !== undefined && looksLikeOurPath(target) && !isOurEntryName(name) && readTextFile(target, 64 << 20)._tag === "Missing"
+    })
+    if (gone._tag === "Listed") for (const entry of gone.entries) stale.push(`${entry} in ${path}: no such file (delete that entry by hand)`)
     if (listing._tag !== "Listed") continue
     for (const entry of listing.entries) {
       const target = entryFile(entry)
@@ -238,9 +286,10 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
     }
   }
   const reads = read.length === 0 ? "opencode reads no config file here" : `opencode reads ${read.join(", ")}`
-  const problems = [...broken, ...invalid]
-  if (broken.length > 0) return { id: "plugin", status: "fail", detail: `${reads}; the plugin entry does not load: ${problems.join("; ")}; run ocpool init --global again` }
-  if (listed.length > 0) return { id: "plugin", status: "ok", detail: `listed in ${listed.join(", ")}; ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
+  const problems = [...broken, ...stale, ...invalid]
+  const more = [...stale, ...invalid]
+  if (broken.length > 0 || (stale.length > 0 && listed.length === 0)) return { id: "plugin", status: "fail", detail: `${reads}; the plugin entry does not load: ${problems.join("; ")}; run ocpool init --global again` }
+  if (listed.length > 0) return { id: "plugin", status: stale.length > 0 ? "warn" : "ok", detail: `listed in ${listed.join(", ")}; ${reads}${more.length > 0 ? `; ${more.join("; ")}` : ""}` }
   return { id: "plugin", status: "warn", detail: `no opencode config lists opencode-pool (run ocpool init --global); ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
 }
 
@@ -301,12 +350,19 @@ export const runChecks = (stateFlag: string | undefined, probe = false, facts: N
       })
     )
     if (probe) {
-      groups.push(
-        yield* probeCheck(facts).pipe(
-          Effect.map((c) => [c]),
-          Effect.catchAllCause((cause) => Effect.succeed([{ id: "probe", status: "fail" as const, detail: `the check itself failed: ${oneLine(Cause.squash(cause))}` }]))
-        )
+      const failed = (id: string) => (cause: Cause.Cause<unknown>) => Effect.succeed([{ id, status: "fail" as const, detail: `the check itself failed: ${oneLine(Cause.squash(cause))}` }])
+      // both within HOP_KILL_MS, side by side: an unreachable host costs one timeout, not two
+      const [hop, sent] = yield* Effect.all(
+        [
+          Effect.suspend(() => hopCommandCheck(facts)).pipe(Effect.catchAllCause(failed("hop-command"))),
+          probeCheck(facts).pipe(
+            Effect.map((c) => [c]),
+            Effect.catchAllCause(failed("probe"))
+          )
+        ],
+        { concurrency: "unbounded" }
       )
+      groups.push(hop, sent)
     }
     return groups.flat()
   })
@@ -315,7 +371,9 @@ export const doctorCommand = Command.make(
   "doctor",
   {
     probe: Options.boolean("probe").pipe(
-      Options.withDescription(`Also send a test notification ('${PROBE_TITLE}') through the channel the plugin would use (the ssh hop in an SSH session) and report it as the check 'probe': fail when not delivered`)
+      Options.withDescription(
+        `Also send a test notification ('${PROBE_TITLE}') through the channel the plugin would use (the ssh hop in an SSH session) and report it as the check 'probe': fail when not delivered. When a hop host is configured, also send it an inert probe (one token word; ocpool receive shows nothing for it) and report as 'hop-command' whether the host answers with the forced command ocpool receive: warn when a login shell answers (the host must use the forced-command key written by ocpool tunnel setup)`
+      )
     ),
     json: Options.boolean("json").pipe(Options.withDescription('{"checks":[{id,status,detail}],"ok":bool} on stdout')),
     stateDir: stateDirOption
@@ -330,7 +388,7 @@ export const doctorCommand = Command.make(
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription(
-    "Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing and runtime; with --probe, also send a test notification. Exit 0; 1 if a check fails."
+    "Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
   ))
 
 /** Where opencode's database is (the sweeps' resolution, SPEC §11.1) and how big it has grown. */

@@ -1,15 +1,19 @@
 /**
  * `ocpool receive` (SPEC §10.6, §10.8): the forced command of the hop key on the desktop. The payload is
  * read only from `SSH_ORIGINAL_COMMAND`; arguments are ignored (a forced command may be given some, and
- * must never fail with a usage error). It is never evaluated: every field is whitelisted or cleaned by
- * `decodePayload`, and reaches the local desktop notifier as argv data only. stdout stays empty (ssh
- * would carry it back); every line on stderr starts with `ocpool receive:`. Exit 0 when shown (or when
- * there is nothing to show or close); 75 when it could not be shown or closed.
+ * must never fail with a usage error). It arrives as one hop token word, `ocpool-notify-b64/1.<base64url
+ * of the payload>` (core/notify/hopToken.ts, docs/DECISIONS.md), or as the plain payload of §10.6; a
+ * malformed token is shown as text. It is never evaluated: every field is whitelisted or cleaned by
+ * `decodePayload`, and reaches the local desktop notifier as argv data only. A `probe` payload (`ocpool
+ * doctor --probe`) shows nothing and answers PROBE_ANSWER on stderr. stdout stays empty (ssh would
+ * carry it back); every line on stderr starts with `ocpool receive:`. Exit 0 when shown (or when there
+ * is nothing to show or close, or for a probe); 75 when it could not be shown or closed.
  */
 import { Command } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { statSync } from "node:fs"
 import type { Notification } from "../core/notify/content.js"
+import { PROBE_ANSWER } from "../core/notify/hopToken.js"
 import { decodePayload, type Received } from "../core/notify/payload.js"
 import { printable } from "../core/printable.js"
 import { FADE_UNSUPPORTED_MAC, makeDesktopNotifier } from "../layers/NotifierDesktop.js"
@@ -103,6 +107,9 @@ export const handleReceived = (r: Received, env: NodeJS.ProcessEnv, platform: st
       return show({ kind: "custom", title: r.title, message: r.message, urgency: r.urgency, icon: r.icon, sound: r.sound }, r.key, env, platform)
     case "Close":
       return close(r.key, env, platform)
+    case "Probe":
+      // the answer `ocpool doctor --probe` looks for: this host runs `ocpool receive` as the forced command
+      return Console.error(PROBE_ANSWER)
   }
 }
 
@@ -120,6 +127,6 @@ export const receiveExitCode = (env: NodeJS.ProcessEnv = process.env, platform: 
 /** Only for `ocpool receive --help`: any other invocation runs `receive` directly (app.ts), arguments ignored. */
 export const receiveCommand = Command.make("receive", {}, () => receive()).pipe(
   Command.withDescription(
-    "The forced command of the hop key on the desktop (authorized_keys command=\"ocpool receive\"). Reads the payload only from $SSH_ORIGINAL_COMMAND (arguments are ignored), never runs any of it, and shows it with notify-send or osascript; a close payload closes the popups raised under its key (gdbus). Prints nothing on stdout. Exit 0 when shown, or when the payload is empty; 75 when no local notifier can show it (stderr names the missing channel)."
+    "The forced command of the hop key on the desktop (authorized_keys command=\"ocpool receive\"). Reads the payload only from $SSH_ORIGINAL_COMMAND (arguments are ignored): one word, ocpool-notify-b64/1.<base64url of the payload>, as the sender writes it (a malformed one is shown as text), or the plain eight-line payload. Never runs any of it, and shows it with notify-send or osascript; a close payload closes the popups raised under its key (gdbus); a probe payload (from ocpool doctor --probe) shows nothing and answers 'ocpool receive: probe answered; nothing shown' on stderr. Prints nothing on stdout. Exit 0 when shown, or when the payload is empty, or for a probe; 75 when no local notifier can show it (stderr names the missing channel)."
   )
 )

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fadeCheck, notifierCheck, sshHopCheck } from "../../src/cli/doctor.js"
@@ -45,6 +45,43 @@ const sshConfigHome = () => {
 }
 
 const REMOTE = { SSH_CONNECTION: "10.0.0.2 50000 10.0.0.1 22" }
+
+const TOKEN = /^ocpool-notify-b64\/1\.[A-Za-z0-9_-]+$/
+/** The payload inside a hop token, decoded with Node's own base64url (independent of the code under test). */
+const untoken = (word: string): string => {
+  expect(word).toMatch(TOKEN)
+  return Buffer.from(word.slice("ocpool-notify-b64/1.".length), "base64url").toString("utf8")
+}
+
+/**
+ * An `ssh` on PATH that plays the desktop's sshd: its last argument (the remote command) goes to
+ * - `receiver`: the built `ocpool receive` as the forced command (SSH_ORIGINAL_COMMAND), with a notify-send stub;
+ * - `shell`: a real `/bin/sh -c` in a scratch home, as sshd runs a key without a forced command;
+ * - `old`: a receiver from before the hop token, which shows any token as an unrecognised message.
+ * Each run's argv is logged like `stub`'s. Returns the desktop's dir (its notify-send log, its home).
+ */
+const sshTo = (bin: string, desktop: "receiver" | "shell" | "old") => {
+  const desk = tmp()
+  stub(desk, "notify-send")
+  const run =
+    desktop === "receiver"
+      ? `const r = cp.spawnSync(process.execPath, [${JSON.stringify(cli)}, "receive"], { stdio: "inherit", cwd: ${JSON.stringify(desk)}, env: { PATH: ${JSON.stringify(desk)}, HOME: ${JSON.stringify(desk)}, OCPOOL_STATE_DIR: ${JSON.stringify(join(desk, "state"))}, SSH_ORIGINAL_COMMAND: cmd } }); process.exit(r.status ?? 255)`
+      : desktop === "shell"
+        ? `const r = cp.spawnSync("/bin/sh", ["-c", cmd], { stdio: "inherit", cwd: ${JSON.stringify(desk)}, env: { PATH: "/usr/bin:/bin", HOME: ${JSON.stringify(desk)} } }); process.exit(r.status ?? 255)`
+        : `process.stderr.write("ocpool receive: payload not understood (" + Buffer.byteLength(cmd) + " bytes); shown as text\\n"); process.exit(0)`
+  writeFileSync(
+    join(bin, "ssh"),
+    `#!${process.execPath}
+const cp = require("child_process")
+const args = process.argv.slice(2)
+require("fs").appendFileSync(${JSON.stringify(join(bin, "ssh.log"))}, JSON.stringify(args) + "\\n")
+const cmd = args[args.length - 1]
+${run}
+`,
+    { mode: 0o755 }
+  )
+  return desk
+}
 
 describe("ocpool doctor: notifications (SPEC §12.2)", { timeout: 60_000 }, () => {
   it("US-46.3 the notifier check names notify-send when it is on PATH, and says no channel exists otherwise", () => {
@@ -119,16 +156,69 @@ describe("ocpool doctor: notifications (SPEC §12.2)", { timeout: 60_000 }, () =
     expect(r.check("probe")).toEqual({ id: "probe", status: "fail", detail: "test notification not delivered via ssh: ssh exited 255: ssh: Could not resolve hostname desk: Name or service not known" })
     expect(r.code).toBe(1)
     expect(r.report.ok).toBe(false)
-    // the hop carried the probe; nothing was raised on this (remote) machine
-    const [argv] = calls(bin, "ssh")
-    expect(argv!.slice(7, 9)).toEqual(["--", "desk"])
-    expect(argv![9]!.split("\n").slice(3)).toEqual(["opencode — ocpool doctor --probe", `Test notification from ${short} [${short}]`, "normal", "utilities-terminal", "none"])
+    // the hop carried the probe (one token word after the host); nothing was raised on this (remote) machine
+    const sent = calls(bin, "ssh")
+    for (const argv of sent) {
+      expect(argv.slice(7, 9)).toEqual(["--", "desk"])
+      expect(argv).toHaveLength(10)
+    }
+    const payloads = sent.map((argv) => untoken(argv[9]!).split("\n"))
+    expect(payloads.find((lines) => lines[1] === "show")!.slice(3)).toEqual(["opencode — ocpool doctor --probe", `Test notification from ${short} [${short}]`, "normal", "utilities-terminal", "none"])
     expect(calls(bin, "notify-send")).toEqual([])
+    // the hop-command probe could not reach the host either: a warning, the failure is the probe check's
+    expect(r.check("hop-command")).toEqual({ id: "hop-command", status: "warn", detail: "desk could not be probed: ssh exited 255: ssh: Could not resolve hostname desk: Name or service not known" })
   })
 
   it("US-46 --probe with no channel at all fails the probe check with the reason", () => {
     const r = doctor(tmp(), ["--probe"])
     expect(r.check("probe")).toEqual({ id: "probe", status: "fail", detail: "test notification not delivered via none: no notifier on linux: notify-send is not on PATH" })
     expect(r.code).toBe(1)
+  })
+
+  it("US-46 --probe with a hop host also sends it an inert probe, one token word whose payload is `ocpool-notify/1` + `probe`: ocpool receive answering as the forced command makes hop-command ok, and the probe shows nothing", () => {
+    const bin = tmp()
+    const desk = sshTo(bin, "receiver")
+    const r = doctor(bin, ["--probe"], { ...REMOTE, OCPOOL_NOTIFY_HOST: "desk" })
+    expect(r.check("hop-command")).toEqual({ id: "hop-command", status: "ok", detail: "desk answers with its forced command: ocpool receive read the probe" })
+    expect(r.check("probe")).toEqual({ id: "probe", status: "ok", detail: "test notification delivered via ssh" })
+    const sent = calls(bin, "ssh")
+    expect(sent).toHaveLength(2)
+    for (const argv of sent) expect(argv.slice(0, 9)).toEqual(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ClearAllForwardings=yes", "--", "desk"])
+    expect(sent.map((argv) => untoken(argv[9]!).split("\n").slice(0, 2)).sort()).toEqual([
+      ["ocpool-notify/1", "probe"],
+      ["ocpool-notify/1", "show"]
+    ])
+    // only the test notification was shown on the desktop
+    expect(calls(desk, "notify-send").map((argv) => argv.at(-2))).toEqual(["opencode — ocpool doctor --probe"])
+    // without --probe nothing is sent and there is no hop-command check
+    const quiet = doctor(bin, [], { ...REMOTE, OCPOOL_NOTIFY_HOST: "desk" })
+    expect(quiet.check("hop-command")).toBeUndefined()
+    expect(calls(bin, "ssh")).toHaveLength(2)
+  })
+
+  it("US-46 --probe against a host that hands the remote command to a login shell (no forced command): hop-command warns that the host must use the forced-command key written by ocpool tunnel setup, the probe fails with exit 127, nothing runs", () => {
+    const bin = tmp()
+    const desk = sshTo(bin, "shell")
+    const r = doctor(bin, ["--probe"], { ...REMOTE, OCPOOL_NOTIFY_HOST: "desk" })
+    const hop = r.check("hop-command")
+    expect(hop?.status).toBe("warn")
+    expect(hop?.detail).toMatch(/^desk ran the probe in a login shell, not the forced command ocpool receive \(.*ocpool-notify-b64\/1\.…: not found\): the hop host must use the forced-command key written by ocpool tunnel setup; otherwise notification text reaches a shell there$/)
+    expect(r.check("probe")?.status).toBe("fail")
+    expect(r.check("probe")?.detail).toMatch(/^test notification not delivered via ssh: ssh exited 127: a login shell answered, not ocpool receive: the hop host must use the forced-command key written by ocpool tunnel setup \(.*ocpool-notify-b64\/1\.…: not found\)$/)
+    expect(r.code).toBe(1)
+    // the shell got one inert word each time: nothing it could run, nothing created in its home
+    for (const argv of calls(bin, "ssh")) expect(argv[9]).toMatch(TOKEN)
+    expect(readdirSync(desk).sort()).toEqual(["notify-send"])
+  })
+
+  it("US-46 --probe against an ocpool receive from before the hop token: hop-command warns to update opencode-pool on the desktop", () => {
+    const bin = tmp()
+    sshTo(bin, "old")
+    const r = doctor(bin, ["--probe"], { ...REMOTE, OCPOOL_NOTIFY_HOST: "desk" })
+    expect(r.check("hop-command")).toEqual({
+      id: "hop-command",
+      status: "warn",
+      detail: "desk answers with an ocpool receive older than the hop token: it would show every notification as an unrecognised message; update opencode-pool on the desktop"
+    })
   })
 })

@@ -61,7 +61,9 @@ describe("ocpool notify (SPEC §12.2)", { timeout: 60_000 }, () => {
     const argv = flagHost!
     expect(argv.slice(0, 9)).toEqual(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ClearAllForwardings=yes", "--", "desk"])
     expect(argv).toHaveLength(10)
-    const lines = argv[9]!.split("\n")
+    // the remote argument is the payload's hop token: one shell-inert word (docs/DECISIONS.md)
+    expect(argv[9]).toMatch(/^ocpool-notify-b64\/1\.[A-Za-z0-9_-]+$/)
+    const lines = Buffer.from(argv[9]!.slice("ocpool-notify-b64/1.".length), "base64url").toString("utf8").split("\n")
     expect(lines.slice(0, 2)).toEqual(["ocpool-notify/1", "show"])
     expect(lines.slice(3)).toEqual(["Title", `Message [${short}]`, "normal", "utilities-terminal", "none"])
   })

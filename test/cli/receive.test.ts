@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
+import { notifySendArgs } from "../../src/core/notify/channel.js"
 import { encodeClose, encodeShow, UNRECOGNISED_TITLE } from "../../src/core/notify/payload.js"
 import { receiverEnv } from "../../src/cli/receive.js"
 import { cli, ensureBuilt, root } from "./builtCli.js"
@@ -60,6 +61,12 @@ const show = (fields: Partial<{ title: string; message: string; urgency: string;
 /** A payload with the raw lines given (no cleaning by the encoder). */
 const raw = (...lines: ReadonlyArray<string>) => lines.join("\n")
 
+/** The hop token of a payload (or of raw bytes), built with Node's own base64url: independent of the code under test. */
+const TOKEN_PREFIX = "ocpool-notify-b64/1."
+const token = (payload: string | Buffer) => `${TOKEN_PREFIX}${(typeof payload === "string" ? Buffer.from(payload, "utf8") : payload).toString("base64url")}`
+/** What `ocpool receive` writes on stderr for a probe, and only for one. */
+const PROBE_ANSWER_LINE = "ocpool receive: probe answered; nothing shown\n"
+
 describe("ocpool receive (SPEC §10.6)", { timeout: 60_000 }, () => {
   it("US-18.1 a title and a message full of shell syntax arrive byte-identical as argv entries after --, and nothing runs", () => {
     const d = desktop()
@@ -70,7 +77,8 @@ describe("ocpool receive (SPEC §10.6)", { timeout: 60_000 }, () => {
     expect(r.stdout).toBe("")
     expect(r.stderr).toBe("")
     expect(d.shown().map((c) => c.argv)).toEqual([
-      ["--app-name=opencode", "--urgency=normal", "--icon=dialog-information", "--hint=string:sound-name:message-new-instant", "--", title, message]
+      // the body's `&` escaped for the daemon's markup (issue 18 item 10), the summary as sent
+      ["--app-name=opencode", "--urgency=normal", "--icon=dialog-information", "--hint=string:sound-name:message-new-instant", "--", title, message.replaceAll("&", "&amp;")]
     ])
     expect(existsSync(join(d.base, "M"))).toBe(false)
     expect(existsSync(join(root, "M"))).toBe(false)
@@ -239,10 +247,133 @@ process.exit(r.status ?? 255)
     expect(ssh).toHaveLength(1)
     expect(ssh[0]!.slice(0, ssh[0]!.indexOf("desk") + 1)).toEqual(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ClearAllForwardings=yes", "--", "desk"])
     expect(ssh[0]!.slice(ssh[0]!.indexOf("desk") + 1)).toHaveLength(1)
+    // the remote command is one shell-inert word: the token of the eight-line payload
+    const sent = ssh[0]!.at(-1)!
+    expect(sent).toMatch(/^ocpool-notify-b64\/1\.[A-Za-z0-9_-]+$/)
+    expect(Buffer.from(sent.slice(TOKEN_PREFIX.length), "base64url").toString("utf8").split("\n")).toEqual([
+      "ocpool-notify/1",
+      "show",
+      "",
+      title,
+      `${message} [${hostname().split(".")[0]}]`,
+      "critical",
+      "dialog-warning",
+      "permission"
+    ])
     const argv = d.shown()[0]!.argv
     const short = hostname().split(".")[0]
-    expect(argv.filter((a) => a !== "--print-id")).toEqual(["--app-name=opencode", "--urgency=critical", "--icon=dialog-warning", "--hint=string:sound-name:dialog-warning", "--", title, `${message} [${short}]`])
+    expect(argv.filter((a) => a !== "--print-id")).toEqual(["--app-name=opencode", "--urgency=critical", "--icon=dialog-warning", "--hint=string:sound-name:dialog-warning", "--", title, `${message.replaceAll("&", "&amp;")} [${short}]`])
     expect(existsSync(join(remote, "M"))).toBe(false)
     expect(existsSync(join(d.base, "M"))).toBe(false)
+  })
+})
+
+describe("ocpool receive: the hop token (docs/DECISIONS.md; SPEC §10.6 departed from on the wire)", { timeout: 60_000 }, () => {
+  it("US-18.1 a token whose title and message hold $(…), backticks, ;, &&, quotes, é and an emoji is decoded and shown byte-identical (surrounding whitespace trimmed); nothing runs", () => {
+    const d = desktop()
+    const title = "Which branch? $(touch M) `touch M` 'sq' \"dq\""
+    const message = "; touch M && touch M | touch M > M ${IFS} é 😀 C:\\temp\\new"
+    const p = raw("ocpool-notify/1", "show", "", title, message, "critical", "dialog-warning", "permission")
+    for (const sent of [token(p), `\n  ${token(p)} \t\n`]) {
+      const r = receive(d, sent)
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" })
+    }
+    // notify-send's own escaping of the body (notifySendArgs) is not the token's business: the fields arrive as sent
+    const argv = [...notifySendArgs({ title, message, urgency: "critical", icon: "dialog-warning", sound: "permission" }, false)]
+    expect(argv.slice(0, 6)).toEqual(["--app-name=opencode", "--urgency=critical", "--icon=dialog-warning", "--hint=string:sound-name:dialog-warning", "--", title])
+    expect(d.shown().map((c) => c.argv)).toEqual([argv, argv])
+    expect(existsSync(join(d.base, "M"))).toBe(false)
+    expect(existsSync(join(root, "M"))).toBe(false)
+  })
+
+  it("US-18.3 / US-18.4 inside a token the whitelists, trimming and line rules hold as for the plain payload: the same argv for both forms", () => {
+    const d = desktop()
+    const payloads = [
+      raw("ocpool-notify/1", "show", "", "T", "M", "low --icon=dialog-error", "../x", "beep"),
+      raw("ocpool-notify/1", " SHOW ", "", "T", "M", " CRITICAL ", "Dialog-Error", "ERROR"),
+      raw("ocpool-notify/1", "show", "", "a\tb\u0007c", "x\u001b[31my", "low", "system-run", "done", "--urgency=critical", "$(touch M)")
+    ]
+    for (const p of payloads) {
+      expect(receive(d, p).code).toBe(0)
+      expect(receive(d, token(p)).code).toBe(0)
+    }
+    const shown = d.shown().map((c) => c.argv)
+    expect(shown).toHaveLength(6)
+    for (let i = 0; i < 6; i += 2) expect(shown[i + 1]).toEqual(shown[i])
+    expect(shown[4]).toEqual(["--app-name=opencode", "--urgency=low", "--icon=system-run", "--hint=string:sound-name:complete", "--", "a b c", "x [31my"])
+  })
+
+  it("US-30.6 show and close tokens: a show with a key is remembered, the close token for that key closes it through gdbus", () => {
+    const d = desktop()
+    const key = "laptop:ses_abc"
+    expect(receive(d, token(show({ title: "Done" }, key)))).toMatchObject({ code: 0, stdout: "", stderr: "" })
+    expect(d.shown()[0]!.argv).toContain("--print-id")
+    expect(receive(d, token(encodeClose(key)))).toMatchObject({ code: 0, stdout: "", stderr: "" })
+    expect(d.closed().map((c) => c.argv.at(-1))).toEqual(["42"])
+  })
+
+  it("US-18.5 a malformed token is shown as text under the unrecognised title, never decoded into fields: a bad character, a space or a newline inside, a bad length, stray tail bits, bytes that are not UTF-8, a token inside a token", () => {
+    const d = desktop()
+    const cases = [
+      `${TOKEN_PREFIX}b2Nw$(touch M)`,
+      `${TOKEN_PREFIX}b2Nw b2Nw`,
+      `${TOKEN_PREFIX}b2Nw\nshow`,
+      `${TOKEN_PREFIX}b2Nwc`,
+      `${TOKEN_PREFIX}b2Nwb3`,
+      `${TOKEN_PREFIX}b2Nw=`,
+      `${TOKEN_PREFIX}b2Nw+/`,
+      token(Buffer.concat([Buffer.from("ocpool-notify/1\nshow\n\nT"), Buffer.from([0xff, 0xfe]), Buffer.from("\nM")])),
+      token(Buffer.from([0xed, 0xa0, 0x80]))
+    ]
+    for (const c of cases) {
+      const r = receive(d, c)
+      expect({ c, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ c, code: 0, stdout: "", stderr: `ocpool receive: payload not understood (${Buffer.byteLength(c)} bytes); shown as text\n` })
+    }
+    expect(d.shown().map((c) => c.argv.slice(-2))).toEqual(cases.map((c) => [UNRECOGNISED_TITLE, c.replace(/\s+/g, " ")]))
+    // a token that decodes to another token is not decoded twice
+    const nested = token(token(show({ title: "inner" })))
+    expect(receive(d, nested).stderr).toMatch(/^ocpool receive: payload not understood \(\d+ bytes\); shown as text\n$/)
+    expect(d.shown().at(-1)!.argv.slice(-2)).toEqual([UNRECOGNISED_TITLE, token(show({ title: "inner" }))])
+    expect(existsSync(join(d.base, "M"))).toBe(false)
+  })
+
+  it("US-18 length limits: a token is decoded, then its payload is cut at 4096 bytes exactly like the plain payload; a token over 16 KiB is refused undecoded and shown as text", () => {
+    const d = desktop()
+    // 6,000 bytes of message: the plain payload and its token (8,000+ characters) give the same popup
+    const long = raw("ocpool-notify/1", "show", "", "T", "é".repeat(3000), "critical", "dialog-error", "error")
+    expect(receive(d, long).code).toBe(0)
+    expect(receive(d, token(long))).toMatchObject({ code: 0, stdout: "", stderr: "" })
+    const [plain, viaToken] = d.shown().map((c) => c.argv)
+    expect(viaToken).toEqual(plain)
+    expect(Array.from(viaToken!.at(-1)!)).toHaveLength(400)
+    // the token of the largest payload the receiver reads (4,096 bytes) is 5,482 characters
+    const max = raw("ocpool-notify/1", "show", "", "T", "m".repeat(4096 - 44), "low", "system-run", "done")
+    expect(Buffer.byteLength(max)).toBe(4096)
+    expect(token(max)).toHaveLength(5482)
+    expect(receive(d, token(max))).toMatchObject({ code: 0, stderr: "" })
+    expect(d.shown().at(-1)!.argv.slice(0, 4)).toEqual(["--app-name=opencode", "--urgency=low", "--icon=system-run", "--hint=string:sound-name:complete"])
+    // 16,384 characters: still decoded; one more: refused before decoding
+    const body = (n: number) => raw("ocpool-notify/1", "show", "", `fits ${n}`, "x".repeat(n))
+    const at = (chars: number) => {
+      for (let n = Math.floor(((chars - TOKEN_PREFIX.length) * 3) / 4) - 40; ; n++) if (token(body(n)).length >= chars) return token(body(n))
+    }
+    const edge = at(16_384)
+    expect(edge).toHaveLength(16_384)
+    expect(receive(d, edge)).toMatchObject({ code: 0, stderr: "" })
+    expect(d.shown().at(-1)!.argv.at(-2)).toMatch(/^fits \d+$/)
+    const over = `${edge}AAAA`
+    expect(receive(d, over).stderr).toBe(`ocpool receive: payload not understood (${over.length} bytes); shown as text\n`)
+    expect(d.shown().at(-1)!.argv.slice(-2)).toEqual([UNRECOGNISED_TITLE, `${over.slice(0, 399)}…`])
+  })
+
+  it("US-46 a probe payload (plain or as a token) shows nothing, answers with the fixed line on stderr and exits 0; no other payload prints that line", () => {
+    const d = desktop()
+    for (const p of ["ocpool-notify/1\nprobe", token("ocpool-notify/1\nprobe"), token(" ocpool-notify/1 \n PROBE \nextra")]) {
+      const r = receive(d, p)
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: PROBE_ANSWER_LINE })
+    }
+    expect(d.shown()).toEqual([])
+    expect(d.closed()).toEqual([])
+    for (const p of [token(show({})), token(encodeClose("k:1")), "hello", token("probe"), `${TOKEN_PREFIX}probe`]) expect(receive(d, p).stderr).not.toContain("probe answered")
   })
 })

@@ -1,9 +1,10 @@
 /**
  * Fuzz family: notification texts (SPEC §10.2, §10.3, §10.5; US-11, US-12, US-18, US-29). Hostile session
  * titles, question texts, permission names and patterns and error messages (shell syntax, flags, quotes,
- * controls, CR/LF, lone surrogates, oversize texts, non-strings, throwing getters) go through opencode's
- * bus events: `notifyInputs(event)` → `notifyStep` → `notifySendArgs` / `osascriptArgs`, and for a sample
- * through `makeDesktopNotifier` with stub `notify-send` and `osascript` programs that record their argv.
+ * controls, CR/LF, lone surrogates, body markup, bidi and C1 controls, oversize texts, non-strings,
+ * throwing getters) go through opencode's bus events: `notifyInputs(event)` → `notifyStep` →
+ * `notifySendArgs` / `osascriptArgs`, and for a sample through `makeDesktopNotifier` with stub
+ * `notify-send` and `osascript` programs that record their argv.
  *
  * The expected notification comes from an oracle written here from §10.2 (cleaning, caps in code
  * points, the message of each kind) and the plugin's documented cut of event texts at 4096 UTF-16 units
@@ -26,7 +27,7 @@ import { makeDesktopNotifier } from "../../src/layers/NotifierDesktop.js"
 import { notifyInputs } from "../../src/plugin/notifyEvents.js"
 import { throwingGetters } from "../plugin/hostile.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
-import { clean, points, text, WHITESPACE } from "./textOracle.js"
+import { clean, FORBIDDEN_IN_POPUP, notifySendBody, points, RAW_MARKUP, readBody, text, WHITESPACE } from "./textOracle.js"
 
 // ---------------------------------------------------------------------------------------------------
 // The oracle: §10.2 written out again, on code points.
@@ -113,13 +114,24 @@ const INJECTIONS = [
 ]
 const FLAGS = ["--print-id", "-u critical", "--urgency=critical", "--", "-", "--app-name=evil", "--hint=string:sound-name:../../x", "-t 0", "--icon=/etc/passwd", "-e", "on run argv"]
 const ODD = ["\r", "\n", "\r\n", "one\rtwo", "one\r\ntwo", "one\ntwo", "\t", "\u0007", "\u001b[31m", "\u001b]0;x\u0007", "\u007f", "\u0000", "\u0085", "\u2028", "\u2029", "\u00a0", "\ufeff", "\ud800", "\udc00", "\udbff\udfff", "😀", "é", "…", "\\", "\\n", "\\101", "'", '"', " ", "   ", "<b>x</b>", "&amp;", "(@context subagent)", "(@context-2 subagent)", "MessageAbortedError"]
+/** Body markup a daemon would render, entities, and the bidi and C1 controls (issue 18 item 10). */
+const MARKUP = [
+  "<a href=file:///etc/passwd>x</a>",
+  '<a href="https://evil.example/?a=1&b=2">click</a>',
+  "<img src=http://tracker.example/p.png>",
+  "<img src='file:///home/u/.ssh/id_ed25519'/>",
+  "<i>", "</u>", "<", ">", "&", "&&", "&amp;", "&lt;b&gt;", "&#x202E;", "&#8238;", "&nbsp;", "<![CDATA[x]]>", "<!-- x -->", "\\<b>", "\\&", "a<b", "1 > 0",
+  "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "evil\u202etxt.exe", "\u2067\u05d0\u2069",
+  "\u0080", "\u0085", "\u008d", "\u009b[31m", "\u009f", "\u00c2\u0093q\u00c2\u0094"
+]
 
 const fragment: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 12 }) },
   { weight: 2, arbitrary: fc.fullUnicodeString({ maxLength: 8 }) },
   { weight: 3, arbitrary: fc.constantFrom(...INJECTIONS) },
   { weight: 2, arbitrary: fc.constantFrom(...FLAGS) },
-  { weight: 3, arbitrary: fc.constantFrom(...ODD) }
+  { weight: 3, arbitrary: fc.constantFrom(...ODD) },
+  { weight: 2, arbitrary: fc.constantFrom(...MARKUP) }
 )
 /** Long texts: around the caps, past the plugin's cut (where a pair may be split), blank up to the cut. */
 const long: fc.Arbitrary<string> = fc.oneof(
@@ -269,8 +281,8 @@ const notifySendArgv = (n: Notification, printId: boolean): Array<string> => {
     ...(printId ? ["--print-id"] : []),
     "--",
     n.title,
-    // notify-send reads C escapes in the body: backslashes are doubled so the message arrives as written
-    n.message.replace(/\\/g, "\\\\")
+    // the body's markup escaped (issue 18 item 10), and its backslashes doubled: notify-send reads C escapes in the body
+    notifySendBody(n.message)
   ]
 }
 
@@ -282,8 +294,8 @@ const osascriptArgv = (n: Notification): Array<string> => {
   return name === undefined ? [...SCRIPT_SILENT, n.title, n.message] : [...SCRIPT_WITH_SOUND, n.title, n.message, name]
 }
 
-/** A control character (C0, DEL) or a line break. */
-const UNSAFE = /[\u0000-\u001f\u007f\u2028\u2029]/
+/** A control character (C0, DEL, C1), a line break or a bidi control. */
+const UNSAFE = FORBIDDEN_IN_POPUP
 
 const checkTexts = (n: Notification) => {
   expect(UNSAFE.test(n.title)).toBe(false)
@@ -434,5 +446,49 @@ describe("fuzz: notification texts", () => {
       )
     },
     fuzzTimeout(200, DESKTOP_SAMPLE)
+  )
+})
+
+let withMarkup = 0
+let withControls = 0
+
+describe("fuzz: markup and bidi in notification texts (issue 18 item 10)", () => {
+  it(
+    "US-11 no bidi or C1 control survives into any argv or the hop payload; the notify-send body never holds a raw `<`, `>` or an unescaped `&`, and reads back as the message; the summary and osascript stay plain",
+    () => {
+      fc.assert(
+        fc.property(textCase, fc.boolean(), (c, printId) => {
+          const raw = [c.title, c.permission, c.dataMessage, c.message, ...c.questions, ...(c.patterns === "notAnArray" ? [] : c.patterns)].flatMap((v) => (typeof v === "object" && v.k === "str" ? [v.s] : []))
+          if (raw.some((s) => /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/.test(s))) withControls++
+          const n = sendsOf(c)[0]
+          if (n === undefined) return
+          if (/[<>&]/.test(n.message)) withMarkup++
+          for (const t of [n.title, n.message]) expect(FORBIDDEN_IN_POPUP.test(t)).toBe(false)
+
+          const ns = notifySendArgs(n, printId)
+          for (const a of ns) expect(FORBIDDEN_IN_POPUP.test(a)).toBe(false)
+          const [summary, body] = [ns.at(-2)!, ns.at(-1)!]
+          expect(summary).toBe(n.title)
+          expect(RAW_MARKUP.test(body)).toBe(false)
+          expect(readBody(body)).toBe(n.message)
+
+          const os = osascriptArgs(n)
+          for (const a of os) expect(FORBIDDEN_IN_POPUP.test(a)).toBe(false)
+          expect(os.slice(6, 8)).toEqual([n.title, n.message])
+
+          // the hop payload carries the same cleaned texts, unescaped; the receiver's argv is the local one
+          const payload = encodeShow("desk:root", n)
+          expect(FORBIDDEN_IN_POPUP.test(payload.replaceAll("\n", " "))).toBe(false)
+          expect(payload.split("\n").slice(3, 5)).toEqual([n.title, n.message])
+          const got = decodePayload(payload)
+          if (got._tag !== "Show") throw new Error(`not a show: ${got._tag}`)
+          expect(notifySendArgs(got, printId).slice(-2)).toEqual([summary, body])
+        }),
+        fuzzParams()
+      )
+      // the generators reach markup in a message and the controls in an input
+      expect({ withMarkup: withMarkup > FUZZ_RUNS / 20, withControls: withControls > FUZZ_RUNS / 20 }).toEqual({ withMarkup: true, withControls: true })
+    },
+    fuzzTimeout(5)
   )
 })

@@ -14,12 +14,20 @@
  * points, UTF-8 truncation at 4096 bytes), independent of `decodePayload`: the argv the stub received
  * must be exactly `notifySendArgs(<oracle fields>, <fade key?>)`, the outcome and stderr those of §10.6,
  * and a canary file any injected command would create never appears.
+ *
+ * The payloads also come as hop tokens (`ocpool-notify-b64/1.<base64url>`, docs/DECISIONS.md: the wire
+ * form that a login shell cannot act on), well-formed, padded with whitespace, malformed (a bad
+ * character, a bad length, stray tail bits, bytes that are not UTF-8, shell syntax) and around the
+ * 16 KiB token cap; the oracle decodes them with Node's `Buffer`. A third family checks the token
+ * itself: the sender's word is only `[A-Za-z0-9._/-]` and round-trips, hostile bytes never decode to
+ * a payload, the length limits hold, and a real `/bin/sh -c <token>` (a host without the forced
+ * command) runs nothing.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { vi } from "vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import fc from "fast-check"
-import type { SpawnOptions } from "node:child_process"
+import { spawnSync, type SpawnOptions } from "node:child_process"
 import { EventEmitter } from "node:events"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -27,8 +35,9 @@ import { basename, join } from "node:path"
 import { PassThrough } from "node:stream"
 import { handleReceived, receive } from "../../src/cli/receive.js"
 import { ExitWith } from "../../src/cli/notify.js"
-import { closeArgs, notifySendArgs } from "../../src/core/notify/channel.js"
-import { decodePayload, type Received } from "../../src/core/notify/payload.js"
+import { closeArgs, notifySendArgs, sshArgs } from "../../src/core/notify/channel.js"
+import { encodeHopToken, PROBE_ANSWER, readHopToken, shellAnswer } from "../../src/core/notify/hopToken.js"
+import { decodePayload, encodeProbe, type Received } from "../../src/core/notify/payload.js"
 import { decodePopups } from "../../src/core/notify/popups.js"
 import type { Icon, Sound, Urgency } from "../../src/core/notify/sound.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
@@ -88,11 +97,39 @@ const keyOracle = (line: string | undefined): string => {
   return k.length >= 1 && k.length <= 128 && [...k].every((c) => KEY_CHARS.includes(c)) ? k : ""
 }
 
-/** What §10.6 says `ocpool receive` makes of a payload. */
+const TOKEN_PREFIX = "ocpool-notify-b64/1."
+const TOKEN_MAX = 16_384
+const BASE64URL = /^[A-Za-z0-9_-]*$/
+/** A hop token built with Node's own base64url. */
+const tokenOf = (p: string | Uint8Array): string => TOKEN_PREFIX + Buffer.from(typeof p === "string" ? Buffer.from(p, "utf8") : p).toString("base64url")
+
+/**
+ * The payload inside a token, read with Node's Buffer: `undefined` unless the text (trimmed) is the
+ * prefix, then at most TOKEN_MAX characters in all, then canonical base64url (Node re-encodes the
+ * bytes to the same text), of bytes that are UTF-8 (Node re-encodes the text to the same bytes).
+ */
+const untoken = (t: string): string | undefined => {
+  if (t.length > TOKEN_MAX) return undefined
+  const body = t.slice(TOKEN_PREFIX.length)
+  const bytes = Buffer.from(body, "base64url")
+  if (!BASE64URL.test(body) || bytes.toString("base64url") !== body) return undefined
+  const payload = bytes.toString("utf8")
+  return Buffer.from(payload, "utf8").equals(bytes) ? payload : undefined
+}
+
+/** What `ocpool receive` makes of SSH_ORIGINAL_COMMAND: a hop token decoded, then §10.6 on its payload; anything else §10.6. */
 const oracle = (raw: string): Received => {
-  const ps = points(raw)
   let bytes = 0
-  for (const p of ps) bytes += utf8Size(p)
+  for (const p of points(raw)) bytes += utf8Size(p)
+  const t = trimWs(raw)
+  if (!t.startsWith(TOKEN_PREFIX)) return plainOracle(raw, bytes)
+  const payload = untoken(t)
+  // a malformed token is never read as fields: shown as text (it starts with the prefix, so it is never empty)
+  return payload === undefined ? { _tag: "Unrecognised", title: UNRECOGNISED, message: clean(text(cut(points(raw))), MESSAGE_CAP), bytes } : plainOracle(payload, bytes)
+}
+
+/** The code points kept by the PAYLOAD_MAX-byte cut at a character boundary. */
+const cut = (ps: ReadonlyArray<number>): Array<number> => {
   const kept: Array<number> = []
   let used = 0
   for (const p of ps) {
@@ -100,11 +137,18 @@ const oracle = (raw: string): Received => {
     used += utf8Size(p)
     kept.push(p)
   }
+  return kept
+}
+
+/** What §10.6 says `ocpool receive` makes of a plain payload; `bytes` is the size that arrived. */
+const plainOracle = (raw: string, bytes: number): Received => {
+  const kept = cut(points(raw))
   if (kept.every((p) => WHITESPACE.has(p))) return { _tag: "Empty" }
   const t = text(kept)
   const lines = t.split("\n")
   const op = lowerAscii(trimWs(lines[1] ?? ""))
-  if (trimWs(lines[0]!) !== HEADER || (op !== "show" && op !== "close")) return { _tag: "Unrecognised", title: UNRECOGNISED, message: clean(t, MESSAGE_CAP), bytes }
+  if (trimWs(lines[0]!) !== HEADER || (op !== "show" && op !== "close" && op !== "probe")) return { _tag: "Unrecognised", title: UNRECOGNISED, message: clean(t, MESSAGE_CAP), bytes }
+  if (op === "probe") return { _tag: "Probe" }
   const key = keyOracle(lines[2])
   if (op === "close") return { _tag: "Close", key }
   const title = clean(lines[3] ?? "", TITLE_CAP)
@@ -307,7 +351,7 @@ const header: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom("ocpool-notify/2", "OCPOOL-NOTIFY/1", "ocpool-notify/1x", "ocpool-notify/ 1", "ocpool-notify", "#!/bin/sh", "", "ocpool-notify/1\u0000") },
   { weight: 1, arbitrary: field }
 )
-const op = fc.oneof({ weight: 10, arbitrary: variant(["show", "close"]) }, { weight: 2, arbitrary: fc.constantFrom("run", "exec", "show; touch x", "showw", "sh ow", "$(touch x)", "SHOW --print-id") }, { weight: 1, arbitrary: field })
+const op = fc.oneof({ weight: 10, arbitrary: variant(["show", "close"]) }, { weight: 1, arbitrary: variant(["probe"]) }, { weight: 2, arbitrary: fc.constantFrom("run", "exec", "show; touch x", "showw", "sh ow", "$(touch x)", "SHOW --print-id") }, { weight: 1, arbitrary: field })
 const key: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.constant("") },
   { weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9._:@-]{1,128}$/) },
@@ -373,11 +417,55 @@ const unstructured: fc.Arbitrary<string> = fc.oneof(
   fc.tuple(structured, fc.integer({ min: 4_096, max: 20_000 })).map(([p, n]) => `${p}\n${"y".repeat(n)}`)
 )
 
+/** Whitespace a token may arrive in (trimmed), and none. */
+const TOKEN_PADS = ["", "", "", " ", "\n", "\t\r\n", " \u00a0", "\ufeff", "\u2028 "]
+const padded = (t: fc.Arbitrary<string>): fc.Arbitrary<string> => fc.tuple(fc.constantFrom(...TOKEN_PADS), t, fc.constantFrom(...TOKEN_PADS)).map(([a, x, b]) => a + x + b)
+
+/** The plain payloads as the sender sends them: one token word (sometimes padded). */
+const asToken: fc.Arbitrary<string> = padded(fc.oneof({ weight: 6, arbitrary: structured }, { weight: 2, arbitrary: atTheLimit }, { weight: 2, arbitrary: unstructured }, { weight: 1, arbitrary: invalidUtf8 }).map(tokenOf))
+
+const SPLICES = ["$", "$(touch x)", "`", ";", "&", "|", "=", "==", "+", "/", ".", " ", "\n", "\r", "é", "😀", "\u0000", "\ufeff", "A", "-", "_"]
+/** A token broken one way or another (the oracle says which are still tokens: a splice of `A`, `-` or `_` may be). */
+const brokenToken: fc.Arbitrary<string> = fc.oneof(
+  // a character spliced in, or one dropped
+  fc.tuple(fc.oneof(structured, atTheLimit), fc.constantFrom(...SPLICES), fc.nat(), fc.boolean()).map(([p, c, at, drop]) => {
+    const t = tokenOf(p)
+    const i = TOKEN_PREFIX.length + (at % (t.length - TOKEN_PREFIX.length + 1))
+    return drop ? t.slice(0, i) + t.slice(i + 1) : t.slice(0, i) + c + t.slice(i)
+  }),
+  // the last character replaced: its unused low bits may be set
+  fc.tuple(structured, fc.integer({ min: 0, max: 63 })).map(([p, v]) => {
+    const t = tokenOf(p)
+    return t.slice(0, -1) + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[v]!
+  }),
+  // bytes that are not UTF-8 inside a well-formed base64url body
+  fc.tuple(structured, fc.array(fc.tuple(fc.nat(), fc.constantFrom(...INVALID)), { minLength: 1, maxLength: 3 })).map(([p, splices]) => {
+    let bytes = Buffer.from(p, "utf8")
+    for (const [at, ins] of splices) {
+      const i = at % (bytes.length + 1)
+      bytes = Buffer.concat([bytes.subarray(0, i), Buffer.from(ins), bytes.subarray(i)])
+    }
+    return tokenOf(bytes)
+  }),
+  // shell syntax and standard base64 behind the prefix; a token of a token
+  fc.constantFrom(...INJECTIONS, ...FLAGS, "", "=", "QQ==", "a+b/", "Zm9v\nYmFy").map((x) => TOKEN_PREFIX + x),
+  structured.map((p) => tokenOf(tokenOf(p)))
+)
+
+/** Tokens around the 16 KiB cap (a payload of about 12 KiB: cut at 4096 bytes when decoded). */
+const nearTokenCap: fc.Arbitrary<string> = fc.tuple(structured, fc.integer({ min: -8, max: 8 })).map(([p, slack]) => {
+  const fill = Math.max(0, Math.floor(((TOKEN_MAX - TOKEN_PREFIX.length) * 3) / 4) - Buffer.byteLength(p) - 1 + slack)
+  return tokenOf(`${p}\n${"y".repeat(fill)}`)
+})
+
 const payload: fc.Arbitrary<string> = fc.oneof(
   { weight: 10, arbitrary: structured },
   { weight: 2, arbitrary: atTheLimit },
   { weight: 2, arbitrary: invalidUtf8 },
-  { weight: 3, arbitrary: unstructured }
+  { weight: 3, arbitrary: unstructured },
+  { weight: 6, arbitrary: asToken },
+  { weight: 3, arbitrary: brokenToken },
+  { weight: 1, arbitrary: nearTokenCap }
 )
 
 /** One case: the payload; whether a popup is remembered under a close payload's key; whether the programs fail. */
@@ -409,6 +497,9 @@ let shown = 0
 let unrecognised = 0
 let closed = 0
 let truncated = 0
+let probed = 0
+let tokens = 0
+let brokenTokens = 0
 
 describe("fuzz: ocpool receive", () => {
   it(
@@ -424,6 +515,10 @@ describe("fuzz: ocpool receive", () => {
           // the in-process decoder agrees with the oracle (the whole receiver is checked below)
           expect(decodePayload(p)).toEqual(want)
           if (Buffer.byteLength(p) > PAYLOAD_MAX) truncated++
+          if (trimWs(p).startsWith(TOKEN_PREFIX)) {
+            if (untoken(trimWs(p)) === undefined) brokenTokens++
+            else tokens++
+          }
           const seed = seeded && want._tag === "Close" && want.key !== ""
           if (seed) writeFileSync(popupsPath, JSON.stringify({ version: 1, popups: [{ key: want.key, id: 7, raisedAt: Date.now() }] }))
           const env: Record<string, string> = { PATH: bin, OCPOOL_STATE_DIR: state, HOME: home, ...(fails ? { STUB_EXIT: "1" } : {}) }
@@ -435,6 +530,10 @@ describe("fuzz: ocpool receive", () => {
           switch (want._tag) {
             case "Empty":
               expect({ code, stderr, shown: calls(notifyLog), closed: calls(gdbusLog) }).toEqual({ code: 0, stderr: [EMPTY_NOTE], shown: [], closed: [] })
+              return
+            case "Probe":
+              probed++
+              expect({ code, stderr, shown: calls(notifyLog), closed: calls(gdbusLog) }).toEqual({ code: 0, stderr: [PROBE_ANSWER], shown: [], closed: [] })
               return
             case "Close": {
               closed++
@@ -457,7 +556,7 @@ describe("fuzz: ocpool receive", () => {
                   : { key: "", title: want.title, message: want.message, urgency: "normal" as const, icon: "utilities-terminal" as const, sound: "none" as const }
               const argv = [...notifySendArgs(fields, fields.key !== "")]
               // the texts are the last two entries, right after the only `--`
-              expect(argv.slice(-3)).toEqual(["--", fields.title, fields.message.replace(/\\/g, "\\\\")])
+              expect(argv.slice(-3)).toEqual(["--", fields.title, fields.message.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\\/g, "\\\\")])
               expect({ code, stderr, shown: calls(notifyLog), closed: calls(gdbusLog) }).toEqual({
                 code: fails ? 75 : 0,
                 stderr: [
@@ -481,12 +580,15 @@ describe("fuzz: ocpool receive", () => {
       expect(real).toBe(Math.ceil(FUZZ_RUNS / Math.max(1, Math.ceil(FUZZ_RUNS / REAL_SPAWNS))))
       expect(fakes > 0).toBe(FUZZ_RUNS > REAL_SPAWNS)
       // the generators reach every outcome
-      expect({ shown: shown > FUZZ_RUNS / 5, unrecognised: unrecognised > FUZZ_RUNS / 50, closed: closed > FUZZ_RUNS / 50, truncated: truncated > FUZZ_RUNS / 50 }).toEqual({
-        shown: true,
-        unrecognised: true,
-        closed: true,
-        truncated: true
-      })
+      expect({
+        shown: shown > FUZZ_RUNS / 5,
+        unrecognised: unrecognised > FUZZ_RUNS / 50,
+        closed: closed > FUZZ_RUNS / 50,
+        truncated: truncated > FUZZ_RUNS / 50,
+        probed: probed > FUZZ_RUNS / 200,
+        tokens: tokens > FUZZ_RUNS / 10,
+        brokenTokens: brokenTokens > FUZZ_RUNS / 25
+      }).toEqual({ shown: true, unrecognised: true, closed: true, truncated: true, probed: true, tokens: true, brokenTokens: true })
     },
     fuzzTimeout(30)
   )
@@ -519,5 +621,55 @@ describe("fuzz: ocpool receive", () => {
       expect(fakeProblems).toEqual([])
     },
     fuzzTimeout(10)
+  )
+
+  it(
+    "US-18.1 hop tokens: the sender's remote argument is one word of [A-Za-z0-9._/-] that round-trips; hostile bytes never decode to a payload; the length limits hold; a real /bin/sh given the word runs nothing and only says no such program exists",
+    async () => {
+      let n = 0
+      let shells = 0
+      const every = Math.max(1, Math.ceil(FUZZ_RUNS / 100))
+      const tokenCase = fc.oneof(
+        { weight: 4, arbitrary: payload.map((p) => ({ kind: "payload" as const, p })) },
+        { weight: 2, arbitrary: fc.uint8Array({ maxLength: 600 }).map((b) => ({ kind: "bytes" as const, b })) },
+        { weight: 1, arbitrary: fc.tuple(fc.constantFrom("x", "é", "😀", "\u0000"), fc.integer({ min: 1_000, max: 6_000 })).map(([c, k]) => ({ kind: "payload" as const, p: `${HEADER}\nshow\n\nlong\n${c.repeat(k)}` })) }
+      )
+      await fc.assert(
+        fc.asyncProperty(tokenCase, fc.constantFrom(...TOKEN_PADS), async (c, pad) => {
+          const i = n++
+          // the cases are synchronous: let the worker's event loop (vitest's RPC) breathe now and then
+          if (i % 50 === 0) await new Promise<void>((resolve) => setImmediate(resolve))
+          const bytes = c.kind === "bytes" ? Buffer.from(c.b) : Buffer.from(c.p, "utf8")
+          const t = c.kind === "bytes" ? tokenOf(bytes) : encodeHopToken(c.p)
+          // the sender's word: Node's base64url behind the prefix, nothing a shell acts on, the last argv entry of ssh
+          expect(t).toBe(tokenOf(bytes))
+          expect(t).toMatch(/^[A-Za-z0-9._/-]+$/)
+          if (c.kind === "payload") expect(sshArgs("desk", c.p).at(-1)).toBe(t)
+          // read back: the same bytes when they are UTF-8 and the token is within the cap; otherwise never a payload
+          const utf8 = Buffer.from(bytes.toString("utf8"), "utf8").equals(bytes)
+          const read = readHopToken(`${pad}${t}${pad}`)
+          if (t.length > TOKEN_MAX) expect(read).toEqual({ _tag: "Malformed", reason: "longer than 16384 bytes" })
+          else if (!utf8) expect(read).toEqual({ _tag: "Malformed", reason: "not UTF-8" })
+          else expect(read).toEqual({ _tag: "Token", payload: bytes.toString("utf8") })
+          // what the receiver makes of it is the oracle's (decode, then the plain rules and the 4096-byte cut)
+          expect(decodePayload(`${pad}${t}${pad}`)).toEqual(oracle(`${pad}${t}${pad}`))
+          // a spread sample through a real shell: a host without the forced command
+          if (i % every === 0) {
+            shells++
+            // the sender's word as it sends it (padding is only the receiver's trimming)
+            const r = spawnSync("/bin/sh", ["-c", t], { cwd: base, encoding: "utf8", env: { PATH: "/usr/bin:/bin" }, timeout: 10_000 })
+            // 127 (not found); a word past PATH_MAX (4096; the sender's never are) is `File name too long`, 126 in bash
+            expect({ status: r.status === 126 || r.status === 127, stdout: r.stdout }).toEqual({ status: true, stdout: "" })
+            expect(shellAnswer(r.stderr)).toMatch(/ocpool-notify-b64\/1\.…: (not found|No such file or directory|command not found|File name too long)$/)
+            expect(canaryAppeared()).toBe(false)
+          }
+        }),
+        fuzzParams()
+      )
+      expect(shells).toBe(Math.ceil(FUZZ_RUNS / every))
+      // the probe the doctor sends is such a token too
+      expect(encodeHopToken(encodeProbe())).toMatch(/^ocpool-notify-b64\/1\.[A-Za-z0-9_-]+$/)
+    },
+    fuzzTimeout(20)
   )
 })

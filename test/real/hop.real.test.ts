@@ -9,6 +9,11 @@
  * by what only the hop does: it appends ` [<short hostname>]` to the message. The sender always has
  * the mock's bus and notify-send on PATH too, so a hop that fell back to a local popup would show up
  * on the mock (US-14.4).
+ *
+ * The same sshd also accepts a second key WITHOUT a forced command (alias `ocpool-hop-plain`): an
+ * ordinary login, where sshd hands the remote command to the login shell. The hop sends its payload
+ * as one shell-inert token word (docs/DECISIONS.md), so hostile texts sent there run nothing; the
+ * shell only says it found no such program, and `ocpool doctor --probe` warns.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -24,7 +29,14 @@ import { startSshd, type Sshd } from "./sshd.js"
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const OCPOOL = join(ROOT, "bin", "ocpool.js")
 const SHORT_HOST = hostname().split(".")[0] ?? hostname()
+/** A message as the daemon receives it: `&`, `<`, `>` escaped for the body markup (issue 18 item 10); the summary is plain. */
+const asBody = (message: string): string => message.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
 const NOTIFY_TITLE = "opencode — ocpool notify"
+/** The hop's single remote argument: `ocpool-notify-b64/1.` + base64url of the payload (made here with Node's own encoder). */
+const TOKEN_PREFIX = "ocpool-notify-b64/1."
+const tokenOf = (payload: string): string => `${TOKEN_PREFIX}${Buffer.from(payload, "utf8").toString("base64url")}`
+/** What a login shell says about the token word, and nothing else: one line naming it. */
+const SHELL_SAYS = /^(?:-?bash: (?:line 1: )?|sh: 1: )ocpool-notify-b64\/1\.[A-Za-z0-9_-]+: (?:No such file or directory|not found|command not found)\n$/
 const PROBE_TITLE = "opencode — ocpool doctor --probe"
 /** HOP_KILL_MS, plus the CLI's own start and exit. */
 const HOP_BOUND_MS = 7_000 + 3_000
@@ -165,7 +177,7 @@ describe("notifications through real notify-send, sshd, ocpool receive and a D-B
     mock = await startDbusMock()
     forced = `node ${shQuote(OCPOOL)} receive`
     forcedEnv = { ...mock.env, PATH: process.env.PATH ?? "/usr/bin:/bin", OCPOOL_STATE_DIR: receiverState }
-    sshd = await startSshd({ forcedCommand: forced, env: forcedEnv, alias: "ocpool-hop-desktop" })
+    sshd = await startSshd({ forcedCommand: forced, env: forcedEnv, alias: "ocpool-hop-desktop", plainAlias: "ocpool-hop-plain" })
   }, 120_000)
 
   afterAll(async () => {
@@ -228,7 +240,7 @@ describe("notifications through real notify-send, sshd, ocpool receive and a D-B
       const b = await ocpool(["notify", "--title", c.title, "--message", c.message, "--via", "local"], localEnv(), work)
       expect({ code: b.code, stderr: b.stderr }).toEqual({ code: 0, stderr: "" })
     }
-    expect((await m.notifications()).map((n) => [n.summary, n.body])).toEqual(cases.flatMap((c) => [[c.title, c.message], [c.title, c.message]]))
+    expect((await m.notifications()).map((n) => [n.summary, n.body])).toEqual(cases.flatMap((c) => [[c.title, asBody(c.message)], [c.title, asBody(c.message)]]))
     for (const c of canaries()) expect(existsSync(c), c).toBe(false)
   })
 
@@ -245,7 +257,7 @@ describe("notifications through real notify-send, sshd, ocpool receive and a D-B
       hopMs.push(r.ms)
     }
     const notes = await m.notifications()
-    expect(notes.map((n) => [n.summary, n.body])).toEqual(cases.map((c) => [c.title, `${c.message} [${SHORT_HOST}]`]))
+    expect(notes.map((n) => [n.summary, n.body])).toEqual(cases.map((c) => [c.title, `${asBody(c.message)} [${SHORT_HOST}]`]))
     // a one-off has no kind: normal, utilities-terminal, no sound; the receiver raised it with --print-id but remembers nothing (no key)
     expect(notes.map(shown).every((n) => n.appName === "opencode" && n.urgency === 1 && n.icon === "utilities-terminal" && n.sound === undefined)).toBe(true)
     expect(existsSync(join(receiverState, "popups.json"))).toBe(false)
@@ -423,6 +435,8 @@ describe("notifications through real notify-send, sshd, ocpool receive and a D-B
     expect(check(upReport, "probe")).toEqual({ id: "probe", status: "ok", detail: "test notification delivered via ssh" })
     expect(check(upReport, "notifier")?.detail).toBe(`ssh to ${s.alias} (this is an SSH session)`)
     expect(check(upReport, "ssh-hop")?.detail).toBe(`host ${s.alias} (from OCPOOL_NOTIFY_HOST)`)
+    // the inert probe reached ocpool receive as the forced command, and showed nothing
+    expect(check(upReport, "hop-command")).toEqual({ id: "hop-command", status: "ok", detail: `${s.alias} answers with its forced command: ocpool receive read the probe` })
     expect(up.code).toBe(upReport.checks.some((c) => c.status === "fail") ? 1 : 0)
     expect((await m.notifications()).map(shown)).toEqual([
       { appName: "opencode", summary: PROBE_TITLE, body: `Test notification from ${SHORT_HOST} [${SHORT_HOST}]`, icon: "utilities-terminal", urgency: 1, sound: undefined }
@@ -435,6 +449,109 @@ describe("notifications through real notify-send, sshd, ocpool receive and a D-B
     expect(downReport.ok).toBe(false)
     expect(check(downReport, "probe")?.status).toBe("fail")
     expect(check(downReport, "probe")?.detail).toMatch(/^test notification not delivered via ssh: ssh exited 255/)
+    expect(check(downReport, "hop-command")).toMatchObject({ status: "warn", detail: expect.stringMatching(new RegExp(`^${s.alias} could not be probed: ssh exited 255`)) })
     expect(await m.calls()).toEqual([])
+  })
+
+  // ---------------------------------------------------------------- a host without the forced command
+
+  it("US-18.1 / US-14.3 hop to a host WITHOUT the forced command (its login shell gets the remote command): hostile titles sent with `ocpool notify --via ssh --host <alias>` never run; the shell's whole answer is one `…: No such file or directory` line about the token; exit 127 is reported as not delivered, naming the forced-command key", async () => {
+    const m = bus()
+    const s = server()
+    const plain = s.plainAlias!
+    for (const c of canaries()) expect(existsSync(c), c).toBe(false)
+    const canary = join(work, "CANARY-plain")
+    const cases = [
+      { title: `Which branch? $(touch ${canary})`, message: `\`touch ${canary}\`` },
+      { title: `; touch ${canary}; touch CANARY`, message: `'; touch ${canary}; echo '` },
+      { title: `first line\ntouch ${canary}\n$(touch CANARY)`, message: `line\n\`touch CANARY\`\ntouch ${canary}` },
+      ...hostile()
+    ]
+    for (const c of cases) {
+      const r = await ocpool(["notify", c.title, c.message, "--via", "ssh", "--host", plain], senderEnv(), work)
+      // first: nothing ran (the eight lines of a plain payload would each have run in that shell)
+      expect(existsSync(canary), `${c.title}: ${r.stderr}`).toBe(false)
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 75, stdout: "" })
+      expect(r.stderr).toMatch(
+        /^ocpool: notification not delivered via ssh: ssh exited 127: a login shell answered, not ocpool receive: the hop host must use the forced-command key written by ocpool tunnel setup \((?:-?bash: (?:line 1: )?|sh: 1: )ocpool-notify-b64\/1\.…: (?:No such file or directory|not found|command not found)\)\n$/
+      )
+      // the shell itself, given the same word by hand: one line about the token, nothing else, exit 127
+      const bare = await runCmd("ssh", [...HOP_OPTIONS, "--", plain, tokenOf(["ocpool-notify/1", "show", "", c.title.replace(/\s+/g, " "), c.message.replace(/\s+/g, " "), "normal", "utilities-terminal", "none"].join("\n"))], senderEnv())
+      expect({ code: bare.code, stdout: bare.stdout }).toEqual({ code: 127, stdout: "" })
+      expect(bare.stderr).toMatch(SHELL_SAYS)
+    }
+    // nothing ran, nothing was shown (the shell has no notify-send to call, and the sender never fell back)
+    expect(existsSync(canary)).toBe(false)
+    for (const c of canaries()) expect(existsSync(c), c).toBe(false)
+    expect(await m.calls()).toEqual([])
+  })
+
+  it("US-18.1 control: the same sshd's login shell DOES run the plain §10.6 payload sent by hand (the hole the token closes), so the test above can see an injection", async () => {
+    const s = server()
+    const canary = join(work, "CANARY-control")
+    const r = await runCmd("ssh", [...HOP_OPTIONS, "--", s.plainAlias!, showPayload("", `Which branch? $(touch ${canary})`, "m", "normal", "utilities-terminal", "none")], senderEnv())
+    try {
+      expect(r.code).not.toBe(0)
+      expect(existsSync(canary)).toBe(true)
+    } finally {
+      rmSync(canary, { force: true })
+    }
+  })
+
+  it("US-46 doctor --probe against the host without the forced command: hop-command is a warning saying the hop host must use the forced-command key written by ocpool tunnel setup; the probe fails with exit 127; nothing is shown", async () => {
+    const m = bus()
+    const s = server()
+    const r = await ocpool(["doctor", "--probe", "--json"], senderEnv(s.binDir, { OCPOOL_NOTIFY_HOST: s.plainAlias! }))
+    const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }>; ok: boolean }
+    const check = (id: string) => report.checks.find((c) => c.id === id)
+    expect(check("hop-command")?.status).toBe("warn")
+    expect(check("hop-command")?.detail).toMatch(
+      new RegExp(`^${s.plainAlias!} ran the probe in a login shell, not the forced command ocpool receive \\(.*ocpool-notify-b64/1\\.…: .*\\): the hop host must use the forced-command key written by ocpool tunnel setup; otherwise notification text reaches a shell there$`)
+    )
+    expect(check("probe")?.status).toBe("fail")
+    expect(check("probe")?.detail).toMatch(/^test notification not delivered via ssh: ssh exited 127: a login shell answered, not ocpool receive: the hop host must use the forced-command key written by ocpool tunnel setup/)
+    expect(r.code).toBe(1)
+    expect(await m.calls()).toEqual([])
+    // in text form the warning is one line
+    const text = await ocpool(["doctor", "--probe"], senderEnv(s.binDir, { OCPOOL_NOTIFY_HOST: s.plainAlias! }))
+    expect(text.stdout.split("\n").filter((l) => l.includes("hop-command"))).toEqual([expect.stringMatching(/^warn hop-command +ocpool-hop-plain ran the probe in a login shell/)])
+  })
+
+  it("US-18.1 / US-18 hop with the forced command: hostile titles with newlines, $( ), backticks and `; touch` arrive on the daemon exactly as cleaned (newlines as spaces), through a token; the token of a 4,096-byte payload crosses a real sshd and shows; a 20 KiB token is refused undecoded and shown as text", async () => {
+    const m = bus()
+    const s = server()
+    const canary = join(work, "CANARY-forced")
+    const cases = [
+      { title: `Which branch?\n$(touch ${canary})\n\`touch CANARY\``, message: `; touch ${canary}\r\nsecond 'line' "q" é 😀` },
+      { title: `\ttabs\tand   runs ; touch CANARY`, message: `$(touch ${canary})` }
+    ]
+    for (const c of cases) {
+      const r = await ocpool(["notify", c.title, c.message, "--via", "ssh", "--host", s.alias], senderEnv(), work)
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "notification delivered via ssh\n", stderr: "" })
+    }
+    const clean = (t: string) => t.replace(/\s+/g, " ").trim()
+    expect((await m.notifications()).map((n) => [n.summary, n.body])).toEqual(cases.map((c) => [clean(c.title), `${clean(c.message)} [${SHORT_HOST}]`]))
+    expect(existsSync(canary)).toBe(false)
+    for (const c of canaries()) expect(existsSync(c), c).toBe(false)
+
+    await m.reset()
+    // the largest payload the receiver reads, as one 5,482-character word
+    const max = showPayload("", "Max size", "m".repeat(4096 - 59), "critical", "dialog-error", "error")
+    expect(Buffer.byteLength(max)).toBe(4096)
+    expect(tokenOf(max)).toHaveLength(5482)
+    const big = await runCmd("ssh", [...HOP_OPTIONS, "--", s.alias, tokenOf(max)], senderEnv())
+    expect(big).toMatchObject({ code: 0, stdout: "", stderr: "" })
+    // a token over the 16 KiB cap: not decoded, shown as text (its start), exit 0
+    const huge = tokenOf(showPayload("", "Too long", "y".repeat(15_000), "normal", "utilities-terminal", "none"))
+    expect(huge.length).toBeGreaterThan(16_384)
+    const refused = await runCmd("ssh", [...HOP_OPTIONS, "--", s.alias, huge], senderEnv())
+    expect(refused).toMatchObject({ code: 0, stdout: "", stderr: `ocpool receive: payload not understood (${huge.length} bytes); shown as text\n` })
+    const shownNow = (await m.notifications()).map(shown)
+    expect(shownNow.map((n) => [n.summary, n.urgency, n.icon, n.sound])).toEqual([
+      ["Max size", 2, "dialog-error", "dialog-error"],
+      ["opencode-pool: unrecognised message", 1, "utilities-terminal", undefined]
+    ])
+    expect(Array.from(shownNow[0]!.body)).toHaveLength(400)
+    expect(shownNow[1]!.body).toBe(`${huge.slice(0, 399)}…`)
   })
 })

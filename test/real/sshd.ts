@@ -12,6 +12,11 @@
  *     $HOME, so a temp HOME (`writeClientHome`) does NOT reach ssh; it is kept for code of our own
  *     that reads $HOME/.ssh/config (e.g. a doctor check), and a test pins the fact.
  *
+ * With `plainAlias`, a second client key is in authorized_keys WITHOUT a forced command: an ordinary
+ * login, where sshd hands the client's command line to the user's login shell (`<shell> -c <command>`),
+ * reached as that alias. It is what a hop host looks like that was not set up with `ocpool tunnel
+ * setup`'s key line (the tests of the hop token use it).
+ *
  * sshd passes no client environment to the forced command (PermitUserEnvironment no, no AcceptEnv):
  * it runs under the user's login shell from passwd with sshd's environment (USER, a default PATH,
  * SSH_ORIGINAL_COMMAND, SSH_CLIENT, SSH_CONNECTION; HOME is an empty temp dir unless `home` says
@@ -48,6 +53,13 @@ export interface SshdOptions {
   readonly home?: string
   /** Host alias in the client ssh_config (default `ocpool-test-desktop`). */
   readonly alias?: string
+  /**
+   * When given: a second client key, in authorized_keys without `command="..."` (still no-pty and
+   * without forwarding), and a client `Host <plainAlias>` block using it. A login with it runs the
+   * client's command line in the user's login shell. As root this sets `PermitRootLogin
+   * prohibit-password` (keys only) instead of `forced-commands-only`.
+   */
+  readonly plainAlias?: string
   /** sshd binary, absolute (default: /usr/sbin/sshd, else `sshd` found on PATH). */
   readonly sshdPath?: string
   /** Readiness timeout (default 15 s). */
@@ -66,6 +78,8 @@ export interface Sshd {
   /** Client ssh_config with a `Host <alias>` block; use with `ssh -F`. */
   readonly sshConfigPath: string
   readonly alias: string
+  /** The alias of the key without a forced command (a login shell), when `plainAlias` was given. */
+  readonly plainAlias: string | undefined
   /** Dir with an executable `ssh` wrapper (`exec ssh -F <sshConfigPath> "$@"`): put it first on PATH. */
   readonly binDir: string
   /** HOME of the forced command, or undefined when it is the passwd home. */
@@ -118,12 +132,15 @@ const commandLine = (forcedCommand: string, env: Readonly<Record<string, string>
 const authorizedKeysLine = (command: string, publicKey: string): string =>
   `command="${command.replaceAll('"', '\\"')}",no-pty,no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-user-rc ${publicKey.trim()}\n`
 
+/** A key line without a forced command: the client's command line goes to the login shell. */
+const plainKeyLine = (publicKey: string): string => `no-pty,no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-user-rc ${publicKey.trim()}\n`
+
 const keygen = async (path: string, comment: string): Promise<string> => {
   await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path])
   return readFileSync(`${path}.pub`, "utf8").trim()
 }
 
-const sshdConfig = (o: { dir: string; port: number; user: string; root: boolean; home: string | undefined; extra: ReadonlyArray<string> }): string =>
+const sshdConfig = (o: { dir: string; port: number; user: string; root: boolean; plain: boolean; home: string | undefined; extra: ReadonlyArray<string> }): string =>
   [
     `ListenAddress 127.0.0.1`,
     `Port ${o.port}`,
@@ -138,8 +155,8 @@ const sshdConfig = (o: { dir: string; port: number; user: string; root: boolean;
     `HostbasedAuthentication no`,
     `PubkeyAuthentication yes`,
     `AuthenticationMethods publickey`,
-    // root may log in only with a key that carries command="..."
-    ...(o.root ? [`PermitRootLogin forced-commands-only`] : []),
+    // root may log in only with a key that carries command="..." (with a plain key: with keys only)
+    ...(o.root ? [o.plain ? `PermitRootLogin prohibit-password` : `PermitRootLogin forced-commands-only`] : []),
     `PermitUserEnvironment no`,
     `PermitUserRC no`,
     `PermitTTY no`,
@@ -195,6 +212,9 @@ export const startSshd = async (opts: SshdOptions): Promise<Sshd> => {
   const root = process.getuid?.() === 0
   const alias = opts.alias ?? "ocpool-test-desktop"
   if (!/^[A-Za-z0-9._-]+$/.test(alias)) throw new Error(`alias: ${JSON.stringify(alias)}`)
+  const plainAlias = opts.plainAlias
+  if (plainAlias !== undefined && (!/^[A-Za-z0-9._-]+$/.test(plainAlias) || plainAlias === alias)) throw new Error(`plainAlias: ${JSON.stringify(plainAlias)}`)
+  const plain = plainAlias !== undefined
   // sshd as root checks its privilege-separation dir at start
   if (root && !existsSync("/run/sshd")) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 })
 
@@ -202,6 +222,7 @@ export const startSshd = async (opts: SshdOptions): Promise<Sshd> => {
   trackDir(dir)
   const hostKey = join(dir, "ssh_host_ed25519_key")
   const clientKey = join(dir, "client_ed25519")
+  const plainKey = join(dir, "client_plain_ed25519")
   const knownHosts = join(dir, "known_hosts")
   const authorizedKeys = join(dir, "authorized_keys")
   const sshConfigPath = join(dir, "ssh_config")
@@ -226,16 +247,21 @@ export const startSshd = async (opts: SshdOptions): Promise<Sshd> => {
 
   try {
     if (home !== undefined) mkdirSync(home, { recursive: true, mode: 0o700 })
-    const [hostPub, clientPub] = await Promise.all([keygen(hostKey, "ocpool-test-host"), keygen(clientKey, "ocpool-test-client")])
+    const [hostPub, clientPub, plainPub] = await Promise.all([
+      keygen(hostKey, "ocpool-test-host"),
+      keygen(clientKey, "ocpool-test-client"),
+      plain ? keygen(plainKey, "ocpool-test-plain") : Promise.resolve(undefined)
+    ])
+    const keyLines = (command: string): string => authorizedKeysLine(command, clientPub) + (plainPub === undefined ? "" : plainKeyLine(plainPub))
     let command = commandLine(opts.forcedCommand, opts.env)
-    writeFileSync(authorizedKeys, authorizedKeysLine(command, clientPub), { mode: 0o600 })
+    writeFileSync(authorizedKeys, keyLines(command), { mode: 0o600 })
     mkdirSync(binDir)
     writeFileSync(join(binDir, "ssh"), `#!/bin/sh\nexec ${shQuote(ssh)} -F ${shQuote(sshConfigPath)} "$@"\n`, { mode: 0o755 })
 
     // options this sshd accepts (probe with a config on a throwaway port number; -t does not bind)
     const extra: Array<string> = []
     for (const option of OPTIONAL_SERVER_OPTIONS) {
-      writeFileSync(serverConfig, sshdConfig({ dir, port: 1, user, root, home, extra: [option] }))
+      writeFileSync(serverConfig, sshdConfig({ dir, port: 1, user, root, plain, home, extra: [option] }))
       try {
         await run(sshd, ["-t", "-f", serverConfig])
         extra.push(option)
@@ -248,9 +274,13 @@ export const startSshd = async (opts: SshdOptions): Promise<Sshd> => {
     let port = 0
     for (let attempt = 1; ; attempt++) {
       port = await freePort()
-      writeFileSync(serverConfig, sshdConfig({ dir, port, user, root, home, extra }))
+      writeFileSync(serverConfig, sshdConfig({ dir, port, user, root, plain, home, extra }))
       writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostPub}\n`)
-      writeFileSync(sshConfigPath, clientConfig({ alias, port, user, key: clientKey, knownHosts }), { mode: 0o600 })
+      writeFileSync(
+        sshConfigPath,
+        clientConfig({ alias, port, user, key: clientKey, knownHosts }) + (plainAlias === undefined ? "" : clientConfig({ alias: plainAlias, port, user, key: plainKey, knownHosts })),
+        { mode: 0o600 }
+      )
       const out = openSync(outPath, "a")
       const c = spawn(sshd, ["-D", "-e", "-E", logPath, "-f", serverConfig], { stdio: ["ignore", out, out] })
       closeSync(out)
@@ -284,13 +314,14 @@ export const startSshd = async (opts: SshdOptions): Promise<Sshd> => {
       knownHosts,
       sshConfigPath,
       alias,
+      plainAlias,
       binDir,
       home,
       authorizedKeys,
       forcedCommand: () => command,
       setForcedCommand: (forcedCommand, env) => {
         command = commandLine(forcedCommand, env)
-        writeFileSync(`${authorizedKeys}.tmp`, authorizedKeysLine(command, clientPub), { mode: 0o600 })
+        writeFileSync(`${authorizedKeys}.tmp`, keyLines(command), { mode: 0o600 })
         renameSync(`${authorizedKeys}.tmp`, authorizedKeys)
       },
       sshArgs: () => ["-F", sshConfigPath],

@@ -1,10 +1,13 @@
 /**
  * Channels (SPEC §10.5, §10.8): which one runs, and the exact argv of each. The texts only ever travel
- * as argv entries after `--` (notify-send, ssh) or as `on run argv` data (osascript); nothing is a
- * shell string. Pure: the shell supplies the environment, the platform and what is on PATH.
+ * as argv entries after `--` (notify-send; ssh, inside the payload's hop token, one word a shell cannot
+ * act on) or as `on run argv` data (osascript); nothing is a shell string. Pure: the shell supplies
+ * the environment, the platform and what is on PATH.
  */
 import type { Notification } from "./content.js"
+import { encodeHopToken } from "./hopToken.js"
 import { HOP_CONNECT_TIMEOUT_S } from "./limits.js"
+import { notifySendBody } from "./markup.js"
 import { LINUX_SOUND, MAC_SOUND } from "./sound.js"
 
 export type ChannelName = "notify-send" | "osascript" | "ssh" | "none"
@@ -78,6 +81,8 @@ type Shown = Pick<Notification, "title" | "message" | "urgency" | "icon" | "soun
 /**
  * `notify-send` argv (without the program). notify-send reads C escapes in the body (`\n`, `\t`,
  * `\101`), not in the summary: the body's backslashes are doubled so the message arrives as written.
+ * The daemon may render the body as markup: its `&`, `<`, `>` are escaped (markup.ts); the summary is
+ * plain text and handed over as it is.
  */
 export const notifySendArgs = (n: Shown, printId: boolean): ReadonlyArray<string> => {
   const hint = LINUX_SOUND[n.sound]
@@ -89,7 +94,7 @@ export const notifySendArgs = (n: Shown, printId: boolean): ReadonlyArray<string
     ...(printId ? ["--print-id"] : []),
     "--",
     n.title,
-    n.message.replace(/\\/g, "\\\\")
+    notifySendBody(n.message)
   ]
 }
 
@@ -103,7 +108,11 @@ export const osascriptArgs = (n: Shown): ReadonlyArray<string> => {
   return ["-e", "on run argv", "-e", display, "-e", "end run", n.title, n.message, ...(sound === undefined ? [] : [sound])]
 }
 
-/** The ssh hop argv: the payload is the single remote argument. */
+/**
+ * The ssh hop argv: the single remote argument is the payload's hop token (hopToken.ts), one word a
+ * shell cannot act on, never the payload's lines: a host without the forced command hands the remote
+ * command to a login shell.
+ */
 export const sshArgs = (host: string, payload: string): ReadonlyArray<string> => [
   "-T",
   "-o",
@@ -114,7 +123,7 @@ export const sshArgs = (host: string, payload: string): ReadonlyArray<string> =>
   "ClearAllForwardings=yes",
   "--",
   host,
-  payload
+  encodeHopToken(payload)
 ]
 
 /** `gdbus` argv closing a popup by id (SPEC §10.8). */

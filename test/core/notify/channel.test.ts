@@ -118,11 +118,14 @@ describe("the hop host (SPEC §10.5)", () => {
 })
 
 describe("argv (SPEC §10.5)", () => {
-  it("US-13 ssh gets BatchMode=yes, ConnectTimeout=5, ClearAllForwardings=yes and exactly one argument after the host", () => {
-    const payload = encodeShow("box:ses_1", notificationFor("done", { sessionTitle: "Fix login" }, true))
+  it("US-13 / US-18.1 ssh gets BatchMode=yes, ConnectTimeout=5, ClearAllForwardings=yes and exactly one argument after the host: the payload as one shell-inert token word", () => {
+    const payload = encodeShow("box:ses_1", notificationFor("done", { sessionTitle: "Fix $(touch M) `id`; rm -rf ~ 'q' \"dq\"" }, true))
     const argv = sshArgs("desk", payload)
-    expect(argv).toEqual(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ClearAllForwardings=yes", "--", "desk", payload])
-    expect(argv.slice(argv.indexOf("desk") + 1)).toEqual([payload])
+    const sent = `ocpool-notify-b64/1.${Buffer.from(payload, "utf8").toString("base64url")}`
+    expect(argv).toEqual(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ClearAllForwardings=yes", "--", "desk", sent])
+    expect(argv.slice(argv.indexOf("desk") + 1)).toEqual([sent])
+    // nothing a shell would act on: no space, newline, quote, $, backtick, ;, &, |, =, *, ?, [, ~ or #
+    expect(sent).toMatch(/^[A-Za-z0-9._\/-]+$/)
   })
 
   it("US-11 notify-send: title and message are separate argv entries after `--`", () => {
@@ -160,10 +163,10 @@ describe("argv (SPEC §10.5)", () => {
     expect(argv.slice(6)).toEqual([title, message, "Glass"])
   })
 
-  it.prop("US-11 notify-send: whatever the texts, the entries after `--` are exactly the title and the message (its backslashes doubled: notify-send reads C escapes in the body)", [fc.string(), fc.string()], ([title, message]) => {
+  it.prop("US-11 notify-send: whatever the texts, the entries after `--` are exactly the title and the message (its `&`, `<`, `>` escaped for the body markup, its backslashes doubled: notify-send reads C escapes in the body)", [fc.string(), fc.string()], ([title, message]) => {
     const argv = notifySendArgs({ title, message, urgency: "low", icon: "system-run", sound: "none" }, true)
     expect(argv.slice(0, argv.indexOf("--"))).toEqual(["--app-name=opencode", "--urgency=low", "--icon=system-run", "--print-id"])
-    expect(argv.slice(argv.indexOf("--") + 1)).toEqual([title, message.replace(/\\/g, "\\\\")])
+    expect(argv.slice(argv.indexOf("--") + 1)).toEqual([title, message.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\\/g, "\\\\")])
   })
 
   it("US-18 a body with backslashes is handed to notify-send with each doubled, the summary unchanged", () => {
