@@ -9,13 +9,13 @@
  */
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
-import { chmodSync, readFileSync, statSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { utf8Of } from "../core/jsoncEdit.js"
+import { utf8Of } from "../core/byteText.js"
 import { addPluginEntry, removePluginEntry, type ConfigEdit } from "../core/opencodeConfig.js"
 import { printable } from "../core/printable.js"
-import { writeFileAtomic, writeTarget } from "../layers/atomicWrite.js"
+import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
 import { isOurEntryName } from "../layers/pluginEntry.js"
 import { configDir } from "../layers/PoolConfigFile.js"
@@ -115,17 +115,14 @@ export const install = (
     yield* Effect.yieldNow()
     if (!o.dryRun && changed) {
       if (after.length > CONFIG_MAX_BYTES) return yield* new PathUnusable({ path, reason: "would grow past 1 MiB; not changed" })
-      if (read._tag === "Bytes" && (read.stat.mode & 0o222) === 0) return yield* new PathUnusable({ path, reason: `read-only (mode ${(read.stat.mode & 0o777).toString(8).padStart(3, "0")}); not changed` })
+      const file = writeTarget(path)
+      if (read._tag === "Bytes" && isReadOnly(file, read.stat)) return yield* new PathUnusable({ path, reason: `read-only (mode ${(read.stat.mode & 0o777).toString(8).padStart(3, "0")}); not changed` })
       const problem = makeDir(dirname(path), 0o777)
       if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
-      const file = writeTarget(path)
+      // the file's own mode, 0644 for a new one
       const mode = read._tag === "Bytes" ? read.stat.mode & 0o777 : 0o644
       yield* Effect.try({
-        try: () => {
-          writeFileAtomic(file, Buffer.from(after, "latin1"), mode)
-          // the create honours the umask; the mode is the file's own (or 0644 for a new one)
-          if ((statSync(file).mode & 0o777) !== mode) chmodSync(file, mode)
-        },
+        try: () => writeFileWithMode(file, Buffer.from(after, "latin1"), mode),
         catch: (e) => new PathUnusable({ path: file, reason: dirReason((e as NodeJS.ErrnoException).code ?? String(e)) })
       })
     }

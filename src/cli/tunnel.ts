@@ -11,13 +11,13 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
-import { accessSync, chmodSync, constants, lstatSync, statSync, type Stats } from "node:fs"
+import { accessSync, chmodSync, constants, lstatSync, statSync } from "node:fs"
 import { hostname } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { DESKTOP_ALIAS } from "../core/notify/channel.js"
 import { authorizedKeysLine, DEFAULT_RECEIVER, identityFileArg, receiverProblem, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../core/notify/tunnel.js"
 import { printable } from "../core/printable.js"
-import { writeFileAtomic, writeTarget } from "../layers/atomicWrite.js"
+import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/dirs.js"
 import { runTool, failureOf } from "../layers/runArgv.js"
 import { occupied, readBytesFile, readTextFile } from "../layers/safeRead.js"
@@ -194,9 +194,6 @@ const accessCode = (path: string, mode: number): string | undefined => {
   }
 }
 
-/** A file its owner made read-only (root included, whom the permission bits do not stop), or one this user may not write. */
-const readOnly = (target: string, st: Stats): boolean =>
-  (st.mode & 0o222) === 0 || (process.getuid?.() === st.uid && (st.mode & 0o200) === 0) || accessCode(target, constants.W_OK) !== undefined
 
 /**
  * Whether the planned write can happen: the directory (created when missing), the file a link points
@@ -209,7 +206,7 @@ const checkWritable = (path: string): Effect.Effect<string, PathUnusable> =>
     if (dirProblem !== undefined) return yield* new PathUnusable({ path: dirProblem.path, reason: dirReason(dirProblem.code) })
     const target = writeTarget(path)
     const st = yield* Effect.try({ try: () => statSync(target, { throwIfNoEntry: false }), catch: (e) => unusable(target, e) })
-    if (st !== undefined && readOnly(target, st)) return yield* new PathUnusable({ path: target, reason: "read-only (no write permission), not changed" })
+    if (st !== undefined && isReadOnly(target, st)) return yield* new PathUnusable({ path: target, reason: "read-only (no write permission), not changed" })
     const dir = dirname(target)
     const dirCode = accessCode(dir, constants.W_OK | constants.X_OK)
     if (dirCode !== undefined) return yield* new PathUnusable({ path: dir, reason: dirReason(dirCode) })
@@ -221,14 +218,7 @@ const checkWritable = (path: string): Effect.Effect<string, PathUnusable> =>
 
 /** Writes the planned bytes (atomically, the mode kept or 0600) into `target`. */
 const writeConfig = (target: string, bytes: Buffer, mode: number): Effect.Effect<void, PathUnusable> =>
-  Effect.try({
-    try: () => {
-      writeFileAtomic(target, bytes, mode)
-      // the create honours the umask; the mode is the file's own (or 0600 for a new one)
-      if ((statSync(target).mode & 0o777) !== mode) chmodSync(target, mode)
-    },
-    catch: (e) => unusable(target, e)
-  })
+  Effect.try({ try: () => writeFileWithMode(target, bytes, mode), catch: (e) => unusable(target, e) })
 
 /** Runs the setup; resolves to the text for stdout. */
 export const tunnelSetup = (f: TunnelFlags, env: NodeJS.ProcessEnv = process.env): Effect.Effect<string, BadInput | UsageProblem | PathUnusable> =>

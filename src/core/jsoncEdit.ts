@@ -1,18 +1,16 @@
 /**
  * Editing JSONC text in place, one splice at a time: every byte outside the edited spans is kept
  * (comments, trailing commas, indentation, each line's own ending, bytes that are not UTF-8). The text
- * is a byte string (one character per byte, as Node's `latin1` decoding gives): offsets are byte
+ * is a byte string (byteText.ts: one character per byte): offsets are byte
  * offsets and JSON's structure is ASCII, so no decoding can change a byte. Every function here is
  * linear in the text's length (jsonc-parser's `modify` reformats the edited line, which on a
  * one-line file is quadratic). Pure.
  */
 import { createScanner, printParseErrorCode, visit } from "jsonc-parser"
+import { BOM, utf8Of, type ByteText } from "./byteText.js"
 
 /** jsonc-parser's `SyntaxKind` values (a const enum, which this build cannot import). */
 const TOKEN = { OpenBrace: 1, CloseBrace: 2, OpenBracket: 3, CloseBracket: 4, EOF: 17 } as const
-
-/** A byte string: each character is one byte of the file (code 0–255). */
-export type ByteText = string
 
 /** Replace `[start, end)` with `insert` (a byte string). */
 export interface Splice {
@@ -33,27 +31,6 @@ export const applySplices = (text: ByteText, splices: ReadonlyArray<Splice>): By
   parts.push(text.slice(at))
   return parts.join("")
 }
-
-/** The UTF-8 bytes of `s` as a byte string. */
-export const byteTextOf = (s: string): ByteText => {
-  const bytes = new TextEncoder().encode(s)
-  let out = ""
-  for (let i = 0; i < bytes.length; i += 0x8000) out += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
-  return out
-}
-
-/** A byte string read as UTF-8 (bytes that are not UTF-8 become U+FFFD: for display and matching only). */
-const UTF8 = new TextDecoder("utf-8", { fatal: false })
-
-export const utf8Of = (b: ByteText): string => {
-  // ASCII reads the same either way
-  if (!/[^\x00-\x7f]/.test(b)) return b
-  const bytes = new Uint8Array(b.length)
-  for (let i = 0; i < b.length; i++) bytes[i] = b.charCodeAt(i) & 0xff
-  return UTF8.decode(bytes)
-}
-
-export const BOM: ByteText = "\xef\xbb\xbf"
 
 /** 1-based line and column (in characters, as an editor shows them; a leading BOM not counted) of a byte offset. */
 export const lineColumnOf = (text: ByteText, offset: number): { readonly line: number; readonly column: number } => {

@@ -8,7 +8,8 @@
  * count. Pure.
  */
 import { parse, printParseErrorCode, type ParseError } from "jsonc-parser"
-import { appendItem, applySplices, BOM, byteTextOf, colonOf, eolNear, lineColumnOf, parseTopLevel, removeItems, tooDeepAt, utf8Of, type ByteText, type Element, type List, type Property, type Splice } from "./jsoncEdit.js"
+import { BOM, byteTextOf, utf8Of, type ByteText } from "./byteText.js"
+import { appendItem, applySplices, colonOf, eolNear, lineColumnOf, parseTopLevel, removeItems, tooDeepAt, type Element, type List, type Property, type Splice } from "./jsoncEdit.js"
 
 export type PluginListing =
   /** `entries`: the names of this plugin's entries, as written (the first element of a `[name, options]` pair). */

@@ -1,5 +1,5 @@
 /** Writing a state file whole: a `.tmp` sibling, then a rename (SPEC §5.2). */
-import { lstatSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { accessSync, chmodSync, constants, lstatSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from "node:fs"
 
 const create = (tmp: string, body: string | Uint8Array, mode: number): void => writeFileSync(tmp, body, { mode, flag: "wx" })
 
@@ -37,5 +37,30 @@ export const writeTarget = (path: string): string => {
     return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path
   } catch {
     return path
+  }
+}
+
+/**
+ * `writeFileAtomic`, then the mode made exact: the create honours the umask, the file keeps its own
+ * mode (or the one given for a new file). For files the user owns and edits (opencode's config,
+ * `~/.ssh/config`).
+ */
+export const writeFileWithMode = (path: string, body: string | Uint8Array, mode: number): void => {
+  writeFileAtomic(path, body, mode)
+  if ((statSync(path).mode & 0o777) !== mode) chmodSync(path, mode)
+}
+
+/**
+ * Whether `target` (with its `stat`) is a file the user should not have replaced: no write bit at all,
+ * its owner's write bit off (root included, whom the permission bits do not stop), or one this user
+ * may not write. A rename over it would succeed anyway, which is not what a read-only file asks for.
+ */
+export const isReadOnly = (target: string, st: Stats): boolean => {
+  if ((st.mode & 0o222) === 0 || (process.getuid?.() === st.uid && (st.mode & 0o200) === 0)) return true
+  try {
+    accessSync(target, constants.W_OK)
+    return false
+  } catch {
+    return true
   }
 }

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { addPluginEntry, isOurName, pluginListing, removePluginEntry } from "../../src/core/opencodeConfig.js"
-import { applySplices, byteTextOf, lineColumnOf, parseTopLevel, utf8Of } from "../../src/core/jsoncEdit.js"
+import { byteTextOf, utf8Of } from "../../src/core/byteText.js"
+import { applySplices, lineColumnOf, parseTopLevel } from "../../src/core/jsoncEdit.js"
 
 const ours = (name: string) => name === "opencode-pool"
 const add = (text: string) => addPluginEntry(text, "opencode-pool", ours)

@@ -27,7 +27,8 @@ import { tmpdir, userInfo } from "node:os"
 import { join, resolve } from "node:path"
 import { checkFlags, type TunnelFlags } from "../../src/cli/tunnel.js"
 import { DESKTOP_ALIAS } from "../../src/core/notify/channel.js"
-import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, tunnelBlock, utf8ByteString, withTunnelBlock, type TunnelSpec } from "../../src/core/notify/tunnel.js"
+import { byteTextOf } from "../../src/core/byteText.js"
+import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../../src/core/notify/tunnel.js"
 import {
   argvSplit,
   authorizedKeysCommand,
@@ -243,13 +244,13 @@ describe("fuzz: ocpool tunnel setup flags and the config bytes (US-13)", () => {
         const once = withTunnelBlock(prefix, spec)
         expect(once.startsWith(prefix)).toBe(true)
         const eol = once.endsWith("\r\n") ? "\r\n" : "\n"
-        const ours = utf8ByteString(block.join(eol)) + eol
+        const ours = byteTextOf(block.join(eol)) + eol
         expect(once.endsWith(ours)).toBe(true)
         expect(withTunnelBlock(once, spec)).toBe(once)
         // text after the block, and a run with another host: only the block changes
         const other: TunnelSpec = { ...spec, host: "other.lan" }
         const later = withTunnelBlock(once + suffix, other)
-        expect(later).toBe(once.slice(0, once.length - ours.length) + utf8ByteString(tunnelBlock(other).join(eol)) + eol + suffix)
+        expect(later).toBe(once.slice(0, once.length - ours.length) + byteTextOf(tunnelBlock(other).join(eol)) + eol + suffix)
 
         if (accepted % REAL_EVERY === 1) {
           real++

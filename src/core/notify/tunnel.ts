@@ -14,6 +14,8 @@
  *   every other backslash is kept, so no value can end with one.
  */
 
+import { BOM, byteTextOf } from "../byteText.js"
+
 export const DEFAULT_RECEIVER = "ocpool receive"
 
 export interface TunnelSpec {
@@ -74,15 +76,6 @@ export const tunnelBlock = (t: TunnelSpec): ReadonlyArray<string> => [
   endMarker(t.alias)
 ]
 
-/** Text as a byte string: its UTF-8 bytes, one character (U+0000–U+00FF) each. */
-export const utf8ByteString = (text: string): string => {
-  let out = ""
-  for (const b of new TextEncoder().encode(text)) out += String.fromCharCode(b)
-  return out
-}
-
-const BOM = "\xef\xbb\xbf"
-
 interface Line {
   /** Offset of the line's first byte (after a leading BOM on the first line). */
   readonly start: number
@@ -115,7 +108,7 @@ export const withTunnelBlock = (config: string, t: TunnelSpec): string => {
   }
   const text = (l: Line) => bare(config.slice(l.start, l.contentEnd))
   const eolOf = (l: Line) => config.slice(l.contentEnd, l.end)
-  const block = (eol: string) => utf8ByteString(tunnelBlock(t).join(eol))
+  const block = (eol: string) => byteTextOf(tunnelBlock(t).join(eol))
   const begin = beginMarker(t.alias)
   const end = endMarker(t.alias)
 

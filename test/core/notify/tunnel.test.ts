@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, identityFileArg, receiverProblem, tunnelBlock, utf8ByteString, withTunnelBlock, type TunnelSpec } from "../../../src/core/notify/tunnel.js"
+import { byteTextOf } from "../../../src/core/byteText.js"
+import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, identityFileArg, receiverProblem, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../../../src/core/notify/tunnel.js"
 
 const SPEC: TunnelSpec = { host: "desk.lan", alias: "ocpool-desktop", identityFile: "~/.ssh/ocpool_notify" }
 const BLOCK = [
@@ -140,7 +141,7 @@ describe("the block on the bytes of ~/.ssh/config (SPEC §10.7)", () => {
     const out = withTunnelBlock("", spec)
     expect(out).toContain("  IdentityFile /k/cl\xc3\xa9\n")
     expect(out).toContain("  HostName fe80::1%%eth0\n")
-    expect(utf8ByteString("é😀")).toBe("\xc3\xa9\xf0\x9f\x98\x80")
+    expect(byteTextOf("é😀")).toBe("\xc3\xa9\xf0\x9f\x98\x80")
   })
 })
 
