@@ -15,7 +15,7 @@ import { resolveDbPath } from "../core/retention/dbPath.js"
 import { entryFile, looksLikeOurPath, pluginListing } from "../core/opencodeConfig.js"
 import { isOurEntryName } from "../layers/pluginEntry.js"
 import { dirReason } from "../layers/dirs.js"
-import { openRegular, readTextFile } from "../layers/safeRead.js"
+import { occupied, openRegular, readTextFile } from "../layers/safeRead.js"
 import { configDir } from "../layers/PoolConfigFile.js"
 import { inspectStateDir, type StateDirChoice } from "../layers/StateDirLive.js"
 import { homeDir, noHomeReason, xdgDir } from "../layers/xdg.js"
@@ -274,7 +274,7 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
     // an entry whose file is gone from a path named opencode-pool (a moved checkout): not ours to edit, but named
     const gone = pluginListing(file.text, (name) => {
       const target = entryFile(name)
-      return target !== undefined && looksLikeOurPath(target) && !isOurEntryName(name) && readTextFile(target, 64 << 20)._tag === "Missing"
+      return target !== undefined && looksLikeOurPath(target) && !occupied(target)
     })
     if (gone._tag === "Listed") for (const entry of gone.entries) stale.push(`${entry} in ${path}: no such file (delete that entry by hand)`)
     if (listing._tag !== "Listed") continue
