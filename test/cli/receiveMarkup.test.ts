@@ -7,11 +7,12 @@
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { handleReceived, receive } from "../../src/cli/receive.js"
 import { decodePayload } from "../../src/core/notify/payload.js"
+import { readArgvLog, recordArgvLine } from "../support/argvLog.js"
 
 const base = mkdtempSync(join(tmpdir(), "ocpool-receive-markup-"))
 const bin = join(base, "bin")
@@ -21,23 +22,16 @@ mkdirSync(state, { mode: 0o700 })
 const log = join(base, "notify-send.log")
 writeFileSync(
   join(bin, "notify-send"),
-  ["#!/bin/sh", `printf '%s\\0' "$#" "$@" >> '${log}'`, `for a; do [ "$a" = -- ] && break; [ "$a" = --print-id ] && printf '42\\n'; done`, "exit 0", ""].join("\n"),
+  ["#!/bin/sh", recordArgvLine(log), `for a; do [ "$a" = -- ] && break; [ "$a" = --print-id ] && printf '42\\n'; done`, "exit 0", ""].join("\n"),
   { mode: 0o755 }
 )
 afterAll(() => rmSync(base, { recursive: true, force: true }))
 
 /** Every argv the stub recorded since the last call, and the log emptied. */
 const taken = (): Array<Array<string>> => {
-  if (!existsSync(log)) return []
-  const parts = readFileSync(log, "utf8").split("\0")
-  rmSync(log)
-  const out: Array<Array<string>> = []
-  for (let i = 0; i < parts.length - 1; ) {
-    const n = Number(parts[i])
-    out.push(parts.slice(i + 1, i + 1 + n))
-    i += 1 + n
-  }
-  return out
+  const runs = readArgvLog(log)
+  rmSync(log, { force: true })
+  return runs
 }
 const env = { PATH: bin, HOME: base, OCPOOL_STATE_DIR: state, DBUS_SESSION_BUS_ADDRESS: "unix:path=/nonexistent" }
 const payload = (...lines: ReadonlyArray<string>) => lines.join("\n")

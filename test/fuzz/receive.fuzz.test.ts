@@ -42,6 +42,7 @@ import { decodePopups } from "../../src/core/notify/popups.js"
 import type { Icon, Sound, Urgency } from "../../src/core/notify/sound.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
 import { clean, points, text, WHITESPACE } from "./textOracle.js"
+import { readArgvLog, recordArgvLine } from "../support/argvLog.js"
 
 /** `child_process.spawn`, real while `spawnCtl.fake` is unset. */
 const spawnCtl = vi.hoisted(() => ({ fake: undefined as undefined | ((file: string, args: ReadonlyArray<string>, options: unknown) => unknown) }))
@@ -190,7 +191,7 @@ const stub = (dir: string, name: string, log: string, printsId: boolean) =>
     join(dir, name),
     [
       "#!/bin/sh",
-      `printf '%s\\0' "$#" "$@" >> '${log}'`,
+      recordArgvLine(log),
       printsId ? `for a; do [ "$a" = -- ] && break; [ "$a" = --print-id ] && printf '42\\n'; done` : "printf '()\\n'",
       'exit "${STUB_EXIT:-0}"',
       ""
@@ -205,18 +206,7 @@ stub(bare, "osascript", otherLog, false)
 stub(bare, "sh", otherLog, false)
 
 /** The argv of every run recorded in `log`. */
-const calls = (log: string): Array<Array<string>> => [...fileCalls(log), ...(fakeLogs.get(log) ?? [])]
-const fileCalls = (log: string): Array<Array<string>> => {
-  if (!existsSync(log)) return []
-  const parts = readFileSync(log, "utf8").split("\0")
-  const out: Array<Array<string>> = []
-  for (let i = 0; i < parts.length - 1; ) {
-    const n = Number(parts[i])
-    out.push(parts.slice(i + 1, i + 1 + n))
-    i += 1 + n
-  }
-  return out
-}
+const calls = (log: string): Array<Array<string>> => [...readArgvLog(log), ...(fakeLogs.get(log) ?? [])]
 
 /** Where each stub records its runs, by program path. */
 const LOGS: Record<string, string> = {

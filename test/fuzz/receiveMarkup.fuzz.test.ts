@@ -18,7 +18,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import type { SpawnOptions } from "node:child_process"
 import { EventEmitter } from "node:events"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PassThrough } from "node:stream"
@@ -27,6 +27,7 @@ import { notifySendArgs } from "../../src/core/notify/channel.js"
 import { decodePayload } from "../../src/core/notify/payload.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout } from "./common.js"
 import { clean, FORBIDDEN_IN_POPUP, notifySendBody, RAW_MARKUP, readBody } from "./textOracle.js"
+import { readArgvLog, recordArgvLine } from "../support/argvLog.js"
 
 /** `child_process.spawn`, real while `spawnCtl.fake` is unset. */
 const spawnCtl = vi.hoisted(() => ({ fake: undefined as undefined | ((file: string, args: ReadonlyArray<string>, options: unknown) => unknown) }))
@@ -52,7 +53,7 @@ for (const d of [bin, home]) mkdirSync(d)
 mkdirSync(state, { mode: 0o700 })
 const log = join(base, "notify-send.log")
 const notifySend = join(bin, "notify-send")
-writeFileSync(notifySend, ["#!/bin/sh", `printf '%s\\0' "$#" "$@" >> '${log}'`, "exit 0", ""].join("\n"), { mode: 0o755 })
+writeFileSync(notifySend, ["#!/bin/sh", recordArgvLine(log), "exit 0", ""].join("\n"), { mode: 0o755 })
 
 let fakeRuns: Array<Array<string>> = []
 const fakeProblems: Array<string> = []
@@ -73,16 +74,7 @@ const fakeChild = (file: string, args: ReadonlyArray<string>, raw: unknown) => {
 }
 /** The argv of every run since the last reset, real or fake. */
 const runs = (): Array<Array<string>> => {
-  const out = [...fakeRuns]
-  if (existsSync(log)) {
-    const parts = readFileSync(log, "utf8").split("\0")
-    for (let i = 0; i < parts.length - 1; ) {
-      const n = Number(parts[i])
-      out.push(parts.slice(i + 1, i + 1 + n))
-      i += 1 + n
-    }
-  }
-  return out
+  return [...fakeRuns, ...readArgvLog(log)]
 }
 const reset = () => {
   fakeRuns = []
