@@ -18,7 +18,11 @@ export const MAX_ABORT_ATTEMPTS = 3
 
 export const STRIKE_WINDOWS_MS = [60_000, 120_000, 240_000, 480_000, 900_000] as const
 export const STRIKE_DECAY_MS = 1_800_000
+/** An account out of credit (issue 19): 1 h, 3 h, 6 h, then 12 h per strike, unless a reset is stated. */
+export const CREDIT_WINDOWS_MS = [3_600_000, 10_800_000, 21_600_000, 43_200_000] as const
 export const STATED_RESET_MAX_MS = 604_800_000
+/** No cooldown is shorter than this (issue 19): a stated reset under a second counts as one second. */
+export const COOL_WINDOW_MIN_MS = 1_000
 export const BREAKER_NEXT_MS = 60_000
 
 export const OUTAGE_COOLDOWN_MS = 30_000

@@ -1,6 +1,8 @@
 /** Cooldown windows, strikes, decay and merging (SPEC §7.5). Pure over immutable records. */
 import {
   AUTH_COOLDOWN_MS,
+  COOL_WINDOW_MIN_MS,
+  CREDIT_WINDOWS_MS,
   HANG_COOLDOWN_MS,
   OUTAGE_COOLDOWN_MS,
   QUOTA_LOW_WINDOW_MS,
@@ -32,8 +34,10 @@ export const isCooling = (record: Cooldown | undefined, now: number): boolean =>
 /** Escalating reasons count strikes; the others are flat windows with strike 0. */
 export const isEscalating = (reason: CoolReason): boolean => reason === "rate_limit" || reason === "quota"
 
-export const strikeWindowMs = (strike: number): number =>
-  STRIKE_WINDOWS_MS[Math.min(Math.max(strike, 1), STRIKE_WINDOWS_MS.length) - 1]!
+export const strikeWindowMs = (strike: number, credit = false): number => {
+  const windows: ReadonlyArray<number> = credit ? CREDIT_WINDOWS_MS : STRIKE_WINDOWS_MS
+  return windows[Math.min(Math.max(strike, 1), windows.length) - 1]!
+}
 
 export const flatWindowMs = (reason: Exclude<CoolReason, "rate_limit" | "quota">): number => {
   switch (reason) {
@@ -75,7 +79,8 @@ export const planCool = (
   scope: CoolScope,
   reason: CoolReason,
   now: number,
-  stated: StatedReset | undefined
+  stated: StatedReset | undefined,
+  credit = false
 ): CoolPlan => {
   if (!isEscalating(reason)) {
     const windowMs = flatWindowMs(reason as Exclude<CoolReason, "rate_limit" | "quota">)
@@ -85,7 +90,8 @@ export const planCool = (
   for (const m of models) strike = Math.max(strike, nextStrike(table.get(m), now))
   // a stated window beyond 7 days (the breaker's `next` − now) is absent, not capped (issue 18)
   const usable = stated !== undefined && stated.ms > 0 && stated.ms <= STATED_RESET_MAX_MS ? stated : undefined
-  const windowMs = usable !== undefined ? usable.ms : strikeWindowMs(strike)
+  // a stated reset under a second still cools for one (issue 19): [1 s, 7 days] whatever was stated
+  const windowMs = usable !== undefined ? Math.max(usable.ms, COOL_WINDOW_MIN_MS) : strikeWindowMs(strike, credit)
   return { models, scope, reason, strike, windowMs, source: usable?.source ?? "backoff", until: now + windowMs }
 }
 

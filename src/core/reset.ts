@@ -10,8 +10,13 @@
  * regular expressions without nested unbounded repetition (linear in its length).
  */
 import { BREAKER_NEXT_MS, STATED_RESET_MAX_MS } from "./constants.js"
+import { nextMidnight, zoneOffsetMs as zoneOffsetAt, type Zone } from "./providerFamily.js"
 
-export type ResetSource = "text" | "header" | "retry"
+/**
+ * Where a window came from: `detail` (a RetryInfo `retryDelay`), `body` (a body's `resets_in_seconds`
+ * or `resets_at`), `text`, `header`, `retry` (a retry status's `next`), `day` (a per-day quota's midnight).
+ */
+export type ResetSource = "detail" | "body" | "text" | "header" | "retry" | "day"
 
 export interface StatedReset {
   readonly ms: number
@@ -81,32 +86,33 @@ const DURATION_FORM = new RegExp(`(?:resets?|try again|retrying|retry)[ -](?:in|
 const RFC3339 = "\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:[Zz]|[+-]\\d{2}:\\d{2})?"
 const ZONE = "(?:\\s*(UTC|GMT|Z|[+-]\\d{2}:\\d{2}))?"
 const TIME_FORM = new RegExp(
-  `resets? at (?:(${RFC3339})|(\\d{10})(?!\\d)|(\\d{1,2}):(\\d{2})(?::(\\d{2}))?(?:\\s*(am|pm))?${ZONE}|(\\d{1,2})\\s*(am|pm)${ZONE})`,
+  `(?:将在|于)\\s*(${RFC3339})\\s*重置|resets? at (?:(${RFC3339})|(\\d{10})(?!\\d)|(\\d{1,2}):(\\d{2})(?::(\\d{2}))?(?:\\s*(am|pm))?${ZONE}|(\\d{1,2})\\s*(am|pm)${ZONE})`,
   "i"
 )
 
 const DAY_MS = 86_400_000
 
-/** Parses an RFC 3339 timestamp; a missing zone means UTC. */
-export const parseRfc3339 = (text: string): number => {
+/** Parses an RFC 3339 timestamp; a missing zone means `zone` (UTC unless given). */
+export const parseRfc3339 = (text: string, zone: Zone = "UTC"): number => {
   const t = text.trim()
   if (!new RegExp(`^${RFC3339}$`).test(t)) return Number.NaN
-  const zoned = /([Zz]|[+-]\d{2}:\d{2})$/.test(t) ? t : `${t}Z`
-  return Date.parse(zoned.replace(" ", "T"))
+  if (/([Zz]|[+-]\d{2}:\d{2})$/.test(t)) return Date.parse(t.replace(" ", "T"))
+  const asUtc = Date.parse(`${t.replace(" ", "T")}Z`)
+  return asUtc - zoneOffsetAt(zone, asUtc - zoneOffsetAt(zone, asUtc))
 }
 
-const zoneOffsetMs = (zone: string | undefined): number => {
-  if (zone === undefined) return 0
+const zoneOffsetMs = (zone: string | undefined, fallback: number): number => {
+  if (zone === undefined) return fallback
   const m = /^([+-])(\d{2}):(\d{2})$/.exec(zone)
   if (m === null) return 0
   const sign = m[1] === "-" ? -1 : 1
   return sign * (Number(m[2]) * 3_600_000 + Number(m[3]) * 60_000)
 }
 
-/** The next instant strictly after `now` at the given wall-clock time in the given zone, or NaN. */
-const nextWallClock = (now: number, hour: number, minute: number, second: number, zone: string | undefined): number => {
+/** The next instant strictly after `now` at the given wall-clock time in the given zone (else `fallback`), or NaN. */
+const nextWallClock = (now: number, hour: number, minute: number, second: number, zone: string | undefined, fallback: Zone): number => {
   if (hour > 23 || minute > 59 || second > 59) return Number.NaN
-  const offset = zoneOffsetMs(zone)
+  const offset = zoneOffsetMs(zone, zoneOffsetAt(fallback, now))
   const dayStart = Math.floor((now + offset) / DAY_MS) * DAY_MS - offset
   let t = dayStart + hour * 3_600_000 + minute * 60_000 + second * 1_000
   while (t <= now) t += DAY_MS
@@ -130,19 +136,20 @@ const durationAt = (text: string, from: number): number => {
  * Source 1: the earliest duration or time form in the body text, as ms from now (may be ≤ 0, NaN, or
  * further than 7 days: `statedReset` judges it).
  */
-export const resetFromText = (text: string, now: number): number => {
+export const resetFromText = (text: string, now: number, zone: Zone = "UTC"): number => {
   const d = DURATION_FORM.exec(text)
   const t = TIME_FORM.exec(text)
   if (d === null && t === null) return Number.NaN
   if (d !== null && (t === null || d.index <= t.index)) return durationAt(text, d.index + d[0].length)
   const m = t!
-  if (m[1] !== undefined) return parseRfc3339(m[1]) - now
-  if (m[2] !== undefined) return Number(m[2]) * 1_000 - now
-  if (m[3] !== undefined) {
-    const hour = to24h(Number(m[3]), m[6])
-    return nextWallClock(now, hour, Number(m[4]), m[5] === undefined ? 0 : Number(m[5]), m[7]) - now
+  const rfc = m[1] ?? m[2]
+  if (rfc !== undefined) return parseRfc3339(rfc, zone) - now
+  if (m[3] !== undefined) return Number(m[3]) * 1_000 - now
+  if (m[4] !== undefined) {
+    const hour = to24h(Number(m[4]), m[7])
+    return nextWallClock(now, hour, Number(m[5]), m[6] === undefined ? 0 : Number(m[6]), m[8], zone) - now
   }
-  return nextWallClock(now, to24h(Number(m[8]), m[9]), 0, 0, m[10]) - now
+  return nextWallClock(now, to24h(Number(m[9]), m[10]), 0, 0, m[11], zone) - now
 }
 
 const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/
@@ -161,10 +168,16 @@ export const plainNumber = (value: unknown): number => {
   return Number.NaN
 }
 
+/** A plain number at or above this is epoch milliseconds (2001-09-09 onwards); at or above 1e9, epoch seconds. */
+export const EPOCH_MS_MIN = 1e12
+
+/** A reset stated as a plain number, as ms from now: epoch ms (≥ 1e12), epoch seconds (≥ 1e9), else seconds. */
+export const numericReset = (n: number, now: number): number => (n >= EPOCH_MS_MIN ? n - now : n >= 1e9 ? n * 1_000 - now : n * 1_000)
+
 /** One `x-ratelimit-reset*` value as ms from now: a duration, an RFC 3339 time, or a plain number. */
 export const rateLimitResetValue = (value: unknown, now: number): number => {
   const n = plainNumber(value)
-  if (!Number.isNaN(n)) return n >= 1e9 ? n * 1_000 - now : n * 1_000
+  if (!Number.isNaN(n)) return numericReset(n, now)
   if (typeof value !== "string") return Number.NaN
   const v = value.trim()
   const rfc = parseRfc3339(v)
@@ -196,30 +209,79 @@ export const resetFromHeaders = (headers: Headers | undefined, now: number): num
   if (after !== undefined) return after
   let largest: number | undefined
   for (const key of Object.keys(headers)) {
-    if (!key.toLowerCase().startsWith("x-ratelimit-reset")) continue
-    const v = resetWindow(rateLimitResetValue(boundedValue(headers[key]), now))
+    const v = resetWindow(resetHeaderValue(headers, key.toLowerCase(), boundedValue(headers[key]), now))
     if (v !== undefined && (largest === undefined || v > largest)) largest = v
   }
   return largest ?? Number.NaN
 }
 
+const ANTHROPIC_RESET = /^anthropic-ratelimit-[a-z-]+-reset$/
+const CODEX_RESET = /^x-codex-(primary|secondary)-reset-(after-seconds|at)$/
+
+/**
+ * One reset header as ms from now, or NaN when `name` is not one: `x-ratelimit-reset*` (SPEC §7.6
+ * source 4, epoch ms told apart by magnitude), `anthropic-ratelimit-*-reset` (RFC 3339), and a ChatGPT
+ * plan's `x-codex-{primary,secondary}-reset-after-seconds` / `-reset-at` (epoch seconds), the latter
+ * only for a window whose `x-codex-*-used-percent` is 100 or more, or not stated.
+ */
+const resetHeaderValue = (headers: Headers, name: string, value: unknown, now: number): number => {
+  if (name.startsWith("x-ratelimit-reset") || ANTHROPIC_RESET.test(name)) return rateLimitResetValue(value, now)
+  const codex = CODEX_RESET.exec(name)
+  if (codex === null) return Number.NaN
+  const used = plainNumber(headerValue(headers, `x-codex-${codex[1]}-used-percent`))
+  if (!Number.isNaN(used) && used < 100) return Number.NaN
+  const n = plainNumber(value)
+  return codex[2] === "at" ? numericReset(n, now) : n * 1_000
+}
+
 export interface ResetInput {
   readonly text: string
   readonly headers?: Headers | undefined
-  /** A retry status's `next` (epoch ms); only source 5 reads it. */
+  /** A retry status's `next` (epoch ms); only the last source reads it. */
   readonly next?: number | undefined
   readonly now: number
+  /** A RetryInfo `retryDelay`, in ms. */
+  readonly retryDelayMs?: number | undefined
+  /** A body's `resets_in_seconds`, in ms. */
+  readonly resetsInMs?: number | undefined
+  /** A body's `resets_at`: epoch seconds or ms, or an RFC 3339 string. */
+  readonly resetsAt?: unknown
+  /** The zone of a wall-clock time stated without one (the provider's, docs/CLASSIFICATION.md). */
+  readonly zone?: Zone | undefined
+  /** A per-day quota: the window lasts at least until the next midnight of this zone. */
+  readonly dayEnd?: Zone | undefined
 }
 
-/**
- * SPEC §7.6 as amended by issue 18: the stated reset, rounded up to a whole ms, or `undefined`. A source
- * whose window is not within (0, 7 days] is absent and the next source is tried; none is ever capped.
- */
-export const statedReset = ({ headers, next, now, text }: ResetInput): StatedReset | undefined => {
-  const fromText = resetWindow(resetFromText(text, now))
+const bodyResetAt = (value: unknown, now: number): number => {
+  if (typeof value === "number") return numericReset(value, now)
+  if (typeof value !== "string") return Number.NaN
+  const n = plainNumber(value)
+  return Number.isNaN(n) ? parseRfc3339(value.slice(0, RESET_VALUE_MAX_CHARS)) - now : numericReset(n, now)
+}
+
+/** The sources in order (docs/CLASSIFICATION.md "Stated resets"); the first usable window wins. */
+const firstStated = (input: ResetInput): StatedReset | undefined => {
+  const { headers, next, now, text } = input
+  const detail = input.retryDelayMs === undefined ? undefined : resetWindow(input.retryDelayMs)
+  if (detail !== undefined) return { ms: detail, source: "detail" }
+  const body = resetWindow(input.resetsInMs ?? Number.NaN) ?? resetWindow(bodyResetAt(input.resetsAt, now))
+  if (body !== undefined) return { ms: body, source: "body" }
+  const fromText = resetWindow(resetFromText(text, now, input.zone))
   if (fromText !== undefined) return { ms: fromText, source: "text" }
   const fromHeaders = resetWindow(resetFromHeaders(headers, now))
   if (fromHeaders !== undefined) return { ms: fromHeaders, source: "header" }
   const retry = next !== undefined && next - now >= BREAKER_NEXT_MS ? resetWindow(next - now) : undefined
   return retry === undefined ? undefined : { ms: retry, source: "retry" }
+}
+
+/**
+ * SPEC §7.6 as amended by issues 18 and 19: the stated reset, rounded up to a whole ms, or `undefined`.
+ * A source whose window is not within (0, 7 days] is absent and the next source is tried; none is ever
+ * capped. A per-day quota (`dayEnd`) lasts at least until that zone's next midnight.
+ */
+export const statedReset = (input: ResetInput): StatedReset | undefined => {
+  const stated = firstStated(input)
+  if (input.dayEnd === undefined) return stated
+  const day = resetWindow(nextMidnight(input.dayEnd, input.now) - input.now)
+  return day !== undefined && (stated === undefined || day > stated.ms) ? { ms: day, source: "day" } : stated
 }

@@ -19,7 +19,7 @@ import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine
 import { AppLog, type LogLevel } from "../services/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
 import { notifyInputs } from "./notifyEvents.js"
-import { installQuotaFetch, type ResponseReport } from "./quotaFetch.js"
+import { installQuotaFetch, type FailureReport, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
 import { appendIndex, coachTarget, engineEvents, handNamedVariant, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
 import { promptTarget } from "../services/SessionPrompt.js"
@@ -39,6 +39,9 @@ export interface HookOptions {
 }
 
 /** The first line of a failure, for a log line; never throws, whatever was thrown. */
+/** How long a retry status waits for the error body of its session that is still being read (issue 19). */
+const FAILURE_WAIT_MS = 500
+
 const firstLine = (cause: Cause.Cause<unknown>): string => {
   try {
     return Cause.pretty(cause).split("\n")[0] ?? "unknown error"
@@ -94,6 +97,23 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   const report = (r: ResponseReport): void => {
     void run(engine.apply({ type: "response", ...r, reserve: o.settings.quotaReserve }), "quota sensing")
   }
+  // an error answer's body (issue 19) reaches the engine before the retry status that follows it
+  const failing = new Map<string, Promise<unknown>>()
+  const fail = (f: FailureReport): void => {
+    const done: Promise<unknown> = f.body.then((body) => run(engine.apply({ type: "failed", session: f.session, status: f.status, headers: f.headers, body }), "failure sensing"))
+    failing.set(f.session, done)
+    void done.finally(() => {
+      if (failing.get(f.session) === done) failing.delete(f.session)
+    })
+  }
+  /** Waits (at most FAILURE_WAIT_MS) for the error body of `session` that is still being read. */
+  const failureRead = async (session: string): Promise<void> => {
+    const pending = failing.get(session)
+    if (pending === undefined) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([pending, new Promise((resolve) => (timer = setTimeout(resolve, FAILURE_WAIT_MS)))])
+    clearTimeout(timer)
+  }
   const wrappers = new WeakSet<object>()
   const ownFetchTold = new Set<string>()
   const sense = async (config: JsonRecord): Promise<void> => {
@@ -101,7 +121,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     if (state === undefined) return
     let own: ReadonlyArray<string> = []
     try {
-      own = installQuotaFetch(config, slotsOf(state), report, wrappers)
+      own = installQuotaFetch(config, slotsOf(state), report, wrappers, fail)
     } catch (e) {
       return void (await log("error", `quota sensing failed: ${e instanceof Error ? e.message : String(e)}`))
     }
@@ -199,6 +219,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         const inputs = notifyInputs(event)
         const notified = inputs.length > 0 ? run(Effect.forEach(inputs, notifications.apply, { discard: true }), "notification") : undefined
         const events = engineEvents(event)
+        for (const e of events) if (e.type === "retry") await failureRead(e.session)
         if (events.length > 0) {
           const applied = await run(Effect.forEach(events, engine.apply), "event")
           await announceSwitches(applied ?? [])

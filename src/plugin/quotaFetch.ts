@@ -1,8 +1,10 @@
 /**
  * The quota-sensing fetch wrapper (issue 12, US-48): set as `provider.<id>.options.fetch` in the config
  * hook, it sees every response of that provider (each retry included) and reports the rate-limit
- * headers, the request's model and its session (`x-session-affinity`) to the engine. It never changes
- * a request or a response, never waits for the report, and swallows its own failures.
+ * headers, the request's model and its session (`x-session-affinity`) to the engine; an error answer's
+ * status, headers and body go to the engine too (issue 19: opencode's retry status carries only a
+ * message). It never changes a request or a response, never waits for a report, and swallows its own
+ * failures.
  */
 import { isRecord, type JsonRecord } from "../core/json.js"
 import type { Slot } from "../core/pool.js"
@@ -13,6 +15,20 @@ export interface ResponseReport {
   readonly model?: string | undefined
   readonly session?: string | undefined
 }
+
+/** A provider's error answer to a request of `session` (issue 19): its status, headers and, read apart, its body. */
+export interface FailureReport {
+  readonly session: string
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  /** The first FAILURE_BODY_MAX_BYTES of the body, read from a clone (never delaying opencode's own read). */
+  readonly body: Promise<string>
+}
+
+/** How much of an error body is read: real ones are under 2 KiB. */
+export const FAILURE_BODY_MAX_BYTES = 16_384
+/** How many headers of an error answer are kept, each value cut to 1 KiB. */
+const FAILURE_HEADERS_MAX = 100
 
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
@@ -27,6 +43,44 @@ const sessionOf = (input: string | URL | Request, init: RequestInit | undefined)
   return undefined
 }
 
+/** The first `max` bytes of a body, decoded as UTF-8; "" when it cannot be read. Never rejects. */
+export const readBounded = async (response: Response, max: number = FAILURE_BODY_MAX_BYTES): Promise<string> => {
+  try {
+    const reader = response.body?.getReader()
+    if (reader === undefined) return ""
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    while (size < max) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(value)
+      size += value.byteLength
+    }
+    if (size >= max) void reader.cancel().catch(() => undefined)
+    const all = new Uint8Array(Math.min(size, max))
+    let at = 0
+    for (const c of chunks) {
+      const part = c.subarray(0, Math.min(c.byteLength, all.byteLength - at))
+      all.set(part, at)
+      at += part.byteLength
+      if (at >= all.byteLength) break
+    }
+    return new TextDecoder("utf-8", { fatal: false }).decode(all)
+  } catch {
+    return ""
+  }
+}
+
+const allHeaders = (headers: Headers): Record<string, string> => {
+  const out: Record<string, string> = {}
+  let n = 0
+  for (const [name, value] of headers) {
+    if (++n > FAILURE_HEADERS_MAX) break
+    out[name.toLowerCase()] = value.length > 1_024 ? value.slice(0, 1_024) : value
+  }
+  return out
+}
+
 const urlOf = (input: string | URL | Request): string => (typeof input === "string" ? input : input instanceof URL ? input.href : input.url)
 
 /**
@@ -34,12 +88,17 @@ const urlOf = (input: string | URL | Request): string => (typeof input === "stri
  * returned as it came; `report` is called synchronously with what its headers say, when they say
  * anything about rate limits.
  */
-export const quotaFetch = (provider: string, report: (r: ResponseReport) => void, inner?: Fetch): Fetch =>
+export const quotaFetch = (provider: string, report: (r: ResponseReport) => void, inner?: Fetch, fail?: (f: FailureReport) => void): Fetch =>
   async (input, init) => {
     const response = await (inner ?? globalThis.fetch)(input, init)
     try {
+      const session = sessionOf(input, init)
       const headers = rateLimitHeaders(response.headers)
-      if (headers !== undefined) report({ headers, model: requestModel(provider, urlOf(input), init?.body), session: sessionOf(input, init) })
+      if (headers !== undefined) report({ headers, model: requestModel(provider, urlOf(input), init?.body), session })
+      // an error answer's body says why (issue 19); read from a clone so opencode's own read is untouched
+      if (fail !== undefined && session !== undefined && response.status >= 400) {
+        fail({ session, status: response.status, headers: allHeaders(response.headers), body: readBounded(response.clone()) })
+      }
     } catch {
       // sensing is best effort: the response goes back untouched whatever happened here
     }
@@ -51,7 +110,13 @@ export const quotaFetch = (provider: string, report: (r: ResponseReport) => void
  * returns the providers that keep their own `fetch`. Run on every config hook: a wrapper already in
  * place is this plugin's (it is replaced, never stacked).
  */
-export const installQuotaFetch = (config: JsonRecord, slots: ReadonlyArray<Slot>, report: (r: ResponseReport) => void, mine: WeakSet<object>): ReadonlyArray<string> => {
+export const installQuotaFetch = (
+  config: JsonRecord,
+  slots: ReadonlyArray<Slot>,
+  report: (r: ResponseReport) => void,
+  mine: WeakSet<object>,
+  fail?: (f: FailureReport) => void
+): ReadonlyArray<string> => {
   const providers: JsonRecord = isRecord(config.provider) ? config.provider : {}
   // our own wrappers from an earlier hook run are not "the provider's own fetch"
   for (const block of Object.values(providers)) {
@@ -63,7 +128,7 @@ export const installQuotaFetch = (config: JsonRecord, slots: ReadonlyArray<Slot>
   for (const name of plan.wrap) {
     const block = isRecord(providers[name]) ? (providers[name] as JsonRecord) : (providers[name] = {})
     const options = isRecord(block.options) ? block.options : (block.options = {})
-    const f = quotaFetch(name, report)
+    const f = quotaFetch(name, report, undefined, fail)
     mine.add(f)
     options.fetch = f
   }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { classificationText, classify, isProviderWideText } from "../../src/core/classify.js"
+import { classifyError } from "../../src/core/classify.js"
+import { errorView } from "../../src/core/errorView.js"
 
-const cls = (text: string, status?: number, model?: string) => classify({ text: classificationText(text), status, model })
+const cls = (text: string, status?: number, model?: string) => classifyError({ text, status, model })?.cls
 
 describe("classification (SPEC §7.1-7.3)", () => {
   it.each([
@@ -80,7 +81,7 @@ describe("classification (SPEC §7.1-7.3)", () => {
   })
 
   it("US-31 the JSON-wrapped inner message is what is matched (opencode 1.18.33 in-stream errors)", () => {
-    expect(classificationText('{"name":"UnknownError","data":{"message":"{\\"message\\":\\"limit reached\\"}"}}')).toBe("UnknownError\nlimit reached")
+    expect(errorView({ text: '{"name":"UnknownError","data":{"message":"{\\"message\\":\\"limit reached\\"}"}}' }).text).toBe("UnknownError\nlimit reached")
     expect(cls('{"name":"UnknownError","data":{"message":"{\\"message\\":\\"limit reached\\"}"}}')).toBe("rate_limit")
     expect(cls('{"name":"UnknownError","data":{"message":"{\\"error\\":{\\"message\\":\\"context limit reached\\"}}"}}')).toBe("context_limit")
     expect(cls('{"name":"UnknownError","data":{"message":"{\\"error\\":\\"Rate limit exceeded\\"}"}}')).toBe("rate_limit")
@@ -100,10 +101,11 @@ describe("classification (SPEC §7.1-7.3)", () => {
   })
 
   it("US-42 provider-wide texts: FreeUsageLimitError, GoUsageLimitError, free usage, free tier limit", () => {
-    expect(isProviderWideText("FreeUsageLimitError")).toBe(true)
-    expect(isProviderWideText("GoUsageLimitError")).toBe(true)
-    expect(isProviderWideText("Free usage exceeded, subscribe to Go")).toBe(true)
-    expect(isProviderWideText("free-tier limit")).toBe(true)
-    expect(isProviderWideText("Monthly usage limit reached")).toBe(false)
+    const scope = (text: string) => classifyError({ text })?.scope
+    expect(scope("FreeUsageLimitError")).toBe("provider")
+    expect(scope("GoUsageLimitError")).toBe("provider")
+    expect(scope("Free usage exceeded, subscribe to Go")).toBe("provider")
+    expect(scope("free-tier limit")).toBe("provider")
+    expect(scope("Monthly usage limit reached")).toBeUndefined()
   })
 })

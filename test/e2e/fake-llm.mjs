@@ -15,6 +15,8 @@
 // Behaviour of one chat request, first rule that applies:
 //   1. opencode's title generator (system prompt "You are a title generator")  -> "title": quick text
 //   2. a queue entry (POST /_fake/queue) whose `model` matches (or has none)   -> that entry
+//      and whose `provider` (if any) is the request's path prefix; `times: N` answers N requests
+//      before it is used up (default 1)
 //   3. the model id is `fake-<B>` (e.g. fake-hang, fake-429, fake-empty)       -> B, always;
 //      except a tool-call B (task, question, bash, read) once a tool result came back (then "text", to end the turn)
 //   4. the last message is a tool result                                        -> "text" (final answer)
@@ -60,6 +62,11 @@
 //             {"error":{"message": `message` or "fake error", "type", "code"}} (type rate_limit_error
 //             and code rate_limit_exceeded for 429, else server_error and the status), e.g.
 //             {behavior:"error", status:400, message:"This model's maximum context length is 8192 tokens"}
+//             A queue entry's `body` replaces that body verbatim: a string is sent as is, anything
+//             else as its JSON; the only response headers are then `content-type` (`contentType`,
+//             default application/json) and the entry's `headers`, as a real provider's error. E.g.
+//             {behavior:"error", status:402, body:{error:{message:"Insufficient credits", code:402}}}.
+//             The record's `errorBody` is the body sent.
 //   reset     HTTP 200 SSE, one text delta, then the socket is destroyed
 //   ratelimit text, and the response carries rate-limit headers. ARG `REMAINING/LIMIT/RESETSECONDS`
 //             (e.g. [[fake:ratelimit:1/100/120]]) gives `x-ratelimit-remaining-requests: REMAINING`,
@@ -75,12 +82,14 @@
 // Control endpoints:
 //   GET  /_fake/health               {ok, port, requests, hanging, queued}
 //   GET  /_fake/requests[?since=N]   request records with seq > N
-//   POST /_fake/queue                {"queue":[{behavior, model?, retryAfter?, delayMs?, text?, command?,
-//                                     tasks?: [{subagent_type, prompt, description?}], headers?, message?,
-//                                     status?}]} -> appended
+//   POST /_fake/queue                {"queue":[{behavior, model?, provider?, times?, retryAfter?, delayMs?,
+//                                     text?, command?, tasks?: [{subagent_type, prompt, description?}],
+//                                     headers?, message?, status?, body?, contentType?}]} -> appended
 //                                    (text is also the question text of `question`; command is bash's;
 //                                    headers: extra response headers, see above; message: the error
-//                                    message of 429, limit-400 and error; status: error's HTTP status)
+//                                    message of 429, limit-400 and error; status: error's HTTP status;
+//                                    body/contentType: error's raw body; provider: only requests under
+//                                    /<provider>/v1; times: how many requests the entry answers)
 //   POST /_fake/reset                clears the log, the queue and the directive counters (not seq)
 //   GET  /v1/models                  model list
 import fs from "node:fs"
@@ -143,7 +152,7 @@ const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash", "read"])
 const DEFAULT_QUESTION = "Pick one?"
 const DEFAULT_BASH_COMMAND = "echo probe-bash"
 
-function choose(body) {
+function choose(body, provider) {
   const model = String(body.model ?? "")
   const msgs = Array.isArray(body.messages) ? body.messages : []
   const system = msgs
@@ -157,10 +166,14 @@ function choose(body) {
 
   if (/You are a title generator/i.test(system)) return { behavior: "title", why: "title-generator" }
 
-  const qi = queue.findIndex((e) => !e.model || e.model === model)
+  const qi = queue.findIndex((e) => (!e.model || e.model === model) && (!e.provider || e.provider === provider))
   if (qi >= 0) {
-    const entry = queue.splice(qi, 1)[0]
-    return { ...entry, behavior: String(entry.behavior ?? "text"), why: "queue" }
+    const entry = queue[qi]
+    const times = Number.isInteger(entry.times) && entry.times > 1 ? entry.times : 1
+    const used = (entry.used ?? 0) + 1
+    if (used >= times) queue.splice(qi, 1)
+    else entry.used = used
+    return { ...entry, behavior: String(entry.behavior ?? "text"), why: times > 1 ? `queue(${used}/${times})` : "queue" }
   }
 
   const mm = model.match(/^fake-([a-z0-9-]+)$/i)
@@ -282,8 +295,16 @@ function decorate(res, rec, extra) {
   }
 }
 
+/** An error answer whose body is given verbatim (a queue entry's `body`): a string as is, else its JSON. */
+function rawError(res, rec, status, body, contentType) {
+  const text = typeof body === "string" ? body : JSON.stringify(body)
+  rec.errorBody = text
+  res.writeHead(status, { "content-type": typeof contentType === "string" ? contentType : "application/json" })
+  res.end(text)
+}
+
 function handleChat(req, res, body, rec) {
-  const spec = choose(body)
+  const spec = choose(body, rec.provider)
   const { behavior, why } = spec
   rec.behavior = behavior
   rec.why = why
@@ -360,6 +381,7 @@ function handleChat(req, res, body, rec) {
       return res.end(JSON.stringify({ error: { message: typeof spec.message === "string" ? spec.message : "limit reached" } }))
     case "error": {
       const status = Number(spec.status ?? arg ?? 400)
+      if (spec.body !== undefined && spec.body !== null) return rawError(res, rec, Number.isInteger(status) && status >= 400 && status <= 599 ? status : 400, spec.body, spec.contentType)
       return jsonError(res, Number.isInteger(status) && status >= 400 && status <= 599 ? status : 400, typeof spec.message === "string" ? spec.message : "fake error")
     }
     case "empty":

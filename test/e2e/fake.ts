@@ -43,6 +43,8 @@ export interface FakeRequest {
   readonly status?: number
   /** Headers added to the response: a queue entry's `headers`, or the `ratelimit` behaviour's. */
   readonly extraHeaders?: Readonly<Record<string, string>>
+  /** `error` with a queue entry's `body`: the response body sent, verbatim. */
+  readonly errorBody?: string
   /** hang: when the client closed the request. */
   readonly closedAt?: number
   readonly closedAfterMs?: number
@@ -59,6 +61,10 @@ export interface FakeQueueEntry {
   readonly behavior: FakeBehavior
   /** The bare model id as the provider sees it, e.g. `pool-b` (not `fakeB/pool-b`). */
   readonly model?: string
+  /** Only requests to this provider (the `<provider>` of the baseURL `<fake url>/<provider>/v1`). */
+  readonly provider?: string
+  /** How many matching requests this entry answers before it is used up (default 1), e.g. a 429 every retry gets. */
+  readonly times?: number
   readonly retryAfter?: number | string
   readonly delayMs?: number
   /** The reply text of `text`/`slow`, or the question text of `question` (default "Pick one?"). */
@@ -70,6 +76,13 @@ export interface FakeQueueEntry {
   readonly message?: string
   /** The HTTP status of `error` (default 400). */
   readonly status?: number
+  /**
+   * `error` only: the response body, verbatim (a string as is, anything else as its JSON) instead of the
+   * fake's `{"error":{message,type,code}}`; the response then carries only `content-type` and `headers`.
+   */
+  readonly body?: unknown
+  /** The `content-type` of a `body` (default `application/json`). */
+  readonly contentType?: string
   /** Extra headers on this entry's response, whatever its status (e.g. `x-ratelimit-remaining-requests`). */
   readonly headers?: Readonly<Record<string, string | number>>
 }

@@ -17,6 +17,10 @@ export const ACTIVITY_SAMPLE_MS = 10_000
 export const SIGNAL_DEDUPE_MS = 30_000
 export const SPIN_REQUESTS = 20
 export const SPIN_WINDOW_MS = 10_000
+/** A failed response seen by the fetch wrapper is joined to the session's retry status this long after it (issue 19). */
+export const FAILURE_MATCH_MS = 30_000
+/** How many sessions' last failed responses are kept; the oldest is forgotten first. */
+export const FAILURES_MAX = 64
 /** How long what the plugin saw of a session is kept once the session is quiet and holds no claim. */
 export const SESSION_MEMORY_MS = 2 * CHILD_MEMORY_MS
 
@@ -56,6 +60,16 @@ export interface EngineState {
   readonly coached: ReadonlyMap<string, string>
   /** Root session → the model and agent of its latest user message or request (US-50; PRIMARIES_MAX newest kept). */
   readonly primaries: ReadonlyMap<string, { readonly model: string | undefined; readonly agent: string | undefined }>
+  /** Session → its last failed provider response (issue 19), for the retry status that follows it. */
+  readonly failures: ReadonlyMap<string, Failure>
+}
+
+/** What a failed provider response said (status, headers, a bounded body), and when it was seen. */
+export interface Failure {
+  readonly at: number
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
 }
 
 /** How many root sessions' models are remembered for fallbacks; the oldest is forgotten first. */
@@ -81,7 +95,8 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   lastSweepAt: undefined,
   quotas: new Map(),
   coached: new Map(),
-  primaries: new Map()
+  primaries: new Map(),
+  failures: new Map()
 })
 
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []

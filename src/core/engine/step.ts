@@ -6,6 +6,7 @@
  * log. Pure; `ocpool replay` runs the same trace machine over the recorded lines.
  */
 import type { Claim } from "../claims.js"
+import { classifyError } from "../classify.js"
 import { isPooledBase, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
 import { isCooling, type Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
@@ -27,6 +28,8 @@ import {
   CHILD_RING,
   CHILD_SLACK_MS,
   COACHED_MAX,
+  FAILURE_MATCH_MS,
+  FAILURES_MAX,
   forgetQuietSessions,
   PRIMARIES_MAX,
   SIGNAL_DEDUPE_MS,
@@ -71,6 +74,17 @@ export type EngineEvent =
   | { readonly type: "switched"; readonly session: string; readonly to: string; readonly ok: boolean; readonly reason: string }
   | { readonly type: "error"; readonly session: string; readonly error: unknown; readonly model?: string | undefined }
   | { readonly type: "retry"; readonly session: string; readonly message: string; readonly next: number; readonly provider?: string | undefined }
+  /**
+   * A provider answered a request of `session` with an error status (issue 19): what it said, kept for
+   * the retry status opencode publishes next (which carries only a message).
+   */
+  | {
+      readonly type: "failed"
+      readonly session: string
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+      readonly body: string
+    }
   | { readonly type: "sweep" }
   | { readonly type: "aborted"; readonly claim: string; readonly ok: boolean; readonly reason: string }
   | { readonly type: "status" }
@@ -149,6 +163,13 @@ const NEED_SNAPSHOT: NeedSnapshot = { _tag: "NeedSnapshot" }
 class MissingSnapshot {}
 
 const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** Whether a `limit` or `retry` line says its provider's account is out of credit (issue 19). */
+const isCredit = (line: TraceInput): boolean => {
+  if (line.type === "limit") return classifyError({ text: line.text, status: line.status, headers: line.headers, body: line.body, model: line.model, provider: line.provider })?.credit === true
+  if (line.type === "retry") return classifyError({ text: line.message, status: line.status, headers: line.headers, body: line.body, provider: line.provider })?.credit === true
+  return false
+}
 
 /** Lines whose decisions read or write shared state (routing, cooling, a success clearing a record). */
 const readsShared = (line: TraceInput): boolean => {
@@ -395,6 +416,14 @@ class Draft {
     if (target !== undefined && getClaim(this.machine.table, target.key) !== undefined) {
       this.set("signalled", setIn(this.state.signalled, target.key, cool.reason))
     }
+    if (cool.reason === "quota" && cool.scope === "provider" && isCredit(line)) {
+      const provider = providerOf(cool.models[0]!)
+      const until = Math.max(cool.until, ...cool.models.map((m) => this.machine.cooldowns.get(m)?.until ?? 0))
+      if ((this.state.warnedUntil.get(`credit:${provider}`) ?? 0) > this.at) return
+      this.set("warnedUntil", setIn(this.state.warnedUntil, `credit:${provider}`, until))
+      this.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${iso(until).slice(11, 16)}Z`)
+      return
+    }
     if (cool.reason !== "unavailable" && cool.reason !== "auth") return
     const key = cool.reason === "auth" ? `auth:${providerOf(cool.models[0]!)}` : `unavailable:${cool.models[0]}`
     if ((this.state.warnedUntil.get(key) ?? 0) > this.at) return
@@ -578,8 +607,26 @@ const run = (d: Draft, event: EngineEvent): void => {
       )
       return
     }
+    case "failed": {
+      const failures = new Map(d.state.failures)
+      failures.delete(event.session)
+      failures.set(event.session, { at, status: event.status, headers: event.headers, body: event.body })
+      for (const oldest of failures.keys()) {
+        if (failures.size <= FAILURES_MAX) break
+        failures.delete(oldest)
+      }
+      d.set("failures", failures)
+      return
+    }
     case "retry": {
       if (!d.firstSignal(event.session, event.message)) return
+      const seen = d.state.failures.get(event.session)
+      const failure = seen !== undefined && at - seen.at <= FAILURE_MATCH_MS ? seen : undefined
+      if (seen !== undefined) {
+        const failures = new Map(d.state.failures)
+        failures.delete(event.session)
+        d.set("failures", failures)
+      }
       d.signal(
         {
           at,
@@ -588,6 +635,7 @@ const run = (d: Draft, event: EngineEvent): void => {
           message: event.message,
           next: event.next,
           ...(event.provider === undefined ? {} : { provider: event.provider }),
+          ...(failure === undefined ? {} : { status: failure.status, headers: failure.headers, body: failure.body }),
           ...d.primaryOf(event.session),
           abort: "pending",
           ...d.shared()

@@ -63,6 +63,8 @@ export type TraceInput =
       readonly text: string
       readonly status?: number | undefined
       readonly headers?: Readonly<Record<string, unknown>> | undefined
+      /** The provider's raw response body, when it is not inside `text` (issue 19). */
+      readonly body?: string | undefined
       readonly model?: string | undefined
       readonly provider?: string | undefined
       readonly session?: string | undefined
@@ -76,6 +78,10 @@ export type TraceInput =
       readonly message: string
       readonly next: number
       readonly provider?: string | undefined
+      /** What the failed response behind the retry said, when the plugin saw it (issue 19). */
+      readonly status?: number | undefined
+      readonly headers?: Readonly<Record<string, unknown>> | undefined
+      readonly body?: string | undefined
       /** As on `limit`. */
       readonly primary?: string | undefined
     } & AbortFields)
@@ -322,6 +328,7 @@ const decodeOrThrow = (line: string): TraceInput => {
         text: str(o, "text"),
         status: optNum(o, "status"),
         headers: headers(o),
+        body: optStr(o, "body"),
         model: optStr(o, "model"),
         provider: optStr(o, "provider"),
         session: optStr(o, "session"),
@@ -338,6 +345,9 @@ const decodeOrThrow = (line: string): TraceInput => {
         message: str(o, "message"),
         next: time(o, "next"),
         provider: optStr(o, "provider"),
+        status: optNum(o, "status"),
+        headers: headers(o),
+        body: optStr(o, "body"),
         primary: optStr(o, "primary"),
         abort: abortOf(o),
         aborts: abortsOf(o),

@@ -299,7 +299,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       const decision = decideLimit(
         withPrimary(d.slots, primary),
         d.cooldowns,
-        { text: input.text, status: input.status, headers: input.headers, model, provider: input.provider },
+        { text: input.text, status: input.status, headers: input.headers, body: input.body, model, provider: input.provider },
         at
       )
       applySignal(d, decision, target, input)
@@ -312,7 +312,16 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       const decision = decideRetry(
         withPrimary(d.slots, primary),
         d.cooldowns,
-        { message: input.message, next: input.next, provider: input.provider, model: target?.model ?? primary, pooled: target !== undefined || primary !== undefined },
+        {
+          message: input.message,
+          next: input.next,
+          provider: input.provider,
+          model: target?.model ?? primary,
+          pooled: target !== undefined || primary !== undefined,
+          status: input.status,
+          headers: input.headers,
+          body: input.body
+        },
         at
       )
       applySignal(d, decision, target, input)

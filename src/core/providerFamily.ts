@@ -1,0 +1,134 @@
+/**
+ * Which provider a failed request went to, as a family name the classification rules can key on
+ * (docs/CLASSIFICATION.md "Families"), and the time zone a family states wall-clock resets in. The
+ * request URL's host decides; without one, the opencode provider id. Pure.
+ */
+
+export type Family =
+  | "opencode"
+  | "openrouter"
+  | "anthropic"
+  | "openai"
+  | "chatgpt"
+  | "gemini"
+  | "vertex"
+  | "groq"
+  | "mistral"
+  | "deepseek"
+  | "xai"
+  | "copilot"
+  | "azure"
+  | "bedrock"
+  | "zai"
+  | "moonshot"
+
+/** Host suffix → family, tried in order. */
+const HOSTS: ReadonlyArray<readonly [string, Family]> = [
+  ["opencode.ai", "opencode"],
+  ["openrouter.ai", "openrouter"],
+  ["anthropic.com", "anthropic"],
+  ["chatgpt.com", "chatgpt"],
+  ["openai.azure.com", "azure"],
+  ["cognitiveservices.azure.com", "azure"],
+  ["services.ai.azure.com", "azure"],
+  ["openai.com", "openai"],
+  ["generativelanguage.googleapis.com", "gemini"],
+  ["aiplatform.googleapis.com", "vertex"],
+  ["groq.com", "groq"],
+  ["mistral.ai", "mistral"],
+  ["deepseek.com", "deepseek"],
+  ["x.ai", "xai"],
+  ["githubcopilot.com", "copilot"],
+  ["amazonaws.com", "bedrock"],
+  ["z.ai", "zai"],
+  ["bigmodel.cn", "zai"],
+  ["moonshot.ai", "moonshot"],
+  ["moonshot.cn", "moonshot"],
+  ["kimi.com", "moonshot"]
+]
+
+/** opencode provider id (exact, or its prefix before `-`) → family. */
+const IDS: Readonly<Record<string, Family>> = {
+  opencode: "opencode",
+  "opencode-go": "opencode",
+  openrouter: "openrouter",
+  anthropic: "anthropic",
+  openai: "openai",
+  google: "gemini",
+  "google-vertex": "vertex",
+  "google-vertex-anthropic": "vertex",
+  groq: "groq",
+  mistral: "mistral",
+  deepseek: "deepseek",
+  xai: "xai",
+  "github-copilot": "copilot",
+  azure: "azure",
+  "amazon-bedrock": "bedrock",
+  zai: "zai",
+  "zai-coding-plan": "zai",
+  zhipuai: "zai",
+  "zhipuai-coding-plan": "zai",
+  moonshotai: "moonshot",
+  "moonshotai-cn": "moonshot",
+  "kimi-for-coding": "moonshot"
+}
+
+/** `host` is `suffix` or a name under it (`us-east5-aiplatform.googleapis.com` is under `aiplatform.googleapis.com`). */
+const hostMatches = (host: string, suffix: string): boolean => host === suffix || host.endsWith(`.${suffix}`) || host.endsWith(`-${suffix}`)
+
+/** The family of a request sent to `host` (when known) by opencode provider `provider`. */
+export const familyOf = (host: string | undefined, provider: string | undefined): Family | undefined => {
+  if (host !== undefined) {
+    for (const [suffix, family] of HOSTS) if (hostMatches(host, suffix)) return family
+  }
+  return provider === undefined ? undefined : IDS[provider.toLowerCase()]
+}
+
+/**
+ * A time zone the rules use: fixed offsets, and US Pacific time with its daylight-saving rule (second
+ * Sunday of March 02:00 to first Sunday of November 02:00, local time).
+ */
+export type Zone = "UTC" | "+08:00" | "America/Los_Angeles"
+
+/** The zone a family states zone-less wall-clock resets in (docs/CLASSIFICATION.md "Time zones"); UTC otherwise. */
+export const FAMILY_ZONES: Readonly<Partial<Record<Family, Zone>>> = {
+  zai: "+08:00",
+  moonshot: "+08:00"
+}
+
+const HOUR = 3_600_000
+const DAY = 86_400_000
+
+/** Epoch ms of 00:00 UTC on the `n`th `weekday` (0 = Sunday) of `month` (0-based) in `year`. */
+const nthWeekday = (year: number, month: number, weekday: number, n: number): number => {
+  const first = Date.UTC(year, month, 1)
+  const offset = (weekday - new Date(first).getUTCDay() + 7) % 7
+  return first + (offset + (n - 1) * 7) * DAY
+}
+
+/** The zone's offset from UTC, in ms, at the instant `at`. */
+export const zoneOffsetMs = (zone: Zone, at: number): number => {
+  switch (zone) {
+    case "UTC":
+      return 0
+    case "+08:00":
+      return 8 * HOUR
+    case "America/Los_Angeles": {
+      const year = new Date(at).getUTCFullYear()
+      // 02:00 PST = 10:00 UTC; 02:00 PDT = 09:00 UTC
+      const start = nthWeekday(year, 2, 0, 2) + 10 * HOUR
+      const end = nthWeekday(year, 10, 0, 1) + 9 * HOUR
+      return at >= start && at < end ? -7 * HOUR : -8 * HOUR
+    }
+  }
+}
+
+/** The next local midnight of `zone` strictly after `now`, as epoch ms. */
+export const nextMidnight = (zone: Zone, now: number): number => {
+  const offset = zoneOffsetMs(zone, now)
+  let t = Math.floor((now + offset) / DAY) * DAY + DAY - offset
+  // a daylight-saving change between now and then moves local midnight by the change
+  const later = zoneOffsetMs(zone, t)
+  if (later !== offset) t += offset - later
+  return t <= now ? t + DAY : t
+}
