@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { planWrap, rateLimitHeaders, requestModel } from "../../src/core/quota/wrap.js"
-import { installQuotaFetch, quotaFetch, type ResponseReport } from "../../src/plugin/quotaFetch.js"
+import { FAILURE_BODY_MAX_BYTES, installQuotaFetch, quotaFetch, readBounded, type FailureReport, type ResponseReport } from "../../src/plugin/quotaFetch.js"
 import { bootsPerTest, settle, spawn } from "./boot.js"
 
 const SLOTS = [
@@ -60,6 +60,47 @@ describe("the fetch wrapper (US-48)", () => {
     expect(requestModel("openrouter", "https://o/x", '{"model":"qwen/qwen3-coder:free","stream":true}')).toBe("openrouter/qwen/qwen3-coder:free")
     expect(requestModel("zen", "https://z/x", `{"messages":[${'"x",'.repeat(5000)}"y"],"model":"late"}`)).toBeUndefined()
     expect(rateLimitHeaders([["Retry-After", "3"], ["X-Other", "1"]])).toEqual({ "retry-after": "3" })
+  })
+})
+
+describe("the fetch wrapper reads error answers (issue 19)", () => {
+  const AFFINITY = { headers: { "x-session-affinity": "ses_9" } }
+
+  it("US-42 an error answer's status, headers and body are reported for its session, and opencode still reads the very same body", async () => {
+    const body = JSON.stringify({ error: { code: 429, status: "RESOURCE_EXHAUSTED", details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "26s" }] } })
+    const failures: Array<FailureReport> = []
+    const f = quotaFetch("gemini", () => undefined, async () => new Response(body, { status: 429, headers: { "content-type": "application/json", "x-goog-x": "1" } }), (r) => failures.push(r))
+    const out = await f("https://g.example/v1/chat/completions", AFFINITY)
+    expect(await out.text()).toBe(body)
+    expect(failures).toHaveLength(1)
+    expect(failures[0]).toMatchObject({ session: "ses_9", status: 429, headers: { "content-type": "application/json", "x-goog-x": "1" } })
+    expect(await failures[0]!.body).toBe(body)
+  })
+
+  it("US-42 a success, or an answer without a session, reports no failure; a failure report that throws changes nothing", async () => {
+    const failures: Array<FailureReport> = []
+    const ok = quotaFetch("zen", () => undefined, async () => new Response("fine", { status: 200 }), (r) => failures.push(r))
+    await ok("https://x/", AFFINITY)
+    const anonymous = quotaFetch("zen", () => undefined, async () => new Response("no", { status: 500 }), (r) => failures.push(r))
+    expect((await anonymous("https://x/")).status).toBe(500)
+    expect(failures).toEqual([])
+    const throwing = quotaFetch("zen", () => undefined, async () => new Response("no", { status: 503 }), () => {
+      throw new Error("boom")
+    })
+    const out = await throwing("https://x/", AFFINITY)
+    expect([out.status, await out.text()]).toEqual([503, "no"])
+  })
+
+  it("US-42 a huge body is read only up to FAILURE_BODY_MAX_BYTES, and the caller still gets all of it; an unreadable body reads as empty", async () => {
+    const huge = "x".repeat(FAILURE_BODY_MAX_BYTES * 4)
+    const failures: Array<FailureReport> = []
+    const f = quotaFetch("zen", () => undefined, async () => new Response(huge, { status: 502 }), (r) => failures.push(r))
+    const out = await f("https://x/", AFFINITY)
+    expect((await failures[0]!.body).length).toBe(FAILURE_BODY_MAX_BYTES)
+    expect((await out.text()).length).toBe(huge.length)
+    const broken = new Response(new ReadableStream({ pull: (c) => c.error(new Error("reset")) }), { status: 500 })
+    expect(await readBounded(broken)).toBe("")
+    expect(await readBounded(new Response(null, { status: 500 }))).toBe("")
   })
 })
 
