@@ -92,8 +92,8 @@ export type Zone = "UTC" | "+08:00" | "America/Los_Angeles"
 
 /** The zone a family states zone-less wall-clock resets in (docs/CLASSIFICATION.md "Time zones"); UTC otherwise. */
 export const FAMILY_ZONES: Readonly<Partial<Record<Family, Zone>>> = {
-  zai: "+08:00",
-  moonshot: "+08:00"
+  // docs.z.ai/devpack/overview states its hours in UTC+8; no other family documents a zone of its own
+  zai: "+08:00"
 }
 
 const HOUR = 3_600_000

@@ -297,8 +297,10 @@ describe("limit classification on real providers' error payloads in the real ope
     const { model, t } = await hit(oc, trace, "gemini", { status: 429, body: GEMINI_429 }, { retryMessage: GEMINI_429.error.message })
     const cds = await cooldownsSettled(oc, 1)
     debug("gemini 429 cooldowns", brief(cds, t))
-    // either class is right for a per-minute free-tier quota; the window is the stated retryDelay
-    expectCooling(oc, "gemini", cds, [model], ["rate_limit", "quota"], "model", t)
+    // a per-minute quota id is a rate limit (docs/CLASSIFICATION.md); the window is the body's RetryInfo,
+    // which reached the plugin only through its fetch wrapper (the retry status carries a message alone)
+    expectCooling(oc, "gemini", cds, [model], ["rate_limit"], "model", t)
+    expect(cds[model]!.source, brief(cds, t).join("\n")).toBe("detail")
     expect(Math.abs(cds[model]!.until - (t + 26_000)), brief(cds, t).join("\n")).toBeLessThan(4_000)
   })
 
