@@ -2,7 +2,8 @@
  * `npm run demo`: the pinned opencode 1.18.33 (installed once into .e2e-cache/), offline, against the
  * shipped fake provider, with opencode-pool loaded. It shows the pool routing, cooling and recovering,
  * with `ocpool status` along the way, the notifications a person gets (through a stand-in desktop: small
- * `notify-send` and `gdbus` scripts that record what would pop up and close), a root session that runs
+ * `notify-send` and `gdbus` scripts that record what would pop up and close; the cooling step answers with
+ * a real provider's published 429 from test/fixtures/provider-errors/), a root session that runs
  * out of quota continuing on a fallback model by itself, then replays the trace the
  * plugin recorded, and reports with `ocpool cost` what the work cost and what the pool saved. Loopback
  * only; everything it starts is stopped at the end.
@@ -13,6 +14,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
 import { poolLogLines } from "../test/e2e/poolLog.js"
+import type { Cooldown } from "../src/core/cooldown.js"
+import { cooldownFileName, decodeCooldown } from "../src/core/cooldownFile.js"
 
 const root = new URL("../", import.meta.url).pathname
 const POOL = "# the demo pool: two free models on the fake provider, one slot each\nfakeB/pool-b 1\nfakeB/pool-c 1\n"
@@ -52,6 +55,40 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string> =>
 }
 
 const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLines(oc.readLog()).slice(since)
+
+/** A real provider's published error payload from the classification corpus (test/fixtures/provider-errors/). */
+interface CorpusCase {
+  readonly id: string
+  readonly source: string
+  readonly model: string
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+}
+const corpusCase = (provider: string, id: string): CorpusCase => {
+  const file = JSON.parse(readFileSync(join(root, "test/fixtures/provider-errors", `${provider}.json`), "utf8")) as { cases: ReadonlyArray<CorpusCase> }
+  const c = file.cases.find((x) => x.id === id)
+  if (c === undefined) throw new Error(`no case ${id} in test/fixtures/provider-errors/${provider}.json`)
+  return c
+}
+
+/** Where a cooldown's window came from (the cooldown file's `source`), in words. */
+const WINDOW_SOURCE: Record<string, string> = {
+  detail: "as the body's RetryInfo retryDelay said",
+  body: "as the body's resets_in_seconds/resets_at said",
+  text: "as the error message said",
+  header: "as the rate-limit headers said",
+  retry: "as opencode's retry time said",
+  day: "until the provider's midnight (a per-day quota)",
+  backoff: "by the strike backoff (no stated reset)",
+  flat: "by the flat window (no stated reset)"
+}
+
+/** A model's cooldown file in the state dir, or undefined. */
+const cooldownOf = (oc: OpencodeHandle, model: string): Cooldown | undefined => {
+  const file = join(oc.stateDir, cooldownFileName(model))
+  return existsSync(file) ? decodeCooldown(readFileSync(file, "utf8")) : undefined
+}
 
 /**
  * Demo prices, USD per 1M tokens: the root's fakeA/pool-a priced like a premium model, the pool's
@@ -141,15 +178,33 @@ try {
   await oc.waitIdle(held.session, held.mark, 60_000)
   await oc.waitIdle(second.session, second.mark, 60_000)
 
-  step("2. cooling: slot 1's model answers 429 with retry-after 90; the child is stopped and the model cools")
-  const limited = await spawnExplore(oc, "hit the limit [[fake:429:90]]")
+  // a real provider's 429 from the corpus, sent as is: its reset is stated only in a detail record
+  // (RetryInfo retryDelay "58s"), outside the message, which the plugin reads through its fetch wrapper
+  const gemini = corpusCase("gemini", "gemini-free-tier-rpm-retry-info")
+  const geminiError = (gemini.body as { error: { message: string; details: ReadonlyArray<Record<string, unknown>> } }).error
+  const retryDelay = String(geminiError.details.find((d) => String(d["@type"]).endsWith("RetryInfo"))?.["retryDelay"])
+  const saysRetry = /retry in ([\d.]+)s/.exec(geminiError.message)?.[1]
+  step(`2. cooling: slot 1's model answers Gemini's real ${gemini.status} (RetryInfo retryDelay ${retryDelay}); the child is stopped and the model cools for that long`)
+  console.log(`payload: Gemini's free-tier requests-per-minute 429 RESOURCE_EXHAUSTED, body verbatim as published at\n  ${gemini.source}`)
+  console.log(`  (test/fixtures/provider-errors/gemini.json, case ${gemini.id}: no retry-after header; the message says "retry in ${Number(saysRetry).toFixed(1)}s", its RetryInfo detail says ${retryDelay})`)
+  await fake.enqueue({ behavior: "error", model: "pool-b", provider: "fakeB", status: gemini.status, body: gemini.body, ...(Object.keys(gemini.headers).length === 0 ? {} : { headers: gemini.headers }), times: 3 })
+  const limited = await spawnExplore(oc, "hit the limit")
   await until(() => poolLog(oc!, 0).some((l) => l.includes("cooling fakeB/pool-b")), (x) => x, 30_000)
   showLog()
+  const cooled = await until(() => cooldownOf(oc!, "fakeB/pool-b"), (c) => c !== undefined, 5_000)
+  if (cooled === undefined) console.log("cooldown file: none for fakeB/pool-b")
+  else {
+    const secs = Math.round((cooled.until - cooled.since) / 1000)
+    console.log(`cooldown file: ${cooled.model} ${cooled.reason} (scope ${cooled.scope}, strike ${cooled.strikes}) for ${secs} s until ${new Date(cooled.until).toISOString().slice(11, 19)}Z, source ${cooled.source}`)
+    console.log(`  -> cooled for ${secs} s ${WINDOW_SOURCE[cooled.source] ?? `(source ${cooled.source})`}${cooled.source === "detail" ? ` (${retryDelay})` : ""}`)
+  }
   const after = await spawnExplore(oc, "say hi again")
   console.log(`next child   -> ${await childModel(oc, after.child)} (fakeB/pool-b is cooling)`)
   showLog()
   status(oc)
   await oc.abort(limited.session)
+  // the payload's unused repeats must not answer a later request to fakeB/pool-b
+  if ((await fake.health()).queued > 0) await fake.reset()
 
   step("3. recovering: a child whose provider never answers is reaped (demo thresholds: 5 s old, 5 s silent)")
   const hung = await spawnExplore(oc, "wait forever [[fake:hang]]")

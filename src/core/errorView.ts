@@ -16,15 +16,15 @@ import { jsonTooDeep } from "./limits.js"
 import { parseDuration, type Headers } from "./reset.js"
 
 /** A string longer than this is not parsed as JSON (its first BODY_TEXT_MAX characters are read as text). */
-export const VIEW_PARSE_MAX_CHARS = 65_536
+export const VIEW_PARSE_MAX_CHARS = 32_768
 /** The walk over parsed JSON stops after this many values. */
-export const VIEW_NODES_MAX = 400
+export const VIEW_NODES_MAX = 256
 /** … and does not go deeper than this. */
 export const VIEW_DEPTH_MAX = 8
 /** At most this many headers are kept (names over 256 characters are skipped). */
 export const VIEW_HEADERS_MAX = 100
 /** The joined text that phrases are matched in is cut to this many characters. */
-export const VIEW_TEXT_MAX = 16_384
+export const VIEW_TEXT_MAX = 8_192
 
 export interface ErrorView {
   readonly status: number | undefined
