@@ -91,7 +91,8 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/coldstart.ts"], outfile: "dist/bench-coldstart.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/notify.ts"], outfile: "dist/bench-notify.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/quotaFetch.ts"], outfile: "dist/bench-quota.js" }),
-  esbuild.build({ ...common, entryPoints: ["bench/init.ts"], outfile: "dist/bench-init.js" })
+  esbuild.build({ ...common, entryPoints: ["bench/init.ts"], outfile: "dist/bench-init.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/classify.ts"], outfile: "dist/bench-classify.js" })
 ])
 
 // The help of every command, rendered by the real command tree (src/cli/helpGen.ts) for the fast path.
