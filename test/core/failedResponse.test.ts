@@ -85,6 +85,23 @@ describe("issue 19: the failed response behind a retry", () => {
   })
 })
 
+describe("issue 19: credit behind a retry", () => {
+  it("US-44 a Z.ai 1113 answer behind a pooled retry (whose message alone names no family) warns that the provider is out of credit", () => {
+    const zai = [
+      { index: 1, provider: "zai-coding-plan", model: "zai-coding-plan/glm-4.6", weight: 1 },
+      { index: 2, provider: "zai-coding-plan", model: "zai-coding-plan/glm-4.5", weight: 1 }
+    ]
+    let s = step(initialEngineState(), { type: "pool", slots: zai, origin: "t", warnings: [] }, T0).state
+    s = step(s, { type: "spawn", owner: "ses_root", call: "call_1", base: "explore" }, T0 + 1).state
+    s = step(s, { type: "child", id: "ses_c", parent: "ses_root", agent: "explore-1" }, T0 + 2).state
+    const body = JSON.stringify({ error: { code: "1113", message: "余额不足或无可用资源包,请充值。" } })
+    s = step(s, { type: "failed", session: "ses_c", status: 429, headers: {}, body }, T0 + 10).state
+    const out = step(s, { type: "retry", session: "ses_c", message: "余额不足或无可用资源包,请充值。", next: T0 + 2_000 }, T0 + 11)
+    expect(out.decisions.find((d) => d.type === "cool")).toMatchObject({ models: ["zai-coding-plan/glm-4.6", "zai-coding-plan/glm-4.5"], reason: "quota", until: T0 + 11 + 3_600_000 })
+    expect(out.logs.map((l) => l.message).filter((m) => m.includes("out of credit"))).toEqual(["provider zai-coding-plan is out of credit; its slots cool until you top up or 10:00Z"])
+  })
+})
+
 /** The lines `pooled()` records, for replay. */
 const pooledLines = () => {
   const lines: Array<unknown> = []

@@ -164,10 +164,13 @@ class MissingSnapshot {}
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-/** Whether a `limit` or `retry` line says its provider's account is out of credit (issue 19). */
-const isCredit = (line: TraceInput): boolean => {
-  if (line.type === "limit") return classifyError({ text: line.text, status: line.status, headers: line.headers, body: line.body, model: line.model, provider: line.provider })?.credit === true
-  if (line.type === "retry") return classifyError({ text: line.message, status: line.status, headers: line.headers, body: line.body, provider: line.provider })?.credit === true
+/**
+ * Whether a `limit` or `retry` line says its provider's account is out of credit (issue 19), attributed
+ * as the machine attributes it: the line's model, else `model` (the live claim's, or the primary's).
+ */
+const isCredit = (line: TraceInput, model: string | undefined): boolean => {
+  if (line.type === "limit") return classifyError({ text: line.text, status: line.status, headers: line.headers, body: line.body, model: line.model ?? model, provider: line.provider })?.credit === true
+  if (line.type === "retry") return classifyError({ text: line.message, status: line.status, headers: line.headers, body: line.body, model, provider: line.provider })?.credit === true
   return false
 }
 
@@ -416,7 +419,8 @@ class Draft {
     if (target !== undefined && getClaim(this.machine.table, target.key) !== undefined) {
       this.set("signalled", setIn(this.state.signalled, target.key, cool.reason))
     }
-    if (cool.reason === "quota" && cool.scope === "provider" && isCredit(line)) {
+    const primary = "primary" in line ? line.primary : undefined
+    if (cool.reason === "quota" && cool.scope === "provider" && isCredit(line, target?.model ?? primary)) {
       const provider = providerOf(cool.models[0]!)
       const until = Math.max(cool.until, ...cool.models.map((m) => this.machine.cooldowns.get(m)?.until ?? 0))
       if ((this.state.warnedUntil.get(`credit:${provider}`) ?? 0) > this.at) return
