@@ -109,8 +109,10 @@ class Builder {
   host: string | undefined
 
   line(s: string, message: boolean): void {
-    const t = decodeSpaces(cut(s)).trim()
-    if (t === "" || this.length >= VIEW_TEXT_MAX) return
+    const room = VIEW_TEXT_MAX - this.length
+    if (room <= 0) return
+    const t = decodeSpaces(cut(s)).trim().slice(0, room)
+    if (t === "") return
     this.lines.push(t)
     if (message) this.messageLines.push(t)
     this.length += t.length + 1

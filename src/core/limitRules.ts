@@ -113,14 +113,12 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
       "has been deprecated",
       "model not supported",
       "model is not supported",
-      "requested model is not supported",
       "unsupported model",
       "not a valid model",
       "invalid model",
       "unknown model",
       "no endpoints found",
       "deployment not found",
-      "DeploymentNotFound",
       "on-demand throughput",
       "not found for account"
     ],
@@ -181,7 +179,6 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
     cls: "quota",
     credit: true,
     phrases: [
-      "insufficient credits",
       "insufficient credit",
       "insufficient balance",
       "insufficient funds",
@@ -211,13 +208,13 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
   {
     id: "per-day",
     cls: "quota",
-    phrases: ["per day", "perday", "(tpd)", "(rpd)"],
+    phrases: ["per day", "(tpd)", "(rpd)"],
     why: "A per-day allowance (OpenAI's and Groq's RPD/TPD) is a quota, whatever the words around it."
   },
   {
     id: "per-minute",
     cls: "rate_limit",
-    phrases: ["per minute", "perminute", "per second", "(tpm)", "(rpm)"],
+    phrases: ["per minute", "per second", "(tpm)", "(rpm)"],
     why: "A per-minute or per-second budget is a rate limit even when it is called a quota (Gemini's `PerMinute` quota ids, Cerebras's `request_quota_exceeded`)."
   },
   {
@@ -236,7 +233,7 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
   {
     id: "rate",
     cls: "rate_limit",
-    phrases: ["rate limit", "too many requests", "limit reached", "rate increased too quickly", "throttl", "rate-limited"],
+    phrases: ["rate limit", "too many requests", "limit reached", "rate increased too quickly", "throttl"],
     values: ["rate_limit_exceeded", "too_many_requests", "resource_exhausted"],
     why: "§7.3 row 5 (phrases), with Bedrock's ThrottlingException and Gemini's RESOURCE_EXHAUSTED."
   },

@@ -47,7 +47,7 @@ const HOSTS: ReadonlyArray<readonly [string, Family]> = [
   ["kimi.com", "moonshot"]
 ]
 
-/** opencode provider id (exact, or its prefix before `-`) → family. */
+/** opencode provider id (exact) → family. */
 const IDS: Readonly<Record<string, Family>> = {
   opencode: "opencode",
   "opencode-go": "opencode",
@@ -62,6 +62,7 @@ const IDS: Readonly<Record<string, Family>> = {
   deepseek: "deepseek",
   xai: "xai",
   "github-copilot": "copilot",
+  "github-copilot-enterprise": "copilot",
   azure: "azure",
   "amazon-bedrock": "bedrock",
   zai: "zai",
@@ -73,8 +74,12 @@ const IDS: Readonly<Record<string, Family>> = {
   "kimi-for-coding": "moonshot"
 }
 
-/** `host` is `suffix` or a name under it (`us-east5-aiplatform.googleapis.com` is under `aiplatform.googleapis.com`). */
-const hostMatches = (host: string, suffix: string): boolean => host === suffix || host.endsWith(`.${suffix}`) || host.endsWith(`-${suffix}`)
+/** Vertex AI's regional hosts put the region before a dash: `us-east5-aiplatform.googleapis.com`. */
+const REGIONAL = "aiplatform.googleapis.com"
+
+/** `host` is `suffix` or a name under it (or, for Vertex AI, a regional host of it). */
+const hostMatches = (host: string, suffix: string): boolean =>
+  host === suffix || host.endsWith(`.${suffix}`) || (suffix === REGIONAL && host.endsWith(`-${suffix}`))
 
 /** The family of a request sent to `host` (when known) by opencode provider `provider`. */
 export const familyOf = (host: string | undefined, provider: string | undefined): Family | undefined => {

@@ -38,10 +38,10 @@ export interface HookOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
-/** The first line of a failure, for a log line; never throws, whatever was thrown. */
 /** How long a retry status waits for the error body of its session that is still being read (issue 19). */
 const FAILURE_WAIT_MS = 500
 
+/** The first line of a failure, for a log line; never throws, whatever was thrown. */
 const firstLine = (cause: Cause.Cause<unknown>): string => {
   try {
     return Cause.pretty(cause).split("\n")[0] ?? "unknown error"

@@ -71,7 +71,7 @@ export const opencodeErrorText = (c: CorpusCase): string =>
         }
       })
 
-/** The message of the retry status opencode publishes for a retryable case (its `SessionRetry.retryable`). */
-export const retryMessage = (c: CorpusCase): string => (rawBody(c.body).includes("FreeUsageLimitError") ? "Free usage exceeded, add credits https://opencode.ai/zen" : sdkMessage(c))
+/** The message of the retry status opencode 1.18.33 publishes for a retryable case (as the e2e tests saw it). */
+export const retryMessage = (c: CorpusCase): string => (rawBody(c.body).includes("FreeUsageLimitError") ? "Free usage exceeded, subscribe to Go" : sdkMessage(c))
 
 export const rawBodyOf = rawBody

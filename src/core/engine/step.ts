@@ -425,7 +425,9 @@ class Draft {
       const until = Math.max(cool.until, ...cool.models.map((m) => this.machine.cooldowns.get(m)?.until ?? 0))
       if ((this.state.warnedUntil.get(`credit:${provider}`) ?? 0) > this.at) return
       this.set("warnedUntil", setIn(this.state.warnedUntil, `credit:${provider}`, until))
-      this.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${iso(until).slice(11, 16)}Z`)
+      // the time of day, with the date when it is a day or more away
+      const when = until - this.at >= 86_400_000 ? `${iso(until).slice(0, 10)} ${iso(until).slice(11, 16)}Z` : `${iso(until).slice(11, 16)}Z`
+      this.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${when}`)
       return
     }
     if (cool.reason !== "unavailable" && cool.reason !== "auth") return
