@@ -37,6 +37,12 @@ export const QUOTA_LOW_WINDOW_MS = 60_000
 /** Error text longer than this is cut before classification (SPEC §7.1: responseBody's first 2 KB). */
 export const BODY_TEXT_MAX = 2048
 
+/**
+ * opencode's own hidden agents, which run under the user's root session (the title generator, the
+ * summary and the compaction): their requests say nothing about the model and agent the user works with.
+ */
+export const OPENCODE_HIDDEN_AGENTS: ReadonlySet<string> = new Set(["title", "summary", "compaction"])
+
 export const isPooledBase = (name: string): name is Base =>
   name === "explore" || name === "implement" || name === "context"
 

@@ -36,6 +36,17 @@ const retry = (b: Booted, session: string, message: string) =>
 const apiError = (message: string, statusCode: number) => ({ name: "APIError", data: { message, statusCode, isRetryable: false, responseHeaders: {} } })
 
 describe("fallback models (issue 12)", () => {
+  it("US-50 the title generator's request under the root session does not become the agent or model that \"continue\" runs as", async () => {
+    const prompts: Array<PromptCall> = []
+    const b = await boot({ fallbackModels: ["fb/one"] }, prompts)
+    await userMessage(b, ROOT, "main/big", "build")
+    // opencode's title generator runs under the root's session id, as agent `title`, often on a small model
+    await b.hooks["chat.params"]!({ sessionID: ROOT, agent: "title", model: { providerID: "main", id: "small" }, provider: {}, message: {} } as never, { temperature: 0, topP: 1, options: {} } as never)
+    await retry(b, ROOT, QUOTA)
+    await settle(b)
+    expect(prompts).toEqual([{ session: ROOT, model: { providerID: "fb", modelID: "one" }, agent: "build", text: "continue" }])
+  })
+
   it("US-50 a quota retry on a root session aborts it and continues it on the first fallback, once: log line, notification, status record, pool_status", async () => {
     const prompts: Array<PromptCall> = []
     const b = await boot({ fallbackModels: ["fb/one", "fb/two"] }, prompts)

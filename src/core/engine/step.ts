@@ -7,7 +7,7 @@
  */
 import type { Claim } from "../claims.js"
 import { classifyError } from "../classify.js"
-import { isPooledBase, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
+import { isPooledBase, OPENCODE_HIDDEN_AGENTS, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
 import { isCooling, type Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { parseRateLimitHeaders, type QuotaDimension, type QuotaObservation } from "../quota/headers.js"
@@ -566,7 +566,10 @@ const run = (d: Draft, event: EngineEvent): void => {
       }
       return
     case "request": {
-      if (event.model !== undefined || event.agent !== undefined) d.primary(event.session, event.model, event.agent)
+      // the title generator's request (agent `title`, often another model) is not the user's: "continue"
+      // after a switch must run as the user's agent, on the model the user chose
+      const hidden = event.agent !== undefined && OPENCODE_HIDDEN_AGENTS.has(event.agent)
+      if (!hidden && (event.model !== undefined || event.agent !== undefined)) d.primary(event.session, event.model, event.agent)
       const c = d.liveTarget(event.session)
       if (c === undefined) return
       const times = [...(d.state.requests.get(event.session) ?? []).filter((t) => at - t < SPIN_WINDOW_MS), at]
