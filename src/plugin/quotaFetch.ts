@@ -43,20 +43,33 @@ const sessionOf = (input: string | URL | Request, init: RequestInit | undefined)
   return undefined
 }
 
-/** The first `max` bytes of a body, decoded as UTF-8; "" when it cannot be read. Never rejects. */
-export const readBounded = async (response: Response, max: number = FAILURE_BODY_MAX_BYTES): Promise<string> => {
+/** An error body still arriving after this long is read as far as it came (a server that never ends it). */
+export const FAILURE_READ_MS = 5_000
+
+/**
+ * The first `max` bytes of a body, decoded as UTF-8, as far as it arrived within `ms`; "" when it cannot
+ * be read. Never rejects.
+ */
+export const readBounded = async (response: Response, max: number = FAILURE_BODY_MAX_BYTES, ms: number = FAILURE_READ_MS): Promise<string> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
   try {
     const reader = response.body?.getReader()
     if (reader === undefined) return ""
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)))
     const chunks: Array<Uint8Array> = []
     let size = 0
+    let ended = false
     while (size < max) {
-      const { done, value } = await reader.read()
-      if (done) break
-      chunks.push(value)
-      size += value.byteLength
+      const next = await Promise.race([reader.read(), late])
+      if (next === "late") break
+      if (next.done) {
+        ended = true
+        break
+      }
+      chunks.push(next.value)
+      size += next.value.byteLength
     }
-    if (size >= max) void reader.cancel().catch(() => undefined)
+    if (!ended) void reader.cancel().catch(() => undefined)
     const all = new Uint8Array(Math.min(size, max))
     let at = 0
     for (const c of chunks) {
@@ -68,6 +81,8 @@ export const readBounded = async (response: Response, max: number = FAILURE_BODY
     return new TextDecoder("utf-8", { fatal: false }).decode(all)
   } catch {
     return ""
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -102,6 +102,17 @@ describe("the fetch wrapper reads error answers (issue 19)", () => {
     expect(await readBounded(broken)).toBe("")
     expect(await readBounded(new Response(null, { status: 500 }))).toBe("")
   })
+
+  it("US-42 a body that never ends is read as far as it came within the deadline", async () => {
+    const endless = new Response(
+      new ReadableStream({
+        start: (c) => c.enqueue(new TextEncoder().encode('{"error":{"message":"slow'))
+      }),
+      { status: 503 }
+    )
+    // without the deadline this read would never end (the test's own timeout would fail it)
+    expect(await readBounded(endless, FAILURE_BODY_MAX_BYTES, 50)).toBe('{"error":{"message":"slow')
+  })
 })
 
 describe("where the wrapper goes (US-48)", () => {
