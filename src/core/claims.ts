@@ -1,6 +1,5 @@
 /** Claims and load accounting (SPEC §5.1, §5.2). Pure: claims and times in, loads and plans out. */
 import { CAP_FACTOR, CLAIM_TTL_MS, DEAD_FILE_MS, LOCK_STALE_MS, ORPHAN_TMP_MS } from "./constants.js"
-import type { Slot } from "./pool.js"
 
 export type AbortOrigin = "signal" | "hang"
 
@@ -53,23 +52,6 @@ export const liveTargetOf = (claims: ReadonlyArray<Claim>, session: string | und
 }
 
 export const capOf = (weight: number): number => CAP_FACTOR * weight
-
-/** Per-slot loads: the live claims on each slot's model, plus the peer load given by model. One pass over the claims. */
-export const slotLoads = (
-  slots: ReadonlyArray<Slot>,
-  claims: ReadonlyArray<Pick<Claim, "model" | "heartbeatAt">>,
-  now: number,
-  peers?: Readonly<Record<string, number>>
-): Array<number> => {
-  const loads = new Array<number>(slots.length)
-  for (let i = 0; i < slots.length; i++) loads[i] = peers?.[slots[i]!.model] ?? 0
-  for (const c of claims) {
-    if (now - c.heartbeatAt > CLAIM_TTL_MS) continue
-    // a model may stand in more than one slot; each counts it
-    for (let i = 0; i < slots.length; i++) if (slots[i]!.model === c.model) loads[i]!++
-  }
-  return loads
-}
 
 /** What is known about a sibling claim file, gathered by the shell (SPEC §5.2). */
 export interface ClaimFileFacts {

@@ -2,14 +2,16 @@
  * The status view (SPEC §9): the `--json` object and the text view, built from one snapshot of
  * claims, cooldowns and the slot table. Pure and read-only: it never routes and never changes state.
  */
-import { capOf, isLive, type Claim } from "./claims.js"
+import { isLive, type Claim } from "./claims.js"
 import { POOLED_BASES, STATED_RESET_MAX_MS } from "./constants.js"
-import { isCooling, type CooldownTable, type CoolReason } from "./cooldown.js"
+import type { CooldownTable, CoolReason } from "./cooldown.js"
 import type { Slot } from "./pool.js"
 import { printable } from "./printable.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./quota/record.js"
 import { isOver, type FallbackRecord } from "./quota/fallbackRecord.js"
-import { pickSlot, type Pass } from "./routing.js"
+import type { Pass } from "./routing.js"
+import type { Decision } from "./trace/decision.js"
+import { liveLoadByModel, slotLoadsOf, slotStatus } from "./slotStatus.js"
 
 export interface ProcessSnapshot {
   readonly pid: number
@@ -31,6 +33,11 @@ export interface StatusInput {
   readonly quota?: ReadonlyArray<QuotaRecord>
   /** Root sessions on a fallback model (issue 12, US-50); shown only when some is not over. */
   readonly fallbacks?: ReadonlyArray<FallbackRecord>
+  /**
+   * The plugin's own `status` decision, when it made one for this view: its loads, cooling and next
+   * slot are shown as decided (so `pool_status` names what the trace records; issue 20).
+   */
+  readonly decided?: Pick<Extract<Decision, { type: "status" }>, "slots" | "next">
 }
 
 /** A root session on a fallback, as `ocpool status --json` shows it. */
@@ -91,32 +98,21 @@ export const quotaEntry = (r: QuotaRecord): QuotaEntry => ({ model: r.model, req
 export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): ReadonlyArray<QuotaEntry> =>
   records.filter((r) => !isStale(r, now)).map(quotaEntry)
 
-/** The §9 JSON object. Loads count live claims by model over every process and every base. */
-export const statusView = ({ cooldowns, fallbacks, now, origin, processes, quota, slots, warnings }: StatusInput): StatusView => {
+/**
+ * The §9 JSON object. Loads, cooling and the next pick come from `slotStatus`, the function the trace's
+ * `status` decision uses, over live claims by model of every process (issue 20: one status).
+ */
+export const statusView = ({ cooldowns, decided, fallbacks, now, origin, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
-  const slotViews = slots.map((s): SlotStatus => {
+  const status = decided ?? computed(slots, processes, cooldowns, now)
+  const slotViews = status.slots.map((s): SlotStatus => {
     const byBase: Record<string, number> = {}
-    let load = 0
-    for (const { claims } of live) {
-      for (const c of claims) {
-        if (c.model !== s.model) continue
-        load++
-        byBase[c.base] = (byBase[c.base] ?? 0) + 1
-      }
-    }
-    const rec = cooldowns.get(s.model)
-    return {
-      slot: s.index,
-      model: s.model,
-      weight: s.weight,
-      load,
-      cap: capOf(s.weight),
-      byBase,
-      cooling: rec !== undefined && isCooling(rec, now) ? { until: rec.until, reason: rec.reason, strikes: rec.strikes } : null
-    }
+    for (const { claims } of live) for (const c of claims) if (c.model === s.model) byBase[c.base] = (byBase[c.base] ?? 0) + 1
+    // the strike is shown from the record (a decision's cooling names its end and reason only)
+    const cooling = s.cooling === null ? null : { until: s.cooling.until, reason: s.cooling.reason, strikes: cooldowns.get(s.model)?.strikes ?? 0 }
+    return { slot: s.slot, model: s.model, weight: s.weight, load: s.load, cap: s.cap, byBase, cooling }
   })
-  const pick = pickSlot({ weights: slots.map((s) => s.weight), loads: slotViews.map((s) => s.load), cooling: slotViews.map((s) => s.cooling !== null) })
-  const next = pick === undefined ? null : { slot: slots[pick.position]!.index, model: slots[pick.position]!.model, pass: pick.pass }
+  const next = status.next
   const entries = quotaEntries(quota ?? [], now)
   const switched = (fallbacks ?? []).filter((f) => !isOver(f, now)).map((f) => ({ session: f.session, original: f.original, active: f.active, until: f.until }))
   return {
@@ -131,6 +127,13 @@ export const statusView = ({ cooldowns, fallbacks, now, origin, processes, quota
     ...(entries.length > 0 ? { quota: entries } : {}),
     ...(switched.length > 0 ? { fallbacks: switched } : {})
   }
+}
+
+/** `slotStatus` over live claims by model of every process: what the trace's `status` decision computes. */
+const computed = (slots: ReadonlyArray<Slot>, processes: ReadonlyArray<ProcessSnapshot>, cooldowns: CooldownTable, now: number) => {
+  const byModel = new Map<string, number>()
+  for (const p of processes) liveLoadByModel(p.claims, now, byModel)
+  return slotStatus(slots, slotLoadsOf(slots, (m) => byModel.get(m) ?? 0), cooldowns, now)
 }
 
 const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19)

@@ -9,7 +9,8 @@
 import { Cause, Clock, Duration, Effect, Fiber, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import { statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
-import { engineStep, needsPeers, needsSnapshot, type Applied, type EngineEvent, type SwitchOrder } from "../core/engine/step.js"
+import type { PoolSnapshot } from "../core/engine/snapshot.js"
+import { engineStep, needsPeers, needsSnapshot, readsOnly, type Applied, type EngineEvent, type SwitchOrder } from "../core/engine/step.js"
 import { initialEngineState, slotsOf, type EngineState } from "../core/engine/state.js"
 import { injectConfig } from "../core/inject.js"
 import type { JsonRecord } from "../core/json.js"
@@ -123,14 +124,19 @@ export const makeEngine = (config: EngineConfig) =>
         Effect.asVoid
       )
 
-    const decide = (event: EngineEvent) =>
+    /** `given`: a snapshot the caller read for a read-only event (the status view shows the same one). */
+    const decide = (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
       Effect.gen(function* () {
         if (closed) return undefined
-        const now = yield* Clock.currentTimeMillis
+        const now = given?.now ?? (yield* Clock.currentTimeMillis)
         const state = yield* Ref.get(stateRef)
         const first = needsSnapshot(event) ? undefined : engineStep(state, event, now)
         let out: Applied
-        if (first?._tag === "Applied") {
+        if (readsOnly(event)) {
+          // a decision that writes no shared state reads the snapshot without the lock
+          const o = engineStep(state, event, now, given?.snapshot ?? (yield* store.read(now, needsPeers(event))))
+          out = o._tag === "Applied" ? o : { ...emptyApplied, state }
+        } else if (first?._tag === "Applied") {
           out = first
           yield* store.commit(now, commitOf(out))
         } else {
@@ -155,8 +161,8 @@ export const makeEngine = (config: EngineConfig) =>
         return out
       })
 
-    const apply = (event: EngineEvent): Effect.Effect<Applied | undefined> =>
-      mutex.withPermits(1)(Effect.uninterruptible(decide(event))).pipe(
+    const apply = (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }): Effect.Effect<Applied | undefined> =>
+      mutex.withPermits(1)(Effect.uninterruptible(decide(event, given))).pipe(
         Effect.catchAllCause((cause) =>
           Effect.as(log.log("error", `${failureLabel(event)}: ${firstLine(cause)}`), undefined)
         )
@@ -220,14 +226,26 @@ export const makeEngine = (config: EngineConfig) =>
         yield* advisePrices(pool.slots)
       }),
       statusText: Effect.gen(function* () {
-        yield* apply({ type: "status" })
+        // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
         const now = yield* Clock.currentTimeMillis
-        const state = yield* Ref.get(stateRef)
         const snapshot = yield* store.read(now)
+        const out = yield* apply({ type: "status" }, { now, snapshot })
+        const decided = out?.decisions.find((d) => d.type === "status")
+        const state = yield* Ref.get(stateRef)
         const processes = [{ pid: self.pid, host: self.host, reaped: state.machine.reaped, claims: state.machine.claims, self: true }, ...snapshot.peers]
         const quota = Option.isSome(quotas) ? yield* quotas.value.readAll(now) : []
         const fallbacks = Option.isSome(fallbackStore) ? yield* fallbackStore.value.readAll(now) : []
-        const view = statusView({ origin: state.origin, slots: slotsOf(state), processes, cooldowns: snapshot.cooldowns, now, warnings: state.poolWarnings, quota, fallbacks })
+        const view = statusView({
+          origin: state.origin,
+          slots: slotsOf(state),
+          processes,
+          cooldowns: snapshot.cooldowns,
+          now,
+          warnings: state.poolWarnings,
+          quota,
+          fallbacks,
+          ...(decided?.type === "status" ? { decided } : {})
+        })
         const failOpens = yield* lock.failOpens
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
       }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { slotLoads } from "../../src/core/claims.js"
+import { liveLoadByModel, slotLoadsOf } from "../../src/core/slotStatus.js"
 import { pickSlot } from "../../src/core/routing.js"
 import { pool, routes, run, T0, trace } from "../helpers.js"
 
@@ -86,8 +86,12 @@ describe("routing (SPEC §6)", () => {
     const now = T0 + 11 * 60_000
     const claims = [0, 1, 2].map(() => ({ model: "zen/a", heartbeatAt: T0 }))
     const slots = [{ index: 1, model: "zen/a", provider: "zen", weight: 3 }, { index: 2, model: "zen/b", provider: "zen", weight: 2 }]
-    expect(slotLoads(slots, claims, T0 + 60_000)).toEqual([3, 0])
-    const loads = slotLoads(slots, claims, now)
+    const slotLoads = (at: number) => {
+      const byModel = liveLoadByModel(claims, at)
+      return slotLoadsOf(slots, (m) => byModel.get(m) ?? 0)
+    }
+    expect(slotLoads(T0 + 60_000)).toEqual([3, 0])
+    const loads = slotLoads(now)
     expect(loads).toEqual([0, 0])
     expect(pickSlot({ weights: [3, 2], loads, cooling: [false, false] })).toEqual({ position: 0, pass: "first" })
   })

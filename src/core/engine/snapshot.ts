@@ -3,8 +3,8 @@
  * table every process writes, read under the pool lock by the shell. Turned here into what a trace
  * line carries: `peers` (live load by model) and `peerCooling` (records this process does not hold yet).
  */
-import { isLive } from "../claims.js"
 import { isCooling, type CooldownTable } from "../cooldown.js"
+import { liveLoadByModel } from "../slotStatus.js"
 import type { ProcessSnapshot } from "../status.js"
 import type { PeerCooling } from "../trace/input.js"
 
@@ -16,15 +16,9 @@ export interface PoolSnapshot {
 
 /** Live load by model over the other processes' claims; `undefined` when there is none. */
 export const peerLoad = (peers: ReadonlyArray<ProcessSnapshot>, now: number): Record<string, number> | undefined => {
-  let load: Record<string, number> | undefined
-  for (const p of peers) {
-    for (const c of p.claims) {
-      if (!isLive(c, now)) continue
-      load ??= {}
-      load[c.model] = (load[c.model] ?? 0) + 1
-    }
-  }
-  return load
+  const byModel = new Map<string, number>()
+  for (const p of peers) liveLoadByModel(p.claims, now, byModel)
+  return byModel.size === 0 ? undefined : Object.fromEntries(byModel)
 }
 
 /**

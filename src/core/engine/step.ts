@@ -667,7 +667,8 @@ const run = (d: Draft, event: EngineEvent): void => {
       return
     }
     case "status":
-      d.apply({ at, type: "status" })
+      // with the other processes' load and cooldowns, as pool_status and ocpool status show them (issue 20)
+      d.apply({ at, type: "status", ...d.shared(true) })
       return
     case "message": {
       if (d.state.parents.has(event.session)) return
@@ -728,8 +729,14 @@ const run = (d: Draft, event: EngineEvent): void => {
   }
 }
 
-/** Whether an event's snapshot needs the other processes' claims (only routing counts their load). */
-export const needsPeers = (event: EngineEvent): boolean => event.type === "spawn"
+/**
+ * Events whose decision reads shared state but writes none (the status view): the shell reads the
+ * snapshot without the pool lock, as `ocpool status` does, instead of running a transaction.
+ */
+export const readsOnly = (event: EngineEvent): boolean => event.type === "status"
+
+/** Whether an event's snapshot needs the other processes' claims (routing and the status view count their load). */
+export const needsPeers = (event: EngineEvent): boolean => event.type === "spawn" || event.type === "status"
 
 /**
  * Events whose decision always reads shared state: the shell takes the snapshot at once instead of
@@ -742,6 +749,7 @@ export const needsSnapshot = (event: EngineEvent): boolean => {
     case "sweep":
     case "retry":
     case "aborted":
+    case "status":
       return true
     case "error":
       return !(typeof event.error === "object" && event.error !== null && (event.error as { name?: unknown }).name === "MessageAbortedError")

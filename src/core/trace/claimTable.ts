@@ -21,6 +21,7 @@ import { CLAIM_TTL_MS } from "../constants.js"
 import { isLive, type Claim } from "../claims.js"
 import type { Slot } from "../pool.js"
 import type { ReaperTiming } from "../reaper.js"
+import { slotLoadsOf } from "../slotStatus.js"
 
 interface Rev {
   readonly v: number
@@ -537,12 +538,7 @@ const compactOrder = (s: Store): void => {
 /** Load per slot: the live claims on each slot's model, plus the peer load given by model (SPEC §6.1). */
 export const tableLoads = (t: ClaimTable, slots: ReadonlyArray<Slot>, peers?: Readonly<Record<string, number>>): Array<number> => {
   const live = t.store.live
-  const loads = new Array<number>(slots.length)
-  for (let i = 0; i < slots.length; i++) {
-    const m = slots[i]!.model
-    loads[i] = (peers?.[m] ?? 0) + (live.get(m) ?? 0)
-  }
-  return loads
+  return slotLoadsOf(slots, (m) => live.get(m) ?? 0, peers)
 }
 
 const bySeq = (a: Entry, b: Entry): number => a.seq - b.seq

@@ -7,15 +7,16 @@
  * changes, and the new state is built from it at the end.
  */
 import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "./activity.js"
-import { type Claim, capOf, updateClaim } from "../claims.js"
+import { type Claim, updateClaim } from "../claims.js"
 import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN, isPooledBase } from "../constants.js"
-import { applyCool, clearOnSuccess, isCooling, type CooldownTable } from "../cooldown.js"
+import { applyCool, clearOnSuccess, type CooldownTable } from "../cooldown.js"
 import { planQuotaLow } from "../quota/low.js"
 import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/fallback.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../signals.js"
-import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, type ClaimTable } from "./claimTable.js"
+import { slotStatus } from "../slotStatus.js"
+import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, tableLoads, type ClaimTable } from "./claimTable.js"
 import type { Decision } from "./decision.js"
 import { applySignal, emit, emitCool, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
@@ -353,24 +354,14 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
     case "status": {
+      // the one status function (issue 20): pool_status and ocpool status compute the same
       const table = mergePeers(d.cooldowns, input.peerCooling, at)
-      const view = routeView(d.slots, d.claims, table, input.peers, at)
-      const next = d.slots[view.pick.position]!
+      const view = slotStatus(d.slots, tableLoads(d.claims, d.slots, input.peers), table, at)
       emit(d, {
         type: "status",
         at,
-        next: { slot: next.index, model: next.model, pass: view.pick.pass },
-        slots: d.slots.map((s, i) => {
-          const rec = table.get(s.model)
-          return {
-            slot: s.index,
-            model: s.model,
-            weight: s.weight,
-            load: view.loads[i]!,
-            cap: capOf(s.weight),
-            cooling: rec !== undefined && isCooling(rec, at) ? { until: rec.until, reason: rec.reason } : null
-          }
-        }),
+        next: view.next!,
+        slots: view.slots.map((s) => ({ ...s, cooling: s.cooling === null ? null : { until: s.cooling.until, reason: s.cooling.reason } })),
         reaped: d.reaped
       })
       break
