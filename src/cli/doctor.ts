@@ -9,7 +9,7 @@ import { isEpochMs } from "../core/limits.js"
 import { printable, printableJson } from "../core/printable.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
-import { DESKTOP_ALIAS, hopHost, isRemote, NO_HOST_REASON, selectChannel, type Selected } from "../core/notify/channel.js"
+import { DESKTOP_ALIAS, hopHost, isRemote, NO_HOST_REASON, type Selected } from "../core/notify/channel.js"
 import { shortHostname } from "../core/notify/content.js"
 import { resolveDbPath } from "../core/retention/dbPath.js"
 import { entryFile, looksLikeOurPath, pluginListing } from "../core/opencodeConfig.js"
@@ -53,17 +53,9 @@ const noChannel = (reason: string): string => `${reason}${reason.includes(":") ?
 
 /**
  * Which channel `auto` would use here (SPEC §10.5), as the plugin selects it: its name (`ssh to <host>`
- * for the hop), or `warn` with the reason when it is `none`. `find` looks a program up on PATH; the
- * environment and `~/.ssh/config` name the hop host in an SSH session.
+ * for the hop), or `warn` with the reason when it is `none`.
  */
-export const notifierCheck = (platform: string, find: (bin: string) => string | undefined, env: NodeJS.ProcessEnv = {}, sshConfig?: string): Check => {
-  const remote = isRemote(env)
-  const host = remote ? hopHost(env.OCPOOL_NOTIFY_HOST, undefined, sshConfig) : undefined
-  const selected = selectChannel({ via: "auto", remote, platform, host, onPath: (b) => find(b) !== undefined })
-  return notifierDetail(selected)
-}
-
-const notifierDetail = (selected: Selected): Check => {
+export const notifierDetail = (selected: Selected): Check => {
   switch (selected.channel) {
     case "none":
       return { id: "notifier", status: "warn", detail: noChannel(selected.reason) }

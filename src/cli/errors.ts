@@ -32,21 +32,6 @@ export class PathUnusable extends Data.TaggedError("PathUnusable")<{ readonly pa
 /** Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument). */
 export class UsageProblem extends Data.TaggedError("UsageProblem")<{ readonly message: string }> {}
 
-/** A readable reason for a platform file error: `no such file or directory`, not a stack or a syscall dump. */
-export const fileReason = (e: { readonly _tag: string; readonly reason?: string; readonly message: string }): string => {
-  if (e._tag === "SystemError") {
-    switch (e.reason) {
-      case "NotFound":
-        return "no such file or directory"
-      case "PermissionDenied":
-        return "permission denied"
-      case "BadResource":
-        return "not a readable file"
-    }
-  }
-  return e.message
-}
-
 export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed | InitRefused | PathUnusable
 
 export const describeFailure = (e: CliFailure): { readonly message: string; readonly exitCode: number } => {

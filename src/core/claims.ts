@@ -44,13 +44,6 @@ export const updateClaim = (c: Claim, change: Partial<Omit<Claim, "key">>): Clai
 /** A claim counts as load while now − heartbeatAt ≤ CLAIM_TTL_MS. */
 export const isLive = (claim: Pick<Claim, "heartbeatAt">, now: number): boolean => now - claim.heartbeatAt <= CLAIM_TTL_MS
 
-/** The live claim whose target is `session` (signal attribution, SPEC §7.4; TRACE.md §6). */
-export const liveTargetOf = (claims: ReadonlyArray<Claim>, session: string | undefined, now: number): Claim | undefined => {
-  if (session === undefined) return undefined
-  for (const c of claims) if (c.targetSession === session && isLive(c, now)) return c
-  return undefined
-}
-
 export const capOf = (weight: number): number => CAP_FACTOR * weight
 
 /** What is known about a sibling claim file, gathered by the shell (SPEC §5.2). */

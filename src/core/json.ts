@@ -5,9 +5,6 @@ export type JsonRecord = Record<string, unknown>
 /** A plain object (not null, not an array). */
 export const isRecord = (v: unknown): v is JsonRecord => typeof v === "object" && v !== null && !Array.isArray(v)
 
-/** The value if it is a string. */
-export const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
-
 /**
  * A deep copy of plain objects and arrays; every other value (functions, such as a provider's `fetch`
  * that a plugin put in opencode's config, included) is shared, not copied. Cycles stay cycles. Throws

@@ -9,8 +9,16 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
-import { fadeCheck, notifierCheck, sshHopCheck } from "../../src/cli/doctor.js"
+import { fadeCheck, notifierDetail, sshHopCheck } from "../../src/cli/doctor.js"
+import { hopHost, isRemote, selectChannel } from "../../src/core/notify/channel.js"
 import { calls, cli, ensureBuilt, stub } from "./builtCli.js"
+
+/** doctor's notifier check for a platform and a PATH: the plugin's channel choice, named as doctor names it. */
+const notifierCheck = (platform: string, find: (bin: string) => string | undefined, env: NodeJS.ProcessEnv = {}, sshConfig?: string) => {
+  const remote = isRemote(env)
+  const host = remote ? hopHost(env.OCPOOL_NOTIFY_HOST, undefined, sshConfig) : undefined
+  return notifierDetail(selectChannel({ via: "auto", remote, platform, host, onPath: (b) => find(b) !== undefined }))
+}
 
 ensureBuilt("notify --help")
 

@@ -173,17 +173,6 @@ describe("ocpool init (SPEC §12.2)", () => {
   })
 })
 
-describe("doctor's notifier check on each platform", () => {
-  it("US-46 Linux with notify-send names it, macOS with osascript names it, a platform with neither says no channel exists", async () => {
-    const { notifierCheck } = await import("../../src/cli/doctor.js")
-    const find = (present: ReadonlyArray<string>) => (bin: string) => (present.includes(bin) ? `/usr/bin/${bin}` : undefined)
-    expect(notifierCheck("linux", find(["notify-send"]))).toEqual({ id: "notifier", status: "ok", detail: "notify-send" })
-    expect(notifierCheck("darwin", find(["osascript"]))).toEqual({ id: "notifier", status: "ok", detail: "osascript" })
-    expect(notifierCheck("win32", find([]))).toMatchObject({ status: "warn", detail: "no notifier on win32: no notification channel exists" })
-    expect(notifierCheck("linux", find([]))).toMatchObject({ status: "warn" })
-  })
-})
-
 describe("ocpool status with a missing --pool file", () => {
   it("US-46 a --pool file that cannot be read is a one-line error with exit 2", () => {
     const r = ocpool(["status", "--pool", "/nonexistent/pool.txt", "--state-dir", tmp()])

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { isLive, liveTargetOf, type Claim } from "../../src/core/claims.js"
+import { isLive, type Claim } from "../../src/core/claims.js"
 import { DEFAULT_TIMING, type ReaperTiming } from "../../src/core/reaper.js"
 import { getActivity } from "../../src/core/trace/activity.js"
 import { indexView, liveTarget, oldestAcquired, oldestUnbound } from "../../src/core/trace/claimTable.js"
@@ -8,6 +8,13 @@ import { decodeLine, InputError } from "../../src/core/trace/input.js"
 import { initialState, step, type Decision, type TraceState } from "../../src/core/trace/machine.js"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { T0 } from "../helpers.js"
+
+/** The oracle the indexed lookup must agree with: the first live claim targeting `session`, by a scan. */
+const liveTargetOf = (claims: ReadonlyArray<Claim>, session: string | undefined, now: number): Claim | undefined => {
+  if (session === undefined) return undefined
+  for (const c of claims) if (c.targetSession === session && isLive(c, now)) return c
+  return undefined
+}
 
 const MODELS = ["zen/alpha", "zen/beta", "go/gamma"]
 const claimId = fc.integer({ min: 0, max: 7 }).map((i) => `c${i}`)

@@ -5,8 +5,6 @@ import { capCodePoints, cleanText, firstLineOf } from "./text.js"
 
 export type NotifyKind = "done" | "question" | "permission" | "error"
 
-export const NOTIFY_KINDS: ReadonlyArray<NotifyKind> = ["done", "question", "permission", "error"]
-
 /** One notification, every field already cleaned, capped and whitelisted. */
 export interface Notification {
   readonly kind: NotifyKind | "test" | "custom"
