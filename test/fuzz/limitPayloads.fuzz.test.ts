@@ -2,10 +2,11 @@
  * Fuzz family: provider error payloads (issue 19). Random and hostile error objects, bodies (random
  * fields, known field names with hostile values, huge strings, deep nesting, detail records), statuses
  * and headers (every reset header with hostile values) go through the limit and retry decisions: none
- * throws, none takes more than 1 ms (the least of three runs, so a GC pause is not counted), and every
- * cooldown window lies within [1 s, 7 days].
+ * throws, none takes more than 1 ms (after a warm-up, the least of five runs, measured again while over
+ * the bound, so neither a GC pause nor a loaded machine is counted), and every cooldown window lies
+ * within [1 s, 7 days].
  */
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { COOL_WINDOW_MIN_MS, STATED_RESET_MAX_MS } from "../../src/core/constants.js"
 import type { Slot } from "../../src/core/pool.js"
@@ -51,11 +52,11 @@ const errorText = fc.oneof(
   value.map((v) => JSON.stringify(v) ?? "")
 )
 
-/** The least time of three runs of `f`, in ms, and its last result. */
-const timed = <A>(f: () => A): { ms: number; result: A } => {
+/** The least time of five runs of `f`, in ms, and its last result. */
+const leastOfFive = <A>(f: () => A): { ms: number; result: A } => {
   let best = Number.POSITIVE_INFINITY
   let result: A = undefined as A
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 5; i++) {
     const t = performance.now()
     result = f()
     best = Math.min(best, performance.now() - t)
@@ -63,9 +64,28 @@ const timed = <A>(f: () => A): { ms: number; result: A } => {
   return { ms: best, result }
 }
 
+/**
+ * The cost of one decision, robust to a loaded machine: the least of five runs, measured again (up to
+ * four rounds) while it is over the bound, so a GC pause or a busy CI neighbour is not counted, and a
+ * payload that is really slow still fails every round.
+ */
+const timed = <A>(f: () => A): { ms: number; result: A } => {
+  let m = leastOfFive(f)
+  for (let round = 1; round < 4 && m.ms >= 1; round++) m = leastOfFive(f)
+  return m
+}
+
+/** Every code path compiled before anything is timed (the first calls of a regular expression or a shape are slow). */
+const warmUp = (): void => {
+  const samples = fc.sample(fc.tuple(errorText, status, fc.option(headers, { nil: undefined })), { numRuns: 200, seed: 7 })
+  for (let i = 0; i < 3; i++) for (const [text, st, hs] of samples) decideLimit(SLOTS, new Map(), { text, status: st, headers: hs, model: "zen/a" }, NOW)
+}
+
 const windowOk = (d: SignalDecision): boolean => d._tag === "Ignore" || (d.plan.windowMs >= COOL_WINDOW_MIN_MS && d.plan.windowMs <= STATED_RESET_MAX_MS && d.plan.until === NOW + d.plan.windowMs)
 
 describe("fuzz: provider error payloads", () => {
+  beforeAll(warmUp)
+
   it(
     "US-31 no payload throws, takes more than 1 ms, or cools outside [1 s, 7 days]: error objects, bodies, statuses, headers",
     () => {
@@ -78,7 +98,7 @@ describe("fuzz: provider error payloads", () => {
         fuzzParams()
       )
     },
-    fuzzTimeout(5)
+    fuzzTimeout(10)
   )
 
   it(
@@ -93,6 +113,6 @@ describe("fuzz: provider error payloads", () => {
         fuzzParams()
       )
     },
-    fuzzTimeout(5)
+    fuzzTimeout(10)
   )
 })
