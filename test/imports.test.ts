@@ -1,0 +1,51 @@
+/**
+ * The import boundaries of docs/ARCHITECTURE.md (issue 20): `src/core` imports only `src/core` and pure
+ * packages (no I/O: that is what lets a recorded trace replay to the same decisions, US-45), and no
+ * service or layer imports the plugin or the CLI. Every import of every source file is resolved and
+ * checked; a new one across a boundary fails here.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+
+const SRC = resolve(import.meta.dirname, "..", "src")
+
+const sources = (dir: string): ReadonlyArray<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name)
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith(".ts") ? [p] : []
+  })
+
+/** `from "…"` and `import("…")` specifiers of a file. */
+const specifiers = (file: string): ReadonlyArray<string> =>
+  [...readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(\s*|import\s+)"([^"]+)"/g)].map((m) => m[1]!)
+
+/** The top folder under src/ of a file or resolved import (`core`, `layers`, …). */
+const areaOf = (path: string): string => relative(SRC, path).split("/")[0]!
+
+const imports = sources(SRC).flatMap((file) =>
+  specifiers(file).map((spec) => ({ file: relative(SRC, file), spec, area: areaOf(file), target: spec.startsWith(".") ? areaOf(resolve(dirname(file), spec)) : undefined }))
+)
+
+/** The packages the core may use: pure code only (effect's data types, a JSONC parser, path and string helpers). */
+const PURE_PACKAGES: ReadonlySet<string> = new Set(["effect", "jsonc-parser", "node:path", "node:util"])
+
+/** Known crossings the rest of issue 20 removes; a new one fails. */
+const KNOWN: ReadonlySet<string> = new Set(["layers/SessionLookupSdk.ts -> ../plugin/notifyEvents.js"])
+
+describe("import boundaries (issue 20)", () => {
+  it("US-45 src/core imports only src/core and pure packages (effect, jsonc-parser, node:path, node:util)", () => {
+    const bad = imports.filter((i) => i.area === "core" && (i.target !== undefined ? i.target !== "core" : !PURE_PACKAGES.has(i.spec.split("/")[0]!)))
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+  })
+
+  it("US-45 no service or layer imports the plugin or the CLI", () => {
+    const bad = imports.filter((i) => (i.area === "services" || i.area === "layers") && (i.target === "plugin" || i.target === "cli"))
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`).filter((x) => !KNOWN.has(x))).toEqual([])
+  })
+
+  it("US-45 the check sees imports at all (it would pass vacuously on a wrong path)", () => {
+    expect(imports.filter((i) => i.area === "core").length).toBeGreaterThan(100)
+    expect(imports.some((i) => i.file === "layers/SessionLookupSdk.ts" && i.target === "plugin")).toBe(true)
+  })
+})
