@@ -1,9 +1,11 @@
 /**
  * Aborts through the opencode SDK client the plugin receives (it carries the instance's directory):
- * `POST /session/<id>/abort` with a 10 s timeout, then the confirmation read of `GET /session/status`
- * (SPEC §8.3): opencode answers `200 true` even for unknown sessions, so only the status proves it.
+ * `POST /session/<id>/abort` with a 10 s timeout, then the confirmation reads of `GET /session/status`
+ * (SPEC §8.3; core/session/running.ts): opencode answers `200 true` even for unknown sessions, so only
+ * the status proves it.
  */
 import { Duration, Effect, Layer } from "effect"
+import { ABORT_CONFIRM_POLL, isRunning, pollReads } from "../core/session/running.js"
 import { AbortClient, AbortFailed } from "../services/AbortClient.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 
@@ -28,12 +30,10 @@ export const AbortClientSdk = (client: SessionClient | undefined, directory: str
         const bad = failedStatus(r)
         if (bad !== undefined) return yield* new AbortFailed({ reason: `HTTP ${bad}` })
         if (r.data === false) return yield* new AbortFailed({ reason: "server says session was not aborted" })
-        for (let read = 0; read < 2; read++) {
-          if (read > 0) yield* Effect.sleep(Duration.seconds(1))
+        for (let read = 0; read < pollReads(ABORT_CONFIRM_POLL); read++) {
+          if (read > 0) yield* Effect.sleep(Duration.millis(ABORT_CONFIRM_POLL.everyMs))
           const s = yield* call(() => client.session.status(query), "status")
-          const map = (s.data ?? {}) as Record<string, { type?: string } | undefined>
-          const entry = map[id]
-          if (entry === undefined || entry.type === "idle") return
+          if (!isRunning(s.data, id)) return
         }
         return yield* new AbortFailed({ reason: "session still running after abort" })
       })

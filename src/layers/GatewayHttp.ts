@@ -1,33 +1,24 @@
 /**
  * The OmniRoute gateway over HTTP: `GET <baseURL>/models` with the key as a bearer token, bounded by
- * `timeoutMs`; healthy when it answers 200 with at least one model. Probed once per process (the
- * config hook runs again on reloads), so its warning is logged once.
+ * `timeoutMs`; healthy when it answers 200 with at least one model (core/gateway/health.ts). Probed
+ * once per process (the config hook runs again on reloads), so its warning is logged once.
  */
 import { Effect, Layer } from "effect"
 import { isRecord } from "../core/json.js"
-import { OMNIROUTE_PROVIDER, modelIds, omnirouteProviderBlock, readOmniroute } from "../core/omniroute.js"
+import { healthLine, healthOfBody, healthOfFailure, healthOfStatus, healthRequest, type GatewayHealth } from "../core/gateway/health.js"
+import { OMNIROUTE_PROVIDER, omnirouteProviderBlock, readOmniroute } from "../core/omniroute.js"
 import { AppLog } from "../services/AppLog.js"
 import { Gateway } from "../services/Gateway.js"
 
-type Probe = { readonly _tag: "Healthy"; readonly models: ReadonlyArray<string> } | { readonly _tag: "Unhealthy"; readonly reason: string }
-
-const probe = (baseURL: string, apiKey: string, timeoutMs: number): Effect.Effect<Probe> =>
+const probe = (baseURL: string, apiKey: string, timeoutMs: number): Effect.Effect<GatewayHealth> =>
   Effect.tryPromise({
     try: async (signal) => {
-      const r = await fetch(`${baseURL}/models`, { headers: { authorization: `Bearer ${apiKey}`, accept: "application/json" }, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) })
-      if (r.status !== 200) return { _tag: "Unhealthy", reason: `GET ${baseURL}/models answered HTTP ${r.status}` } as Probe
-      const models = modelIds(await r.json())
-      return (models.length === 0 ? { _tag: "Unhealthy", reason: `GET ${baseURL}/models lists no models` } : { _tag: "Healthy", models }) as Probe
+      const { url, headers } = healthRequest(baseURL, apiKey)
+      const r = await fetch(url, { headers, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) })
+      return healthOfStatus(baseURL, r.status) ?? healthOfBody(baseURL, await r.json())
     },
     catch: (e) => e
-  }).pipe(
-    Effect.catchAll((e) =>
-      Effect.succeed<Probe>({
-        _tag: "Unhealthy",
-        reason: e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError") ? `no answer from ${baseURL} within ${timeoutMs} ms` : `${baseURL} unreachable: ${e instanceof Error ? e.message : String(e)}`
-      })
-    )
-  )
+  }).pipe(Effect.catchAll((e) => Effect.succeed(healthOfFailure(baseURL, timeoutMs, e))))
 
 export const GatewayHttp = (option: unknown) =>
   Layer.effect(
@@ -40,9 +31,10 @@ export const GatewayHttp = (option: unknown) =>
       const outcome = yield* Effect.cached(
         o._tag === "Invalid"
           ? Effect.as(log.log("warn", `omniroute not registered: ${o.reason}`), undefined)
-          : Effect.tap(probe(o.baseURL, o.apiKey, o.timeoutMs), (p) =>
-              p._tag === "Healthy" ? log.log("info", `omniroute registered: ${p.models.length} model(s) at ${o.baseURL}`) : log.log("warn", `omniroute not registered: ${p.reason}`)
-            )
+          : Effect.tap(probe(o.baseURL, o.apiKey, o.timeoutMs), (p) => {
+              const line = healthLine(o.baseURL, p)
+              return log.log(line.level, line.message)
+            })
       )
       return {
         register: (config) =>

@@ -6,7 +6,7 @@
 import { Layer } from "effect"
 import { hostname } from "node:os"
 import { join } from "node:path"
-import { hopHost, isRemote, selectChannel, type NotifyVia, type Selected } from "../core/notify/channel.js"
+import { hopHost, hopWanted, isRemote, selectChannel, type NotifyVia, type Selected } from "../core/notify/channel.js"
 import { shortHostname } from "../core/notify/content.js"
 import { Notifier, type NotifierService } from "../services/Notifier.js"
 import { makeDesktopNotifier } from "./NotifierDesktop.js"
@@ -44,8 +44,7 @@ export const readSshConfig = (home: string | undefined): string | undefined => {
 /** The channel that would run. `~/.ssh/config` is read only when a hop is wanted and no host is given. */
 export const selectNotifier = (o: NotifierLiveOptions): Selected => {
   const remote = isRemote(o.env)
-  const wantsHop = o.via === "ssh" || (o.via === "auto" && remote)
-  const host = wantsHop ? hopHost(o.env.OCPOOL_NOTIFY_HOST, o.notifyHost, undefined) ?? hopHost(undefined, undefined, readSshConfig(o.home)) : undefined
+  const host = hopWanted(o.via, remote) ? hopHost(o.env.OCPOOL_NOTIFY_HOST, o.notifyHost, undefined) ?? hopHost(undefined, undefined, readSshConfig(o.home)) : undefined
   return selectChannel({ via: o.via, remote, platform: o.platform, host, onPath: (name) => which(name, o.env) !== undefined })
 }
 

@@ -7,31 +7,15 @@
 import { Clock, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
 import { initialNotifyState, notifyStep, type NotifyConfig, type NotifyEffect, type NotifyState } from "../core/notify/machine.js"
 import type { NotifyKind } from "../core/notify/content.js"
-import { FADE_MIN_MS } from "../core/notify/limits.js"
+import { deliveryLog, NO_DELIVERIES } from "../core/notify/deliveryLog.js"
+import { fadeCloseAt, popupsShown, sendWaitsForClose, type SentPopup } from "../core/notify/fade.js"
 import { AppLog, type AppLogService } from "../services/AppLog.js"
 import { Notifier, type Delivery, type NotifierService } from "../services/Notifier.js"
 import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine.js"
 import { SessionLookup, type SessionLookupService } from "../services/SessionLookup.js"
 
-/** Channels whose failures repeat on every notification (no desktop, hop down): the first is a warning, later ones debug (SPEC §10.5). */
-const QUIET_AFTER_FIRST = new Set(["ssh", "none"])
-
-/**
- * The level of a failed delivery: on `ssh` and `none` the first failure in the process is a warning and
- * later ones debug (SPEC §10.5); on a desktop channel a failure is a warning unless it repeats the
- * previous failure's reason (a notify-send without a desktop session fails the same way every time).
- */
-export const failureLevel = (channel: string, failuresBefore: number, reason: string, previousReason: string | undefined): "warn" | "debug" =>
-  QUIET_AFTER_FIRST.has(channel) ? (failuresBefore === 0 ? "warn" : "debug") : reason === previousReason ? "debug" : "warn"
-
-/** A send's outcome and when it returned (the popup was up by then). */
-interface Sent {
-  readonly delivery: Delivery
-  readonly doneAt: number
-}
-
 /** Popups raised but not yet closed, per root: the sends that raised them. */
-type Raised = Map<string, Array<Fiber.Fiber<Sent>>>
+type Raised = Map<string, Array<Fiber.Fiber<SentPopup>>>
 
 export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService, lookup: SessionLookupService, log: AppLogService) =>
   Effect.gen(function* () {
@@ -42,23 +26,17 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
      * Over the ssh hop a close names only the key (`<host>:<root>`), and the desktop closes every popup
      * remembered under it when the close arrives: a popup raised for the root while its close waits out
      * FADE_MIN_MS (the done after an answer, the next question) would be closed with the old ones. So,
-     * on that channel, a send for a root waits behind the root's pending close (at most FADE_MIN_MS).
+     * on that channel, a send for a root waits behind the root's pending close (at most FADE_MIN_MS;
+     * core/notify/fade.ts).
      */
     const closing = new Map<string, Fiber.RuntimeFiber<unknown, never>>()
-    const closesByKey = notifier.channel === "ssh"
-    let failures = 0
-    let lastReason: string | undefined
+    const closesByKey = sendWaitsForClose(notifier.channel)
+    let deliveries = NO_DELIVERIES
 
     const reportDelivery = (kind: NotifyKind | string, d: Delivery): Effect.Effect<void> => {
-      if (d.ok) {
-        lastReason = undefined
-        return log.log("info", `notified ${kind} via ${d.channel}`)
-      }
-      const reason = d.reason ?? "unknown reason"
-      const level = failureLevel(d.channel, failures, reason, lastReason)
-      failures++
-      lastReason = reason
-      return log.log(level, `notification failed via ${d.channel}: ${reason}`)
+      const line = deliveryLog(deliveries, kind, d)
+      deliveries = line.memory
+      return log.log(line.level, line.message)
     }
 
     const carryOut = (e: NotifyEffect): Effect.Effect<void> => {
@@ -69,7 +47,8 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
           return Effect.gen(function* () {
             const send = notifier.send(e.notification, e.root).pipe(
               Effect.tap((d) => reportDelivery(e.notification.kind, d)),
-              Effect.flatMap((delivery) => Effect.map(Clock.currentTimeMillis, (doneAt): Sent => ({ delivery, doneAt })))
+              // when the send returned (the popup was up by then)
+              Effect.flatMap((d) => Effect.map(Clock.currentTimeMillis, (doneAt): SentPopup => ({ ok: d.ok, id: d.id, doneAt })))
             )
             const pending = closesByKey ? closing.get(e.root) : undefined
             const fiber = yield* FiberSet.run(fibers, pending === undefined ? send : Effect.zipRight(Fiber.await(pending), send))
@@ -92,18 +71,13 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
             Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               if (e.at > now) yield* Effect.sleep(Duration.millis(e.at - now))
-              const ids: Array<number> = []
-              let shownAt: number | undefined
-              for (const f of sends) {
-                const { delivery: d, doneAt } = yield* Fiber.join(f)
-                if (d.ok) shownAt = Math.max(shownAt ?? doneAt, doneAt)
-                if (d.id !== undefined) ids.push(d.id)
-              }
-              if (shownAt === undefined) return
+              const shown = popupsShown(yield* Effect.forEach(sends, Fiber.join))
+              if (shown === undefined) return
               // the machine counts FADE_MIN_MS from its decision; a popup a slow hop showed later stays that long too
               const after = yield* Clock.currentTimeMillis
-              if (shownAt + FADE_MIN_MS > after) yield* Effect.sleep(Duration.millis(shownAt + FADE_MIN_MS - after))
-              const d = yield* notifier.close(e.root, ids)
+              const closeAt = fadeCloseAt(shown.shownAt, after)
+              if (closeAt > after) yield* Effect.sleep(Duration.millis(closeAt - after))
+              const d = yield* notifier.close(e.root, shown.ids)
               yield* d.ok ? log.log("debug", `closed the popup of ${e.root} via ${d.channel}`) : log.log("debug", `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
             }).pipe(Effect.ensuring(forget))
           ).pipe(

@@ -4,15 +4,17 @@
  * with EEXIST while the lock is held, as O_CREAT|O_EXCL does; mode 0600); a stale lock (dead holder,
  * reused pid, older than 5 s, or unreadable and old — an empty one left by an older version included)
  * is taken over at once; otherwise it is polled every 10 ms up to `lockWaitMs`, then the work goes
- * ahead without it (warned at most once a minute, counted). The temporary is removed on every path;
- * one a SIGKILL leaves between write and link is an orphan `*.tmp`, removed after a minute by the
- * claim reader (ClaimStoreFile), and a trusted state dir stays trusted (core/stateTrust.ts).
+ * ahead without it (counted, and warned at most once a minute: core/lock/failOpen.ts). The temporary
+ * is removed on every path; one a SIGKILL leaves between write and link is an orphan `*.tmp`, removed
+ * after a minute by the claim reader (ClaimStoreFile), and a trusted state dir stays trusted
+ * (core/stateTrust.ts).
  */
 import { Clock, Effect, Layer, Ref, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { closeSync, linkSync, openSync, statSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { isLockStale } from "../core/claims.js"
+import { failOpen, NO_FAIL_OPENS } from "../core/lock/failOpen.js"
 import { STATE_FILE_MAX_BYTES } from "../core/limits.js"
 import { decodeLockFile } from "../core/lockFile.js"
 import { AppLog } from "../services/AppLog.js"
@@ -72,7 +74,6 @@ interface Attempt {
   readonly now: number
   readonly got: { readonly held: boolean; readonly body?: string }
 }
-const WARN_EVERY_MS = 60_000
 
 export const PoolLockFile = (lockWaitMs: number) =>
   Layer.effect(
@@ -80,8 +81,7 @@ export const PoolLockFile = (lockWaitMs: number) =>
     Effect.gen(function* () {
       const state = yield* StateDir
       const log = yield* AppLog
-      const failOpens = yield* Ref.make(0)
-      const lastWarn = yield* Ref.make(Number.NEGATIVE_INFINITY)
+      const failOpens = yield* Ref.make(NO_FAIL_OPENS)
       const path = state.dir === undefined ? undefined : join(state.dir, "pool.lock")
 
       /** Set once a link failed because the file system has no hard links: the lock is then made in place. */
@@ -178,12 +178,12 @@ export const PoolLockFile = (lockWaitMs: number) =>
               held !== undefined
                 ? Effect.void
                 : Effect.gen(function* () {
-                    yield* Ref.update(failOpens, (n) => n + 1)
                     const now = yield* Clock.currentTimeMillis
-                    if (now - (yield* Ref.get(lastWarn)) >= WARN_EVERY_MS) {
-                      yield* Ref.set(lastWarn, now)
-                      yield* log.log("warn", "pool lock busy; routing without it")
-                    }
+                    const warning = yield* Ref.modify(failOpens, (m) => {
+                      const next = failOpen(m, now)
+                      return [next.warning, next.memory]
+                    })
+                    if (warning !== undefined) yield* log.log("warn", warning)
                   })
             )
           ),
@@ -192,6 +192,6 @@ export const PoolLockFile = (lockWaitMs: number) =>
         )
       }
 
-      return { withLock, failOpens: Ref.get(failOpens) }
+      return { withLock, failOpens: Effect.map(Ref.get(failOpens), (m) => m.count) }
     })
   )

@@ -6,8 +6,10 @@
  */
 import { Effect, Layer } from "effect"
 import { join } from "node:path"
+import type { QuotaObservation } from "../core/quota/headers.js"
 import type { QuotaRecord } from "../core/quota/record.js"
-import { decodeQuota, encodeQuota, isStale, QUOTA_FILE, quotaFileName, recordOf, shouldWrite } from "../core/quota/record.js"
+import { decodeQuota, encodeQuota, isStale, QUOTA_FILE, quotaFileName } from "../core/quota/record.js"
+import { quotaToWrite } from "../core/quota/write.js"
 import { QuotaStore, type QuotaStoreService } from "../services/QuotaStore.js"
 import { StateDir } from "../services/StateDir.js"
 import { writeFileAtomic } from "./atomicWrite.js"
@@ -23,10 +25,10 @@ const quotaStoreOn = (dir: string | undefined, clean: boolean): QuotaStoreServic
   const written = new Map<string, QuotaRecord>()
   const files = decodedFileCache<QuotaRecord | undefined>(decodeQuota)
 
-  const record = (model: string, observation: Parameters<typeof recordOf>[1], now: number) =>
+  const record = (model: string, observation: QuotaObservation, now: number) =>
     Effect.sync(() => {
-      const next = recordOf(model, observation, now)
-      if (next === undefined || !shouldWrite(written.get(model), next)) return
+      const next = quotaToWrite(written.get(model), model, observation, now)
+      if (next === undefined) return
       if (dir !== undefined) {
         try {
           writeFileAtomic(join(dir, quotaFileName(model)), encodeQuota(next))

@@ -1,7 +1,8 @@
 /** Quota records in one in-memory table (tests), throttled and aged by the file layer's rules; several layers may share `table`. */
 import { Effect, Layer } from "effect"
 import type { QuotaRecord } from "../core/quota/record.js"
-import { isStale, recordOf, shouldWrite } from "../core/quota/record.js"
+import { isStale } from "../core/quota/record.js"
+import { quotaToWrite } from "../core/quota/write.js"
 import { QuotaStore } from "../services/QuotaStore.js"
 import { byModel } from "./QuotaStoreFile.js"
 
@@ -12,8 +13,8 @@ export const QuotaStoreMemory = (table: Map<string, QuotaRecord> = new Map()) =>
     return {
       record: (model, observation, now) =>
         Effect.sync(() => {
-          const next = recordOf(model, observation, now)
-          if (next === undefined || !shouldWrite(written.get(model), next)) return
+          const next = quotaToWrite(written.get(model), model, observation, now)
+          if (next === undefined) return
           written.set(model, next)
           table.set(model, next)
         }),

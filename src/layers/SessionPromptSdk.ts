@@ -1,15 +1,15 @@
 /**
  * Continuing a session through the opencode SDK client the plugin receives (issue 12, US-50):
- * `GET /session/status` polled every IDLE_POLL_MS until the session is not listed as running (at most
- * IDLE_WAIT_MS), and `POST /session/<id>/prompt_async` with the model, the agent and the text.
- * opencode drops a prompt sent while it still runs or retries the session, hence the wait.
+ * `GET /session/status` polled until the session is not listed as running (IDLE_WAIT_POLL of
+ * core/session/running.ts: every 250 ms, at most 60 s), and `POST /session/<id>/prompt_async` with
+ * the model, the agent and the text. opencode drops a prompt sent while it still runs or retries the
+ * session, hence the wait.
  */
 import { Duration, Effect, Layer } from "effect"
+import { IDLE_WAIT_POLL, isRunning, pollReads } from "../core/session/running.js"
 import { PromptFailed, SessionPrompt } from "../services/SessionPrompt.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 
-export const IDLE_POLL_MS = 250
-export const IDLE_WAIT_MS = 60_000
 export const PROMPT_TIMEOUT_MS = 10_000
 
 export interface PromptClient {
@@ -31,15 +31,14 @@ export const SessionPromptSdk = (client: PromptClient | undefined, directory: st
     whenIdle: (id) =>
       Effect.gen(function* () {
         if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
-        for (let waited = 0; waited <= IDLE_WAIT_MS; waited += IDLE_POLL_MS) {
-          if (waited > 0) yield* Effect.sleep(Duration.millis(IDLE_POLL_MS))
+        for (let read = 0; read < pollReads(IDLE_WAIT_POLL); read++) {
+          if (read > 0) yield* Effect.sleep(Duration.millis(IDLE_WAIT_POLL.everyMs))
           const s = yield* call(() => client.session.status(query), "status")
           const bad = failedStatus(s)
           if (bad !== undefined) return yield* new PromptFailed({ reason: `status: HTTP ${bad}` })
-          const entry = ((s.data ?? {}) as Record<string, { type?: unknown } | undefined>)[id]
-          if (entry === undefined || entry.type === "idle") return
+          if (!isRunning(s.data, id)) return
         }
-        return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_MS / 1000}s` })
+        return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_POLL.forMs / 1000}s` })
       }),
     prompt: (id, model, agent, text) =>
       Effect.gen(function* () {

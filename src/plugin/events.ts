@@ -3,8 +3,9 @@
  * goes through `extract.ts`, so a hostile input (throwing getters, Proxies, cycles, huge strings, wrong
  * types) gives nothing rather than an exception; unknown shapes give none.
  */
-import { VARIANT_PATTERN } from "../core/constants.js"
 import type { EngineEvent } from "../core/engine/step.js"
+import { partSignal } from "../core/session/parts.js"
+import { maybeTitleGenerator, type FirstLine } from "../core/session/titleGenerator.js"
 import { at, cut, field, finite, jsonCopy, text, TEXT_MAX } from "./extract.js"
 
 const NONE: ReadonlyArray<EngineEvent> = []
@@ -39,10 +40,10 @@ export const engineEvents = (event: unknown): ReadonlyArray<EngineEvent> => {
     case "message.part.updated": {
       const part = field(p, "part")
       const session = text(field(part, "sessionID"))
-      const type = field(part, "type")
-      if (session === undefined || type === "retry") return NONE
+      const signal = partSignal(field(part, "type"))
+      if (session === undefined || signal === "none") return NONE
       const activity: EngineEvent = { type: "activity", session }
-      return type === "text" || type === "reasoning" || type === "tool" ? [{ type: "output", session }, activity] : [activity]
+      return signal === "output" ? [{ type: "output", session }, activity] : [activity]
     }
     case "session.status": {
       const session = text(field(p, "sessionID"))
@@ -149,9 +150,6 @@ export const userMessageOf = (
   return { session, model, agent: text(field(message, "agent")) ?? text(field(input, "agent")), message }
 }
 
-/** opencode's title generator runs under the root's session id; its first system line says what it is. */
-const TITLE_GENERATOR = "You are a title generator"
-
 /** `Array.isArray`, guarded: it throws on a revoked Proxy. */
 const isArray = (v: unknown): boolean => {
   try {
@@ -177,6 +175,15 @@ export const appendIndex = (array: unknown): number | undefined => {
   }
 }
 
+/** The first item of an array, read guarded. */
+const firstLine = (array: unknown): FirstLine => {
+  try {
+    return { readable: true, value: (array as Array<unknown>)[0] }
+  } catch {
+    return { readable: false }
+  }
+}
+
 /**
  * `experimental.chat.system.transform` (issue 12, US-49): the session, its `provider/model` and the
  * system array to add the coaching line to; undefined for a request without a session, the title
@@ -192,21 +199,6 @@ export const coachTarget = (input: unknown, output: unknown): { readonly session
   if (session === undefined || provider === undefined || id === undefined || !isArray(system)) return undefined
   const length = appendIndex(system)
   if (length === undefined) return undefined
-  if (length > 0) {
-    // an unreadable first line may be the title generator's: not coached
-    let first: unknown
-    try {
-      first = (system as Array<unknown>)[0]
-    } catch {
-      return undefined
-    }
-    if (typeof first === "string" && first.startsWith(TITLE_GENERATOR)) return undefined
-  }
+  if (maybeTitleGenerator(length === 0 ? undefined : firstLine(system))) return undefined
   return { session, model: `${provider}/${id}`, system }
-}
-
-/** A hand-named slot variant (SPEC §6.3): the name asked for and the base to spawn instead. */
-export const handNamedVariant = (agent: string): { readonly requested: string; readonly base: string } | undefined => {
-  const m = VARIANT_PATTERN.exec(agent)
-  return m === null ? undefined : { requested: agent, base: m[1]! }
 }

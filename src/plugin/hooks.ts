@@ -21,7 +21,8 @@ import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/
 import { notifyInputs } from "./notifyEvents.js"
 import { installQuotaFetch, type FailureReport, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
-import { appendIndex, coachTarget, engineEvents, handNamedVariant, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { appendIndex, coachTarget, engineEvents, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { spawnGate } from "../core/spawn/handNamed.js"
 import { promptTarget } from "../services/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
 import { assign, describe, field, isPlainObject } from "./extract.js"
@@ -153,24 +154,23 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       if (disposed) return
       const task = taskCall(input, output)
       if (task === undefined) return
-      const variant = handNamedVariant(task.agent)
-      const refusal = variant === undefined ? undefined : new VariantRefused(variant.requested, variant.base)
-      if (task.session === undefined || task.call === undefined) {
-        if (refusal === undefined) return
-        await log("warn", `refused manual variant ${refusal.requested}; spawn ${refusal.base}`)
-        throw refusal
+      const gate = spawnGate(task.agent, task.session, task.call)
+      if (gate._tag === "pass") return
+      if (gate._tag === "refuse") {
+        await log("warn", gate.log)
+        throw new VariantRefused(gate.refusal.requested, gate.refusal.base)
       }
       // the engine sees plain values only; the routed agent is copied back into opencode's args
       const args: Record<string, unknown> = { subagent_type: task.agent, ...(task.taskId === undefined ? {} : { task_id: task.taskId }) }
       const outcome = await runtime
-        .runPromise(engine.beforeTask(task.session, task.call, args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
+        .runPromise(engine.beforeTask(gate.session, gate.call, args).pipe(Effect.catchAllDefect(() => Effect.void), Effect.either))
         .catch(() => undefined)
       if (outcome?._tag === "Left") throw outcome.left
       // a variant name is refused even when the engine failed before it could say so
-      if (refusal !== undefined) throw refusal
+      if (gate.refusal !== undefined) throw new VariantRefused(gate.refusal.requested, gate.refusal.base)
       const routed = args.subagent_type
       if (routed !== task.agent && !assign(task.args, "subagent_type", routed)) {
-        await log("error", `routing could not rewrite the task call ${task.session}:${task.call} to ${String(routed)}; spawn unchanged`)
+        await log("error", `routing could not rewrite the task call ${gate.session}:${gate.call} to ${String(routed)}; spawn unchanged`)
       }
     },
     "tool.execute.after": async (input) => {

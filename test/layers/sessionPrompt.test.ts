@@ -1,7 +1,8 @@
 /** Continuing a session through the SDK (issue 12, US-50): the wait until opencode no longer runs it, and the prompt. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
-import { IDLE_POLL_MS, IDLE_WAIT_MS, SessionPromptSdk, type PromptClient } from "../../src/layers/SessionPromptSdk.js"
+import { IDLE_WAIT_POLL } from "../../src/core/session/running.js"
+import { SessionPromptSdk, type PromptClient } from "../../src/layers/SessionPromptSdk.js"
 import { promptTarget, SessionPrompt } from "../../src/services/SessionPrompt.js"
 
 type Reply = { data?: unknown; error?: unknown; response?: { status: number } }
@@ -28,9 +29,9 @@ describe("SessionPromptSdk (US-50)", () => {
       const calls: Array<unknown> = []
       const c = client([{ ses_1: { type: "retry" } }, { ses_1: { type: "busy" } }, { ses_1: { type: "idle" } }], () => Promise.resolve({ response: { status: 204 } }), calls)
       const fiber = yield* Effect.fork(Effect.flatMap(SessionPrompt, (p) => p.whenIdle("ses_1")).pipe(Effect.provide(layer(c))))
-      yield* TestClock.adjust(IDLE_POLL_MS)
+      yield* TestClock.adjust(IDLE_WAIT_POLL.everyMs)
       expect(fiber.unsafePoll()).toBeNull()
-      yield* TestClock.adjust(IDLE_POLL_MS)
+      yield* TestClock.adjust(IDLE_WAIT_POLL.everyMs)
       yield* Fiber.join(fiber)
       expect(calls).toEqual(["status", "status", "status"])
     })
@@ -40,7 +41,7 @@ describe("SessionPromptSdk (US-50)", () => {
     Effect.gen(function* () {
       const c = client([{ ses_1: { type: "busy" } }], () => Promise.resolve({}), [])
       const fiber = yield* Effect.fork(Effect.either(Effect.flatMap(SessionPrompt, (p) => p.whenIdle("ses_1")).pipe(Effect.provide(layer(c)))))
-      yield* TestClock.adjust(IDLE_WAIT_MS + IDLE_POLL_MS)
+      yield* TestClock.adjust(IDLE_WAIT_POLL.forMs + IDLE_WAIT_POLL.everyMs)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Left", left: { reason: "session still running after 60s" } })
     })
   )

@@ -8,6 +8,7 @@
 import type { Claim } from "../claims.js"
 import { classifyError } from "../classify.js"
 import { isPooledBase, OPENCODE_HIDDEN_AGENTS, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
+import { handNamedVariant, refusalLine } from "../spawn/handNamed.js"
 import { isCooling, type Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { parseRateLimitHeaders, type QuotaDimension, type QuotaObservation } from "../quota/headers.js"
@@ -288,7 +289,7 @@ class Draft {
         return
       }
       case "refuse":
-        this.log("warn", `refused manual variant ${d.requested}; spawn ${d.base}`)
+        this.log("warn", refusalLine(d))
         return
       case "cool":
         for (const m of d.models) this.cooled.add(m)
@@ -488,12 +489,12 @@ const run = (d: Draft, event: EngineEvent): void => {
       return
     }
     case "spawn": {
-      const variant = VARIANT_PATTERN.exec(event.base)
+      const variant = handNamedVariant(event.base)
       const claim = `${event.owner}:${event.call}`
-      if (variant === null && !isPooledBase(event.base)) return
-      if (variant !== null) {
+      if (variant === undefined && !isPooledBase(event.base)) return
+      if (variant !== undefined) {
         d.apply({ at, type: "spawn", claim, base: event.base, session: event.owner })
-        d.refused = { requested: event.base, base: variant[1]! }
+        d.refused = variant
         return
       }
       const prepared = d.prepareSweep()

@@ -61,19 +61,18 @@ const local = (f: ChannelFacts): Selected => {
   return f.onPath(c) ? { channel: c } : { channel: "none", reason: `no notifier on ${f.platform}: ${c} is not on PATH` }
 }
 
+/**
+ * Whether the hop is the channel, given a host (SPEC §10.5): forced by `ssh`, or `auto` in a remote
+ * session. Only then is a hop host needed (and `~/.ssh/config` worth reading).
+ */
+export const hopWanted = (via: NotifyVia, remote: boolean): boolean => via === "ssh" || (via === "auto" && remote)
+
 /** The channel that runs (SPEC §10.5 "Selection under auto"); `local`, `ssh` and `none` force one. */
 export const selectChannel = (f: ChannelFacts): Selected => {
-  switch (f.via) {
-    case "none":
-      return { channel: "none", reason: "notifications are sent nowhere (notifyVia none)" }
-    case "local":
-      return local(f)
-    case "ssh":
-      return f.host === undefined ? { channel: "none", reason: "no notify host; run ocpool tunnel setup or set OCPOOL_NOTIFY_HOST" } : { channel: "ssh", host: f.host }
-    case "auto":
-      if (f.remote) return f.host === undefined ? { channel: "none", reason: NO_HOST_REASON } : { channel: "ssh", host: f.host }
-      return local(f)
-  }
+  if (f.via === "none") return { channel: "none", reason: "notifications are sent nowhere (notifyVia none)" }
+  if (!hopWanted(f.via, f.remote)) return local(f)
+  if (f.host !== undefined) return { channel: "ssh", host: f.host }
+  return { channel: "none", reason: f.via === "ssh" ? "no notify host; run ocpool tunnel setup or set OCPOOL_NOTIFY_HOST" : NO_HOST_REASON }
 }
 
 type Shown = Pick<Notification, "title" | "message" | "urgency" | "icon" | "sound">

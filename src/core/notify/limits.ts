@@ -4,7 +4,6 @@ export const NOTIFY_KEYS_MAX = 500
 export const NOTIFY_TIMEOUT_MS = 5_000
 export const HOP_CONNECT_TIMEOUT_S = 5
 export const HOP_KILL_MS = 7_000
-export const FADE_MIN_MS = 5_000
 export const TITLE_MAX = 90
 export const MESSAGE_MAX = 400
 export const HEADLINE_MAX = 70

@@ -9,7 +9,8 @@
 import { HashMap, HashSet, Option } from "effect"
 import { notificationFor, type ContentInput, type Notification, type NotifyKind } from "./content.js"
 import { headlineOf, switchNotification } from "./content.js"
-import { FADE_MIN_MS, NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "./limits.js"
+import { fadeCloseAt } from "./fade.js"
+import { NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "./limits.js"
 
 /** Sessions remembered at most (the oldest seen are forgotten first). */
 export const NOTIFY_SESSIONS_MAX = 10_000
@@ -48,7 +49,7 @@ export type NotifyInput =
 
 export type NotifyEffect =
   | { readonly type: "send"; readonly root: string; readonly notification: Notification }
-  /** Close the popups raised for `root` so far, at `at` (never sooner than FADE_MIN_MS after the newest was raised). */
+  /** Close the popups raised for `root` so far, at `at` (never sooner than FADE_MIN_MS after the newest was raised, fade.ts). */
   | { readonly type: "close"; readonly root: string; readonly at: number }
   | { readonly type: "lookup"; readonly session: string }
   | { readonly type: "log"; readonly level: "debug" | "info" | "warn"; readonly message: string }
@@ -173,7 +174,7 @@ class Draft {
     const raisedAt = Option.getOrUndefined(HashMap.get(this.state.raised, root))
     if (raisedAt === undefined) return
     this.set("raised", HashMap.remove(this.state.raised, root))
-    this.effects.push({ type: "close", root, at: Math.max(this.now, raisedAt + FADE_MIN_MS) })
+    this.effects.push({ type: "close", root, at: fadeCloseAt(raisedAt, this.now) })
   }
 
   addAsk(id: string, ask: Ask): void {

@@ -4,6 +4,7 @@ import {
   closeArgs,
   DESKTOP_ALIAS,
   hopHost,
+  hopWanted,
   isRemote,
   notifySendArgs,
   osascriptArgs,
@@ -22,6 +23,27 @@ const nothing = () => false
 const facts = (over: Partial<ChannelFacts>): ChannelFacts => ({ via: "auto", remote: false, platform: "linux", host: undefined, onPath: everything, ...over })
 
 describe("channel selection (SPEC §10.5)", () => {
+  it.each<[ChannelFacts["via"], boolean, boolean]>([
+    ["auto", true, true],
+    ["auto", false, false],
+    ["ssh", true, true],
+    ["ssh", false, true],
+    ["local", true, false],
+    ["local", false, false],
+    ["none", true, false],
+    ["none", false, false]
+  ])("US-13 via %s, remote %s: a hop host is wanted: %s", (via, remote, wanted) => {
+    expect(hopWanted(via, remote)).toBe(wanted)
+  })
+
+  it("US-13 a hop host is wanted exactly when the selection would use the hop given one", () => {
+    for (const via of ["auto", "local", "ssh", "none"] as const) {
+      for (const remote of [true, false]) {
+        expect(selectChannel(facts({ via, remote, host: "desk" })).channel === "ssh", `${via} remote=${remote}`).toBe(hopWanted(via, remote))
+      }
+    }
+  })
+
   it("US-11 auto on a local Linux machine with notify-send on PATH uses notify-send; on macOS osascript", () => {
     expect(selectChannel(facts({}))).toEqual({ channel: "notify-send" })
     expect(selectChannel(facts({ platform: "darwin" }))).toEqual({ channel: "osascript" })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, HashMap, HashSet } from "effect"
-import { FADE_MIN_MS, NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "../../../src/core/notify/limits.js"
+import { FADE_MIN_MS } from "../../../src/core/notify/fade.js"
+import { NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "../../../src/core/notify/limits.js"
 import { DEFERRED_EVENTS_MAX, DEFERRED_SESSIONS_MAX, initialNotifyState, notifyStep, type NotifyConfig, type NotifyEffect, type NotifyInput, type NotifyState } from "../../../src/core/notify/machine.js"
 import { T0 } from "../../helpers.js"
 
