@@ -4,7 +4,7 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import { LookupFailed, SessionLookup } from "../services/SessionLookup.js"
-import { sessionFacts } from "../plugin/notifyEvents.js"
+import { sessionFacts } from "../core/session/facts.js"
 
 export const LOOKUP_TIMEOUT_MS = 5_000
 

@@ -6,7 +6,7 @@
 import type { EngineEvent } from "../core/engine/step.js"
 import { partSignal } from "../core/session/parts.js"
 import { maybeTitleGenerator, type FirstLine } from "../core/session/titleGenerator.js"
-import { at, cut, field, finite, jsonCopy, text, TEXT_MAX } from "./extract.js"
+import { at, cut, field, finite, jsonCopy, text, TEXT_MAX } from "../core/extract.js"
 
 const NONE: ReadonlyArray<EngineEvent> = []
 

@@ -25,7 +25,7 @@ import { appendIndex, coachTarget, engineEvents, requestOf, taskCall, taskEndCla
 import { spawnGate } from "../core/spawn/handNamed.js"
 import { promptTarget } from "../services/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
-import { assign, describe, field, isPlainObject } from "./extract.js"
+import { assign, describe, field, isPlainObject } from "../core/extract.js"
 import type { PoolServices } from "./services.js"
 
 export type { PoolServices } from "./services.js"

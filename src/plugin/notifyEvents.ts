@@ -4,28 +4,14 @@
  * exception; texts are cut before the core cleans and caps them.
  */
 import type { NotifyInput } from "../core/notify/machine.js"
-import type { SessionFacts } from "../services/SessionLookup.js"
-import { at, cut, field, items, text, TEXT_MAX } from "./extract.js"
+import { sessionFacts } from "../core/session/facts.js"
+import { at, cut, field, items, text } from "../core/extract.js"
 
 const NONE: ReadonlyArray<NotifyInput> = []
 /** Question texts read per ask (the headline is the first that is not blank). */
 const QUESTIONS_MAX = 16
 /** Characters kept of a text that is cleaned and capped later (titles, questions, errors). */
 const SHOWN_MAX = 4_096
-
-/** A session `info` object (from `session.created`/`session.updated` or `session.get`) as facts. */
-export const sessionFacts = (info: unknown): SessionFacts | undefined => {
-  const id = text(field(info, "id"))
-  if (id === undefined) return undefined
-  const compacting = at(info, "time", "compacting")
-  return {
-    id,
-    parent: text(field(info, "parentID")),
-    title: cut(field(info, "title"), SHOWN_MAX),
-    agent: text(field(info, "agent"), TEXT_MAX),
-    compacting: typeof compacting === "number" && compacting > 0
-  }
-}
 
 const questionTexts = (questions: unknown): ReadonlyArray<string> =>
   items(questions, QUESTIONS_MAX).flatMap((q) => {

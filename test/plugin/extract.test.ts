@@ -1,7 +1,7 @@
 /** Reading hook inputs as untrusted data (src/plugin/extract.ts): total, bounded, and faithful to plain JSON. */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { at, COPY_LIMITS, describe as describeError, field, jsonCopy, pluginOptions, text } from "../../src/plugin/extract.js"
+import { at, COPY_LIMITS, describe as describeError, field, jsonCopy, pluginOptions, text } from "../../src/core/extract.js"
 import { cyclic, revoked, throwingGetters, trapEverything, unprintable } from "./hostile.js"
 
 describe("extract: guarded reads", () => {
