@@ -89,6 +89,7 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/cost.ts"], outfile: "dist/bench-cost.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/held.ts"], outfile: "dist/bench-held.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/coldstart.ts"], outfile: "dist/bench-coldstart.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/opencodeStart.ts"], outfile: "dist/bench-opencode-start.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/notify.ts"], outfile: "dist/bench-notify.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/quotaFetch.ts"], outfile: "dist/bench-quota.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/init.ts"], outfile: "dist/bench-init.js" }),
