@@ -30,7 +30,7 @@ import { join, resolve } from "node:path"
 import { fakeConfig } from "../test/e2e/config.js"
 import { ensureOpencode, OPENCODE_VERSION } from "../test/e2e/opencode.js"
 import { freePort, isRunning, stopChild, track } from "../test/e2e/processes.js"
-import { OFFLINE_ENV, seedConfigDir, withPlugins, type PluginEntry } from "../test/e2e/server.js"
+import { inheritedEnv, OFFLINE_ENV, seedConfigDir, withPlugins, type PluginEntry } from "../test/e2e/server.js"
 import { arg, argValue, flag, ROOT } from "./common.js"
 
 const PAIRS = arg("pairs", 9)
@@ -55,17 +55,6 @@ interface Start {
   readonly listenMs: number
   /** Spawn → first 200 of GET /agent. */
   readonly readyMs: number
-}
-
-/** The inherited env without the machine's opencode, opencode-pool, XDG, desktop and SSH settings (as server.ts's). */
-const DROPPED = new Set(["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"])
-const inheritedEnv = (): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith("OPENCODE_") || k.startsWith("OCPOOL_") || k.startsWith("XDG_") || DROPPED.has(k)) continue
-    env[k] = v
-  }
-  return env
 }
 
 const min = (xs: ReadonlyArray<number>) => Math.min(...xs)

@@ -238,7 +238,7 @@ export const withPlugins = (config: OpencodeConfig, entries: ReadonlyArray<Plugi
 
 const DESKTOP_AND_SSH = new Set(["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"])
 
-const inheritedEnv = (): Record<string, string> => {
+export const inheritedEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
     // Never leak the machine's opencode/opencode-pool settings into the isolated server, nor its desktop
