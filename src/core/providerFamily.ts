@@ -3,6 +3,7 @@
  * (docs/CLASSIFICATION.md "Families"), and the time zone a family states wall-clock resets in. The
  * request URL's host decides; without one, the opencode provider id. Pure.
  */
+import { DAY_MS, HOUR_MS } from "./constants.js"
 
 export type Family =
   | "opencode"
@@ -101,14 +102,12 @@ export const FAMILY_ZONES: Readonly<Partial<Record<Family, Zone>>> = {
   zai: "+08:00"
 }
 
-const HOUR = 3_600_000
-const DAY = 86_400_000
 
 /** Epoch ms of 00:00 UTC on the `n`th `weekday` (0 = Sunday) of `month` (0-based) in `year`. */
 const nthWeekday = (year: number, month: number, weekday: number, n: number): number => {
   const first = Date.UTC(year, month, 1)
   const offset = (weekday - new Date(first).getUTCDay() + 7) % 7
-  return first + (offset + (n - 1) * 7) * DAY
+  return first + (offset + (n - 1) * 7) * DAY_MS
 }
 
 /** The zone's offset from UTC, in ms, at the instant `at`. */
@@ -117,13 +116,13 @@ export const zoneOffsetMs = (zone: Zone, at: number): number => {
     case "UTC":
       return 0
     case "+08:00":
-      return 8 * HOUR
+      return 8 * HOUR_MS
     case "America/Los_Angeles": {
       const year = new Date(at).getUTCFullYear()
       // 02:00 PST = 10:00 UTC; 02:00 PDT = 09:00 UTC
-      const start = nthWeekday(year, 2, 0, 2) + 10 * HOUR
-      const end = nthWeekday(year, 10, 0, 1) + 9 * HOUR
-      return at >= start && at < end ? -7 * HOUR : -8 * HOUR
+      const start = nthWeekday(year, 2, 0, 2) + 10 * HOUR_MS
+      const end = nthWeekday(year, 10, 0, 1) + 9 * HOUR_MS
+      return at >= start && at < end ? -7 * HOUR_MS : -8 * HOUR_MS
     }
   }
 }
@@ -131,9 +130,9 @@ export const zoneOffsetMs = (zone: Zone, at: number): number => {
 /** The next local midnight of `zone` strictly after `now`, as epoch ms. */
 export const nextMidnight = (zone: Zone, now: number): number => {
   const offset = zoneOffsetMs(zone, now)
-  let t = Math.floor((now + offset) / DAY) * DAY + DAY - offset
+  let t = Math.floor((now + offset) / DAY_MS) * DAY_MS + DAY_MS - offset
   // a daylight-saving change between now and then moves local midnight by the change
   const later = zoneOffsetMs(zone, t)
   if (later !== offset) t += offset - later
-  return t <= now ? t + DAY : t
+  return t <= now ? t + DAY_MS : t
 }

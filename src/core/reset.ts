@@ -9,7 +9,7 @@
  * run of duration components after a reset phrase in body text; the text itself is searched whole, by
  * regular expressions without nested unbounded repetition (linear in its length).
  */
-import { BREAKER_NEXT_MS, STATED_RESET_MAX_MS } from "./constants.js"
+import { BREAKER_NEXT_MS, DAY_MS, HOUR_MS, STATED_RESET_MAX_MS } from "./constants.js"
 import { nextMidnight, zoneOffsetMs as zoneOffsetAt, type Zone } from "./providerFamily.js"
 
 /**
@@ -48,8 +48,8 @@ const UNIT_MS: ReadonlyArray<readonly [RegExp, number]> = [
   [/^ms$/, 1],
   [/^(s|sec|secs|second|seconds)$/, 1_000],
   [/^(m|min|mins|minute|minutes)$/, 60_000],
-  [/^(h|hr|hrs|hour|hours)$/, 3_600_000],
-  [/^(d|day|days)$/, 86_400_000]
+  [/^(h|hr|hrs|hour|hours)$/, HOUR_MS],
+  [/^(d|day|days)$/, DAY_MS]
 ]
 /** Longest spellings first, so `ms` is not read as `m` + `s` and `mins` not as `m`. */
 const UNIT = "(?:ns|us|µs|ms|seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d)"
@@ -90,7 +90,6 @@ const TIME_FORM = new RegExp(
   "i"
 )
 
-const DAY_MS = 86_400_000
 
 /** Parses an RFC 3339 timestamp; a missing zone means `zone` (UTC unless given). */
 export const parseRfc3339 = (text: string, zone: Zone = "UTC"): number => {
@@ -106,7 +105,7 @@ const zoneOffsetMs = (zone: string | undefined, fallback: number): number => {
   const m = /^([+-])(\d{2}):(\d{2})$/.exec(zone)
   if (m === null) return 0
   const sign = m[1] === "-" ? -1 : 1
-  return sign * (Number(m[2]) * 3_600_000 + Number(m[3]) * 60_000)
+  return sign * (Number(m[2]) * HOUR_MS + Number(m[3]) * 60_000)
 }
 
 /** The next instant strictly after `now` at the given wall-clock time in the given zone (else `fallback`), or NaN. */
@@ -114,7 +113,7 @@ const nextWallClock = (now: number, hour: number, minute: number, second: number
   if (hour > 23 || minute > 59 || second > 59) return Number.NaN
   const offset = zoneOffsetMs(zone, zoneOffsetAt(fallback, now))
   const dayStart = Math.floor((now + offset) / DAY_MS) * DAY_MS - offset
-  let t = dayStart + hour * 3_600_000 + minute * 60_000 + second * 1_000
+  let t = dayStart + hour * HOUR_MS + minute * 60_000 + second * 1_000
   while (t <= now) t += DAY_MS
   return t
 }

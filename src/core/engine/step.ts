@@ -7,7 +7,7 @@
  */
 import type { Claim } from "../claims.js"
 import { classifyError } from "../classify.js"
-import { isPooledBase, OPENCODE_HIDDEN_AGENTS, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
+import { DAY_MS, isPooledBase, OPENCODE_HIDDEN_AGENTS, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
 import { handNamedVariant, refusalLine } from "../spawn/handNamed.js"
 import { isCooling, type Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
@@ -427,7 +427,7 @@ class Draft {
       if ((this.state.warnedUntil.get(`credit:${provider}`) ?? 0) > this.at) return
       this.set("warnedUntil", setIn(this.state.warnedUntil, `credit:${provider}`, until))
       // the time of day, with the date when it is a day or more away
-      const when = until - this.at >= 86_400_000 ? `${iso(until).slice(0, 10)} ${iso(until).slice(11, 16)}Z` : `${iso(until).slice(11, 16)}Z`
+      const when = until - this.at >= DAY_MS ? `${iso(until).slice(0, 10)} ${iso(until).slice(11, 16)}Z` : `${iso(until).slice(11, 16)}Z`
       this.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${when}`)
       return
     }
