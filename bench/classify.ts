@@ -5,40 +5,20 @@
  * against a reference measured in the same run: `JSON.parse` of the same error texts (the least any
  * reader of them pays). The target: every payload in under 1 ms, the worst one included.
  */
-import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Slot } from "../src/core/pool.js"
 import { decideLimit, providerOf } from "../src/core/signals.js"
+import { loadCorpus, opencodeErrorText } from "../test/support/providerCorpus.js"
 import { arg, median, ROOT } from "./common.js"
 
 const ROUNDS = arg("rounds", 200)
 const TARGET_MS = 1
 
-interface Case {
-  readonly id: string
-  readonly model: string
-  readonly url: string
-  readonly now: string
-  readonly status: number | null
-  readonly headers: Record<string, string>
-  readonly body: unknown
-}
-
-const dir = join(ROOT, "test/fixtures/provider-errors")
-const cases = readdirSync(dir)
-  .filter((f) => f.endsWith(".json"))
-  .flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { cases: ReadonlyArray<Case> }).cases)
-
-const raw = (b: unknown) => (typeof b === "string" ? b : JSON.stringify(b))
-/** The error object opencode publishes for a case (as test/support/providerCorpus.ts builds it). */
-const textOf = (c: Case): string =>
-  c.status === null
-    ? JSON.stringify({ name: "UnknownError", data: { message: raw(c.body) } })
-    : JSON.stringify({ name: "APIError", data: { message: "error", statusCode: c.status, isRetryable: c.status === 429, responseHeaders: c.headers, responseBody: raw(c.body), metadata: { url: c.url } } })
+const cases = loadCorpus(join(ROOT, "test/fixtures/provider-errors")).flatMap((f) => f.cases)
 
 const inputs = cases.map((c) => {
   const slots: ReadonlyArray<Slot> = [c.model, `${providerOf(c.model)}/other`, "elsewhere/x"].map((model, i) => ({ model, provider: providerOf(model), weight: 1, index: i + 1 }))
-  return { id: c.id, slots, text: textOf(c), status: c.status ?? undefined, headers: c.headers, model: c.model, now: Date.parse(c.now) }
+  return { id: c.id, slots, text: opencodeErrorText(c), status: c.status ?? undefined, headers: c.headers, model: c.model, now: Date.parse(c.now) }
 })
 
 const time = (f: () => unknown): number => {

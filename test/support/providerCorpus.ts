@@ -34,11 +34,12 @@ export interface CorpusFile {
 
 export const CORPUS_DIR = join(import.meta.dirname, "..", "fixtures", "provider-errors")
 
-export const loadCorpus = (): ReadonlyArray<CorpusFile> =>
-  readdirSync(CORPUS_DIR)
+/** Every corpus file, in name order; `dir` for a caller bundled elsewhere (the benchmark). */
+export const loadCorpus = (dir: string = CORPUS_DIR): ReadonlyArray<CorpusFile> =>
+  readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .sort()
-    .map((f) => JSON.parse(readFileSync(join(CORPUS_DIR, f), "utf8")) as CorpusFile)
+    .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as CorpusFile)
 
 const rawBody = (body: unknown): string => (typeof body === "string" ? body : JSON.stringify(body))
 
