@@ -12,6 +12,7 @@ import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { authorizedKeysCommand, keygenAccepts, requireOpenSsh, sshG, sshIdentityPaths } from "../support/sshOracle.js"
 import { cli, ensureBuilt } from "./builtCli.js"
+import { expectedTunnelBlock } from "../support/tunnelBlock.js"
 
 ensureBuilt("tunnel setup --help")
 
@@ -375,25 +376,7 @@ describe("ocpool tunnel setup (SPEC §10.7)", { timeout: 90_000 }, () => {
     mkdirSync(join(s.home, ".ssh"), { mode: 0o700 })
     const config = join(s.home, ".ssh", "config")
     const bytes = (...parts: ReadonlyArray<string | Buffer>) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "latin1") : p)))
-    const block = (host: string, eol: string) =>
-      Buffer.from(
-        [
-          begin,
-          "Host ocpool-desktop",
-          `  HostName ${host}`,
-          "  IdentityFile ~/.ssh/ocpool_notify",
-          "  IdentitiesOnly yes",
-          "  BatchMode yes",
-          "  ConnectTimeout 5",
-          "  ControlMaster auto",
-          "  ControlPath ~/.ssh/ocpool-%C",
-          "  ControlPersist 10m",
-          "  ClearAllForwardings yes",
-          "  RequestTTY no",
-          "  StrictHostKeyChecking accept-new",
-          "# <<< opencode-pool ocpool-desktop <<<"
-        ].join(eol)
-      )
+    const block = (host: string, eol: string) => Buffer.from(expectedTunnelBlock(host).join(eol))
     // CRLF five times, LF once, the last line unterminated; é and ÿ as Latin-1 bytes
     const prefix = bytes("\xef\xbb\xbf# mine\r\nHost other\r\n  IdentityFile ~/.ssh/cl\xe9\r\n  HostName o.lan\n\r\nHost b\r\n  HostName b.lan")
     writeFileSync(config, prefix, { mode: 0o600 })

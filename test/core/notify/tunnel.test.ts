@@ -2,24 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { byteTextOf } from "../../../src/core/byteText.js"
 import { authorizedKeysLine, beginMarker, DEFAULT_RECEIVER, endMarker, identityFileArg, receiverProblem, tunnelBlock, withTunnelBlock, type TunnelSpec } from "../../../src/core/notify/tunnel.js"
+import { expectedTunnelBlock } from "../../support/tunnelBlock.js"
 
 const SPEC: TunnelSpec = { host: "desk.lan", alias: "ocpool-desktop", identityFile: "~/.ssh/ocpool_notify" }
-const BLOCK = [
-  "# >>> opencode-pool ocpool-desktop >>>",
-  "Host ocpool-desktop",
-  "  HostName desk.lan",
-  "  IdentityFile ~/.ssh/ocpool_notify",
-  "  IdentitiesOnly yes",
-  "  BatchMode yes",
-  "  ConnectTimeout 5",
-  "  ControlMaster auto",
-  "  ControlPath ~/.ssh/ocpool-%C",
-  "  ControlPersist 10m",
-  "  ClearAllForwardings yes",
-  "  RequestTTY no",
-  "  StrictHostKeyChecking accept-new",
-  "# <<< opencode-pool ocpool-desktop <<<"
-]
+const BLOCK = expectedTunnelBlock("desk.lan")
 const count = (text: string, needle: string) => text.split(needle).length - 1
 
 describe("the tunnel block (SPEC §10.7)", () => {
