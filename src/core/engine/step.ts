@@ -8,6 +8,7 @@
 import type { Claim } from "../claims.js"
 import { classifyError } from "../classify.js"
 import { DAY_MS, isPooledBase, OPENCODE_HIDDEN_AGENTS, QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
+import { withNewest } from "../newest.js"
 import { handNamedVariant, refusalLine } from "../spawn/handNamed.js"
 import { isCooling, type Cooldown } from "../cooldown.js"
 import type { Slot } from "../pool.js"
@@ -337,14 +338,7 @@ class Draft {
     const old = this.state.primaries.get(session)
     const next = { model: model ?? old?.model, agent: agent ?? old?.agent }
     if (old !== undefined && old.model === next.model && old.agent === next.agent) return
-    const primaries = new Map(this.state.primaries)
-    primaries.delete(session)
-    primaries.set(session, next)
-    for (const oldest of primaries.keys()) {
-      if (primaries.size <= PRIMARIES_MAX) break
-      primaries.delete(oldest)
-    }
-    this.set("primaries", primaries)
+    this.set("primaries", withNewest(this.state.primaries, session, next, PRIMARIES_MAX))
   }
 
   /** `primary` for a signal line: the root session's model, when fallbacks are configured and nothing pooled targets it. */
@@ -618,14 +612,7 @@ const run = (d: Draft, event: EngineEvent): void => {
       return
     }
     case "failed": {
-      const failures = new Map(d.state.failures)
-      failures.delete(event.session)
-      failures.set(event.session, { at, status: event.status, headers: event.headers, body: event.body })
-      for (const oldest of failures.keys()) {
-        if (failures.size <= FAILURES_MAX) break
-        failures.delete(oldest)
-      }
-      d.set("failures", failures)
+      d.set("failures", withNewest(d.state.failures, event.session, { at, status: event.status, headers: event.headers, body: event.body }, FAILURES_MAX))
       return
     }
     case "retry": {
@@ -695,14 +682,7 @@ const run = (d: Draft, event: EngineEvent): void => {
       const fallbackLeft = d.machine.fallbacks.some((m) => m !== event.model && !tried.includes(m) && !isCooling(d.machine.cooldowns.get(m), at))
       const c = coach({ model: event.model, quota: d.state.quotas.get(event.model), slots: slotsOf(d.state), cooldowns: d.machine.cooldowns, fallbackLeft, now: at })
       if (d.state.coached.get(event.session) === c.key) return
-      const coached = new Map(d.state.coached)
-      coached.delete(event.session)
-      coached.set(event.session, c.key)
-      for (const oldest of coached.keys()) {
-        if (coached.size <= COACHED_MAX) break
-        coached.delete(oldest)
-      }
-      d.set("coached", coached)
+      d.set("coached", withNewest(d.state.coached, event.session, c.key, COACHED_MAX))
       d.coachLine = c.line
       return
     }

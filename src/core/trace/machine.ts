@@ -15,6 +15,7 @@ import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/f
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../signals.js"
+import { withNewest } from "../newest.js"
 import { slotStatus } from "../slotStatus.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, tableLoads, type ClaimTable } from "./claimTable.js"
 import type { Decision } from "./decision.js"
@@ -395,12 +396,5 @@ const fallBack = (
     emit(d, { type: "switch", at: d.at, session, from: r.switch.from, to: r.switch.to, via, until })
   }
   if (r.episode === before || r.episode === undefined) return episodes
-  const next = new Map(episodes)
-  next.delete(session)
-  next.set(session, r.episode)
-  for (const oldest of next.keys()) {
-    if (next.size <= EPISODES_MAX) break
-    next.delete(oldest)
-  }
-  return next
+  return withNewest(episodes, session, r.episode, EPISODES_MAX)
 }
