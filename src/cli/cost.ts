@@ -1,7 +1,7 @@
 /**
  * `ocpool cost` (US-3): what assistant messages cost, grouped by agent, model, session or day, and
  * what the pooled work cost against what it would have cost on the root session's model. Reads
- * opencode's database read-only; prices from the catalog sources (layers/PriceSources.ts).
+ * opencode's database read-only; prices from the catalog sources (layers/cost/PriceSources.ts).
  */
 import { Command } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
@@ -9,10 +9,10 @@ import { DEFAULT_BY, DEFAULT_SINCE, GROUP_BY, parseBy, parseModel, parseSince, t
 import { buildReport, isPooledAgent, rootOf, type CostReport } from "../core/cost/report.js"
 import { renderText, reportJsonText } from "../core/cost/render.js"
 import { echo, printable } from "../core/printable.js"
-import { CostSqlite } from "../layers/CostSqlite.js"
-import { loadPriceSources, priceSourcePaths, type PriceSource } from "../layers/PriceSources.js"
-import { SqliteNode } from "../layers/SqliteNode.js"
-import { CostStore } from "../services/CostStore.js"
+import { CostSqlite } from "../layers/cost/CostSqlite.js"
+import { loadPriceSources, priceSourcePaths, type PriceSource } from "../layers/cost/PriceSources.js"
+import { SqliteNode } from "../layers/opencodeDb/SqliteNode.js"
+import { CostStore } from "../services/cost/CostStore.js"
 import { CostUnknown } from "./errors.js"
 import { diagnostic } from "./output.js"
 import { withBusyRetry } from "./sweep/busy.js"

@@ -8,7 +8,7 @@ import { parsePoolText } from "../core/pool.js"
 import { printable } from "../core/printable.js"
 import { explainDecision, formatDecision } from "../core/trace/format.js"
 import { feed, startReplay, type ReplayOptions } from "../core/trace/replay.js"
-import { lineReader, openRegular, readTextFile } from "../layers/safeRead.js"
+import { lineReader, openRegular, readTextFile } from "../layers/fs/safeRead.js"
 import { ExpectMismatch, FileUnreadable, PoolUnusable, TraceInvalid, UsageProblem } from "./errors.js"
 import { diagnostic, lineSink } from "./output.js"
 

@@ -3,7 +3,7 @@ import { Console, Effect } from "effect"
 import { renderStatus, statusView } from "../core/status.js"
 import { POOL_FILE_MAX_BYTES } from "../core/limits.js"
 import { printableJson } from "../core/printable.js"
-import { readTextFile } from "../layers/safeRead.js"
+import { readTextFile } from "../layers/fs/safeRead.js"
 import { FileUnreadable } from "./errors.js"
 import { cliPool, readState } from "./stateView.js"
 

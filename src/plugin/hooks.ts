@@ -9,21 +9,21 @@ import type { Hooks } from "@opencode-ai/plugin"
 import { Cause, Effect, Layer, ManagedRuntime } from "effect"
 import { deepCopy, type JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
-import { makeDir } from "../layers/dirs.js"
-import { PoolEngineLive } from "../layers/PoolEngineLive.js"
-import { NotifyEngineLive } from "../layers/NotifyEngineLive.js"
-import { GatewayHttp } from "../layers/GatewayHttp.js"
-import { Gateway } from "../services/Gateway.js"
+import { makeDir } from "../layers/fs/dirs.js"
+import { PoolEngineShell } from "../layers/pool/PoolEngineShell.js"
+import { NotifyEngineShell } from "../layers/notify/NotifyEngineShell.js"
+import { GatewayHttp } from "../layers/gateway/GatewayHttp.js"
+import { Gateway } from "../services/gateway/Gateway.js"
 import { soundsOn } from "../core/notify/sound.js"
-import { NotifyEngine, type NotifyEngineService } from "../services/NotifyEngine.js"
-import { AppLog, type LogLevel } from "../services/AppLog.js"
-import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/PoolEngine.js"
+import { NotifyEngine, type NotifyEngineService } from "../services/notify/NotifyEngine.js"
+import { AppLog, type LogLevel } from "../services/opencode/AppLog.js"
+import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/pool/PoolEngine.js"
 import { notifyInputs } from "./notifyEvents.js"
 import { installQuotaFetch, type FailureReport, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
 import { appendIndex, coachTarget, engineEvents, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
 import { spawnGate } from "../core/spawn/handNamed.js"
-import { promptTarget } from "../services/SessionPrompt.js"
+import { promptTarget } from "../services/opencode/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
 import { assign, describe, field, isPlainObject } from "../core/extract.js"
 import type { PoolServices } from "./services.js"
@@ -80,7 +80,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
-  const engines = Layer.mergeAll(PoolEngineLive(o.settings, o.warnings), NotifyEngineLive(o.settings.notify, notifyConfig), GatewayHttp(o.settings.omniroute))
+  const engines = Layer.mergeAll(PoolEngineShell(o.settings, o.warnings), NotifyEngineShell(o.settings.notify, notifyConfig), GatewayHttp(o.settings.omniroute))
   const runtime = ManagedRuntime.make(Layer.provideMerge(engines, layer))
   const engine = await runtime.runPromise(PoolEngine)
   const notifications = await runtime.runPromise(NotifyEngine)

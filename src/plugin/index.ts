@@ -6,7 +6,7 @@
  */
 import type { Plugin } from "@opencode-ai/plugin"
 import { isDisabled, parseSettings } from "../core/options.js"
-import { configDir } from "../layers/PoolConfigFile.js"
+import { configDir } from "../layers/pool/PoolConfigFile.js"
 import { describe, field, pluginOptions, text, TEXT_MAX } from "../core/extract.js"
 import { makeHooks } from "./hooks.js"
 import { liveLayer } from "./live.js"

@@ -1,30 +1,30 @@
 /** The live layers the plugin runs on inside opencode. */
 import { Effect, Layer } from "effect"
 import type { Settings } from "../core/options.js"
-import { AbortClientSdk, type SessionClient } from "../layers/AbortClientSdk.js"
-import { AppLogClient, type LogClient } from "../layers/AppLogClient.js"
-import { ClaimStoreFile } from "../layers/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../layers/CooldownStoreFile.js"
-import { QuotaStoreFile } from "../layers/QuotaStoreFile.js"
-import { FallbackStoreFile } from "../layers/FallbackStoreFile.js"
-import { PoolConfigFile } from "../layers/PoolConfigFile.js"
-import { PriceSnapshotFile } from "../layers/PriceSnapshotFile.js"
-import { PoolLockFile } from "../layers/PoolLockFile.js"
-import { PoolStoreLive } from "../layers/PoolStoreLive.js"
-import { StateDirLive } from "../layers/StateDirLive.js"
-import { TraceRecorderFile } from "../layers/TraceRecorderFile.js"
-import { NotifierLive } from "../layers/NotifierLive.js"
-import { NotifierNone } from "../layers/NotifierNone.js"
-import { SessionLookupSdk, type SessionGetClient } from "../layers/SessionLookupSdk.js"
-import { SessionPromptSdk, type PromptClient } from "../layers/SessionPromptSdk.js"
-import type { SessionPrompt } from "../services/SessionPrompt.js"
-import { homeDir } from "../layers/xdg.js"
-import type { AbortClient } from "../services/AbortClient.js"
-import type { Notifier } from "../services/Notifier.js"
-import type { SessionLookup } from "../services/SessionLookup.js"
-import type { PriceSnapshot } from "../services/PriceSnapshot.js"
-import type { AppLog } from "../services/AppLog.js"
-import { ClaimStore, type ClaimStoreService } from "../services/ClaimStore.js"
+import { AbortClientSdk, type SessionClient } from "../layers/opencode/AbortClientSdk.js"
+import { AppLogSdk, type LogClient } from "../layers/opencode/AppLogSdk.js"
+import { ClaimStoreFile } from "../layers/state/ClaimStoreFile.js"
+import { CooldownStoreFile } from "../layers/state/CooldownStoreFile.js"
+import { QuotaStoreFile } from "../layers/state/QuotaStoreFile.js"
+import { FallbackStoreFile } from "../layers/state/FallbackStoreFile.js"
+import { PoolConfigFile } from "../layers/pool/PoolConfigFile.js"
+import { PriceSnapshotFile } from "../layers/cost/PriceSnapshotFile.js"
+import { PoolLockFile } from "../layers/state/PoolLockFile.js"
+import { PoolStoreShared } from "../layers/state/PoolStoreShared.js"
+import { StateDirFile } from "../layers/state/StateDirFile.js"
+import { TraceRecorderFile } from "../layers/pool/TraceRecorderFile.js"
+import { NotifierSelect } from "../layers/notify/NotifierSelect.js"
+import { NotifierNone } from "../layers/notify/NotifierNone.js"
+import { SessionLookupSdk, type SessionGetClient } from "../layers/opencode/SessionLookupSdk.js"
+import { SessionPromptSdk, type PromptClient } from "../layers/opencode/SessionPromptSdk.js"
+import type { SessionPrompt } from "../services/opencode/SessionPrompt.js"
+import { homeDir } from "../layers/fs/xdg.js"
+import type { AbortClient } from "../services/opencode/AbortClient.js"
+import type { Notifier } from "../services/notify/Notifier.js"
+import type { SessionLookup } from "../services/opencode/SessionLookup.js"
+import type { PriceSnapshot } from "../services/cost/PriceSnapshot.js"
+import type { AppLog } from "../services/opencode/AppLog.js"
+import { ClaimStore, type ClaimStoreService } from "../services/state/ClaimStore.js"
 
 export interface LiveContext {
   readonly client: unknown
@@ -49,16 +49,16 @@ export interface LayerOverrides {
 /** The notifier of the settings (SPEC §10.5); with notifications off, one that is never called. */
 const notifierOf = (settings: Settings) =>
   settings.notify
-    ? NotifierLive({ via: settings.notifyVia, notifyHost: settings.notifyHost, fade: settings.fade, env: process.env, platform: process.platform, home: homeDir() })
+    ? NotifierSelect({ via: settings.notifyVia, notifyHost: settings.notifyHost, fade: settings.fade, env: process.env, platform: process.platform, home: homeDir() })
     : NotifierNone("notifications are off (option notify:false)")
 
 export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
-  const log = overrides.log ?? AppLogClient(ctx.client as LogClient | undefined, settings.logLevel)
-  const stateDir = StateDirLive(settings.stateDir).pipe(Layer.provide(log))
+  const log = overrides.log ?? AppLogSdk(ctx.client as LogClient | undefined, settings.logLevel)
+  const stateDir = StateDirFile(settings.stateDir).pipe(Layer.provide(log))
   const wrap = overrides.wrapClaims
   const claims = wrap === undefined ? ClaimStoreFile : Layer.effect(ClaimStore, Effect.map(ClaimStore, wrap)).pipe(Layer.provide(ClaimStoreFile))
   const files = Layer.mergeAll(claims, CooldownStoreFile, PoolLockFile(settings.lockWaitMs), QuotaStoreFile, FallbackStoreFile).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
-  const store = PoolStoreLive.pipe(Layer.provideMerge(files), Layer.provide(log))
+  const store = PoolStoreShared.pipe(Layer.provideMerge(files), Layer.provide(log))
   return Layer.mergeAll(
     store,
     log,

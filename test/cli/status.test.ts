@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { encodeClaimFile } from "../../src/core/claimFile.js"
 import type { Claim } from "../../src/core/claims.js"
 import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
-import { startTimeOf } from "../../src/layers/proc.js"
+import { startTimeOf } from "../../src/layers/state/proc.js"
 import { makeClaim } from "../helpers.js"
 
 const root = new URL("../../", import.meta.url).pathname

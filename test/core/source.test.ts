@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { resolvePool } from "../../src/core/source.js"
-import { gatherSources } from "../../src/layers/PoolConfigFile.js"
+import { gatherSources } from "../../src/layers/pool/PoolConfigFile.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-source-"))
 

@@ -21,18 +21,18 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, sym
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseSettings } from "../../src/core/options.js"
-import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
-import { ClaimStoreFile } from "../../src/layers/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../../src/layers/CooldownStoreFile.js"
-import { makeDir } from "../../src/layers/dirs.js"
-import { configDir } from "../../src/layers/PoolConfigFile.js"
-import { StateDirLive } from "../../src/layers/StateDirLive.js"
-import { TraceRecorderFile } from "../../src/layers/TraceRecorderFile.js"
-import type { LogLevel } from "../../src/services/AppLog.js"
-import { ClaimStore } from "../../src/services/ClaimStore.js"
-import { CooldownStore } from "../../src/services/CooldownStore.js"
-import { StateDir } from "../../src/services/StateDir.js"
-import { TraceRecorder } from "../../src/services/TraceRecorder.js"
+import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
+import { ClaimStoreFile } from "../../src/layers/state/ClaimStoreFile.js"
+import { CooldownStoreFile } from "../../src/layers/state/CooldownStoreFile.js"
+import { makeDir } from "../../src/layers/fs/dirs.js"
+import { configDir } from "../../src/layers/pool/PoolConfigFile.js"
+import { StateDirFile } from "../../src/layers/state/StateDirFile.js"
+import { TraceRecorderFile } from "../../src/layers/pool/TraceRecorderFile.js"
+import type { LogLevel } from "../../src/services/opencode/AppLog.js"
+import { ClaimStore } from "../../src/services/state/ClaimStore.js"
+import { CooldownStore } from "../../src/services/state/CooldownStore.js"
+import { StateDir } from "../../src/services/state/StateDir.js"
+import { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
 
 /** One case (boot, one read, one trace record) must end within this; a loop never would. */
@@ -178,7 +178,7 @@ const runCase = async (c: Case, root: string, fifo: string | undefined): Promise
 
   const logs: Array<{ level: LogLevel; message: string }> = []
   const log = AppLogMemory(logs)
-  const state = StateDirLive(settings.stateDir, env).pipe(Layer.provide(log))
+  const state = StateDirFile(settings.stateDir, env).pipe(Layer.provide(log))
   const t0 = Date.now()
   const seen = await Effect.runPromise(
     Effect.gen(function* () {

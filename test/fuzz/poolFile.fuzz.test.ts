@@ -13,7 +13,7 @@ import { MAX_SLOTS_LIMIT, WEIGHT_MAX } from "../../src/core/constants.js"
 import { POOL_FILE_MAX_BYTES } from "../../src/core/limits.js"
 import { parsePoolText } from "../../src/core/pool.js"
 import { resolvePool } from "../../src/core/source.js"
-import { readTextFile } from "../../src/layers/safeRead.js"
+import { readTextFile } from "../../src/layers/fs/safeRead.js"
 import { fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 
 const model = fc.oneof(fc.constantFrom("zen/a", "go/b", "openrouter/x/y:free", "zen/\u001b[31mred", "/x", "x/", ""), hostileString)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, TestClock } from "effect"
-import { AbortClientSdk, type SessionClient } from "../../src/layers/AbortClientSdk.js"
-import { AbortClient } from "../../src/services/AbortClient.js"
+import { AbortClientSdk, type SessionClient } from "../../src/layers/opencode/AbortClientSdk.js"
+import { AbortClient } from "../../src/services/opencode/AbortClient.js"
 
 type Reply = { data?: unknown; error?: unknown; response?: { status: number } }
 

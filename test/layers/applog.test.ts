@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { AppLogClient } from "../../src/layers/AppLogClient.js"
-import { AppLog } from "../../src/services/AppLog.js"
+import { AppLogSdk } from "../../src/layers/opencode/AppLogSdk.js"
+import { AppLog } from "../../src/services/opencode/AppLog.js"
 
 describe("the log through opencode's client", () => {
   it.effect("US-10 lines go through client.app.log as a method (the SDK reads its own this), below-level lines are dropped", () =>
@@ -20,7 +20,7 @@ describe("the log through opencode's client", () => {
       process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write
       try {
         yield* Effect.flatMap(AppLog, (l) => Effect.all([l.log("debug", "hidden"), l.log("info", "reaper armed: every 30s"), l.log("warn", "w")])).pipe(
-          Effect.provide(AppLogClient({ app } as never, "info"))
+          Effect.provide(AppLogSdk({ app } as never, "info"))
         )
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
       } finally {
@@ -40,8 +40,8 @@ describe("the log through opencode's client", () => {
       const original = process.stderr.write.bind(process.stderr)
       process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write
       try {
-        yield* Effect.flatMap(AppLog, (l) => l.log("warn", "one")).pipe(Effect.provide(AppLogClient(undefined, "info")))
-        yield* Effect.flatMap(AppLog, (l) => l.log("error", "two")).pipe(Effect.provide(AppLogClient({ app: { log: () => Promise.reject(new Error("down")) } }, "info")))
+        yield* Effect.flatMap(AppLog, (l) => l.log("warn", "one")).pipe(Effect.provide(AppLogSdk(undefined, "info")))
+        yield* Effect.flatMap(AppLog, (l) => l.log("error", "two")).pipe(Effect.provide(AppLogSdk({ app: { log: () => Promise.reject(new Error("down")) } }, "info")))
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
       } finally {
         process.stderr.write = original

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync, lstatSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { writeFileAtomic } from "../../src/layers/atomicWrite.js"
+import { writeFileAtomic } from "../../src/layers/fs/atomicWrite.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-atomic-"))
 

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { decodeFallback, encodeFallback, fallbackFileName, type FallbackRecord } from "../../src/core/quota/fallbackRecord.js"
 import { renderStatus, statusView } from "../../src/core/status.js"
-import { FallbackStoreFile } from "../../src/layers/FallbackStoreFile.js"
-import { FallbackStoreMemory } from "../../src/layers/FallbackStoreMemory.js"
-import { FallbackStore } from "../../src/services/FallbackStore.js"
-import { StateDir } from "../../src/services/StateDir.js"
+import { FallbackStoreFile } from "../../src/layers/state/FallbackStoreFile.js"
+import { FallbackStoreMemory } from "../../src/layers/state/FallbackStoreMemory.js"
+import { FallbackStore } from "../../src/services/state/FallbackStore.js"
+import { StateDir } from "../../src/services/state/StateDir.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const stateDir = () => {

@@ -13,14 +13,14 @@ import { notificationFor, type Notification, type NotifyKind } from "../../src/c
 import { HOP_KILL_MS, POPUP_TTL_MS } from "../../src/core/notify/limits.js"
 import { decodePayload } from "../../src/core/notify/payload.js"
 import { decodePopups, encodePopups, prunePopups, rememberPopup, takePopups, POPUPS_MAX } from "../../src/core/notify/popups.js"
-import { makeDesktopNotifier, NotifierDesktop } from "../../src/layers/NotifierDesktop.js"
-import { makeNotifier, NotifierLive, selectNotifier, type NotifierLiveOptions } from "../../src/layers/NotifierLive.js"
-import { NotifierMemory, type MemoryClose, type MemorySend } from "../../src/layers/NotifierMemory.js"
-import { makeNoneNotifier } from "../../src/layers/NotifierNone.js"
-import { makeSshNotifier } from "../../src/layers/NotifierSsh.js"
-import { makePopupsFile, openPopupsFile } from "../../src/layers/PopupsFile.js"
-import { OUTPUT_MAX_BYTES, runArgv, which } from "../../src/layers/runArgv.js"
-import { Notifier } from "../../src/services/Notifier.js"
+import { makeDesktopNotifier, NotifierDesktop } from "../../src/layers/notify/NotifierDesktop.js"
+import { makeNotifier, NotifierSelect, selectNotifier, type NotifierSelectOptions } from "../../src/layers/notify/NotifierSelect.js"
+import { NotifierMemory, type MemoryClose, type MemorySend } from "../../src/layers/notify/NotifierMemory.js"
+import { makeNoneNotifier } from "../../src/layers/notify/NotifierNone.js"
+import { makeSshNotifier } from "../../src/layers/notify/NotifierSsh.js"
+import { makePopupsFile, openPopupsFile } from "../../src/layers/notify/PopupsFile.js"
+import { OUTPUT_MAX_BYTES, runArgv, which } from "../../src/layers/process/runArgv.js"
+import { Notifier } from "../../src/services/notify/Notifier.js"
 
 const SLEEP = which("sleep", process.env)!
 const TOUCH = which("touch", process.env)!
@@ -80,7 +80,7 @@ const envOf = (dir: string, extra: Record<string, string> = {}) => ({ PATH: dir,
 
 const note = (over: Partial<Notification> = {}): Notification => ({ ...notificationFor("done", { sessionTitle: "Fix login" }, true), ...over })
 
-const live = (dir: string, over: Partial<NotifierLiveOptions> = {}): NotifierLiveOptions => ({
+const live = (dir: string, over: Partial<NotifierSelectOptions> = {}): NotifierSelectOptions => ({
   via: "auto",
   notifyHost: undefined,
   fade: false,
@@ -260,7 +260,7 @@ describe("channel selection (SPEC §10.5)", () => {
   it.live("US-11 no notifier on the platform: {ok:false, channel:none} with a reason, nothing throws", () =>
     Effect.gen(function* () {
       const dir = tmp()
-      const d = yield* send(note()).pipe(Effect.provide(NotifierLive(live(dir))))
+      const d = yield* send(note()).pipe(Effect.provide(NotifierSelect(live(dir))))
       expect(d).toEqual({ ok: false, channel: "none", reason: "no notifier on linux: notify-send is not on PATH" })
       const w = yield* makeNotifier(live(dir, { platform: "win32" })).send(note(), "ses_1")
       expect(w).toEqual({ ok: false, channel: "none", reason: "no notifier on win32" })
@@ -312,7 +312,7 @@ describe("ssh hop (SPEC §10.5, §10.6)", () => {
       const dir = tmp()
       recorder(dir, "ssh")
       const n = note({ kind: "question", message: "Question: Ship it?", sound: "question", icon: "dialog-information" })
-      const d = yield* send(n, "ses_1").pipe(Effect.provide(NotifierLive(live(dir, { env: remoteEnv(dir) }))))
+      const d = yield* send(n, "ses_1").pipe(Effect.provide(NotifierSelect(live(dir, { env: remoteEnv(dir) }))))
       expect(d).toEqual({ ok: true, channel: "ssh" })
       const [argv] = runsOf(dir, "ssh")
       expect(argv!.slice(0, 9)).toEqual(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ClearAllForwardings=yes", "--", "desk"])
@@ -362,7 +362,7 @@ describe("ssh hop (SPEC §10.5, §10.6)", () => {
       const dir = tmp()
       stub(dir, "ssh", `trap '' TERM HUP INT\nwhile :; do ${SLEEP} 1; done`)
       const started = Date.now()
-      const d = yield* send(note()).pipe(Effect.provide(NotifierLive(live(dir, { env: remoteEnv(dir) }))))
+      const d = yield* send(note()).pipe(Effect.provide(NotifierSelect(live(dir, { env: remoteEnv(dir) }))))
       const took = Date.now() - started
       expect(d).toEqual({ ok: false, channel: "ssh", reason: `ssh timed out after ${HOP_KILL_MS} ms` })
       expect(took).toBeGreaterThanOrEqual(HOP_KILL_MS - 50)

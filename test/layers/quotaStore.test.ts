@@ -6,10 +6,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { QuotaObservation } from "../../src/core/quota/headers.js"
 import { decodeQuota, encodeQuota, quotaFileName, type QuotaRecord } from "../../src/core/quota/record.js"
-import { QuotaStoreFile } from "../../src/layers/QuotaStoreFile.js"
-import { QuotaStoreMemory } from "../../src/layers/QuotaStoreMemory.js"
-import { QuotaStore } from "../../src/services/QuotaStore.js"
-import { StateDir } from "../../src/services/StateDir.js"
+import { QuotaStoreFile } from "../../src/layers/state/QuotaStoreFile.js"
+import { QuotaStoreMemory } from "../../src/layers/state/QuotaStoreMemory.js"
+import { QuotaStore } from "../../src/services/state/QuotaStore.js"
+import { StateDir } from "../../src/services/state/StateDir.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const stateDir = () => {

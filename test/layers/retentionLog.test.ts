@@ -4,8 +4,8 @@ import { Effect } from "effect"
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { RetentionLogFile } from "../../src/layers/RetentionLogFile.js"
-import { RetentionLog } from "../../src/services/RetentionLog.js"
+import { RetentionLogFile } from "../../src/layers/retention/RetentionLogFile.js"
+import { RetentionLog } from "../../src/services/retention/RetentionLog.js"
 
 const withDir = <A, E>(body: (dir: string) => Effect.Effect<A, E, RetentionLog>) =>
   Effect.acquireUseRelease(

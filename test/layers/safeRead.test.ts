@@ -8,9 +8,9 @@ import { decodeClaimFile } from "../../src/core/claimFile.js"
 import { LINE_MAX_CHARS, POOL_FILE_MAX_BYTES, STATE_FILE_MAX_BYTES } from "../../src/core/limits.js"
 import { LineSplitter } from "../../src/core/lines.js"
 import { resolvePool } from "../../src/core/source.js"
-import { decodedFileCache } from "../../src/layers/fileCache.js"
-import { gatherSources } from "../../src/layers/PoolConfigFile.js"
-import { lineReader, readTextFile } from "../../src/layers/safeRead.js"
+import { decodedFileCache } from "../../src/layers/fs/fileCache.js"
+import { gatherSources } from "../../src/layers/pool/PoolConfigFile.js"
+import { lineReader, readTextFile } from "../../src/layers/fs/safeRead.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-saferead-"))
 const fifo = (path: string) => execFileSync("mkfifo", [path])

@@ -2,8 +2,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
 import { IDLE_WAIT_POLL } from "../../src/core/session/running.js"
-import { SessionPromptSdk, type PromptClient } from "../../src/layers/SessionPromptSdk.js"
-import { promptTarget, SessionPrompt } from "../../src/services/SessionPrompt.js"
+import { SessionPromptSdk, type PromptClient } from "../../src/layers/opencode/SessionPromptSdk.js"
+import { promptTarget, SessionPrompt } from "../../src/services/opencode/SessionPrompt.js"
 
 type Reply = { data?: unknown; error?: unknown; response?: { status: number } }
 

@@ -12,22 +12,22 @@ import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { encodeClaimFile } from "../../src/core/claimFile.js"
 import { judgeStateDir, STATE_ENTRY } from "../../src/core/stateTrust.js"
-import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
-import { ClaimStoreFile } from "../../src/layers/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../../src/layers/CooldownStoreFile.js"
-import { makeDir } from "../../src/layers/dirs.js"
-import { PoolLockFile } from "../../src/layers/PoolLockFile.js"
-import { RetentionLogFile } from "../../src/layers/RetentionLogFile.js"
-import { inspectStateDir, resolveStateDir, StateDirLive } from "../../src/layers/StateDirLive.js"
-import { TraceRecorderFile } from "../../src/layers/TraceRecorderFile.js"
-import { homeDir, xdgDir } from "../../src/layers/xdg.js"
-import type { LogLevel } from "../../src/services/AppLog.js"
-import { ClaimStore } from "../../src/services/ClaimStore.js"
-import { CooldownStore } from "../../src/services/CooldownStore.js"
-import { PoolLock } from "../../src/services/PoolLock.js"
-import { RetentionLog } from "../../src/services/RetentionLog.js"
-import { StateDir } from "../../src/services/StateDir.js"
-import { TraceRecorder } from "../../src/services/TraceRecorder.js"
+import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
+import { ClaimStoreFile } from "../../src/layers/state/ClaimStoreFile.js"
+import { CooldownStoreFile } from "../../src/layers/state/CooldownStoreFile.js"
+import { makeDir } from "../../src/layers/fs/dirs.js"
+import { PoolLockFile } from "../../src/layers/state/PoolLockFile.js"
+import { RetentionLogFile } from "../../src/layers/retention/RetentionLogFile.js"
+import { inspectStateDir, resolveStateDir, StateDirFile } from "../../src/layers/state/StateDirFile.js"
+import { TraceRecorderFile } from "../../src/layers/pool/TraceRecorderFile.js"
+import { homeDir, xdgDir } from "../../src/layers/fs/xdg.js"
+import type { LogLevel } from "../../src/services/opencode/AppLog.js"
+import { ClaimStore } from "../../src/services/state/ClaimStore.js"
+import { CooldownStore } from "../../src/services/state/CooldownStore.js"
+import { PoolLock } from "../../src/services/state/PoolLock.js"
+import { RetentionLog } from "../../src/services/retention/RetentionLog.js"
+import { StateDir } from "../../src/services/state/StateDir.js"
+import { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-statedir-"))
 const DEAD_PID = 2 ** 22 + 12_345 // above Linux's pid_max default: never alive
@@ -45,7 +45,7 @@ const litter = (dir: string) => {
 /** Boots the state dir and both stores as the plugin does, and reads everything once. */
 const bootAndRead = (option: string | undefined, env: NodeJS.ProcessEnv) => {
   const logs: Array<{ level: LogLevel; message: string }> = []
-  const state = StateDirLive(option, env).pipe(Layer.provide(AppLogMemory(logs)))
+  const state = StateDirFile(option, env).pipe(Layer.provide(AppLogMemory(logs)))
   return Effect.gen(function* () {
     const dir = yield* StateDir
     yield* (yield* ClaimStore).readPeers(Date.now())
@@ -215,7 +215,7 @@ describe("the pool lock waits on a bounded schedule (SPEC §5.3)", () => {
 
 describe("process facts from untrusted pids (SPEC §5.2)", () => {
   it("US-9 a pid no process can have (0, negative, fractional, huge) is dead and has no start token; a live pid is alive", async () => {
-    const { pidState, startTimeOf } = await import("../../src/layers/proc.js")
+    const { pidState, startTimeOf } = await import("../../src/layers/state/proc.js")
     for (const pid of [0, -1, -process.pid, 1.5, Number.NaN, 2 ** 60]) {
       expect(pidState(pid)).toBe("dead")
       expect(startTimeOf(pid)).toBeNull()

@@ -3,8 +3,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parsePriceSnapshot, type PriceTable } from "../../src/core/prices.js"
-import { PriceSnapshotMemory } from "../../src/layers/PriceSnapshotMemory.js"
-import { readPriceSnapshot } from "../../src/layers/PriceSnapshotFile.js"
+import { PriceSnapshotMemory } from "../../src/layers/cost/PriceSnapshotMemory.js"
+import { readPriceSnapshot } from "../../src/layers/cost/PriceSnapshotFile.js"
 import { bootsPerTest, settle, spawn, tmp, type Booted } from "./boot.js"
 
 const FREE_POOL = { slots: [{ model: "zen/alpha", weight: 1 }, { model: "go/gamma", weight: 1 }, { model: "zen/beta", weight: 1 }] }

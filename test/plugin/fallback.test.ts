@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
-import { fallbackStoreOn } from "../../src/layers/FallbackStoreFile.js"
-import { SessionPromptMemory, type PromptCall } from "../../src/layers/SessionPromptMemory.js"
-import { FallbackStore } from "../../src/services/FallbackStore.js"
+import { fallbackStoreOn } from "../../src/layers/state/FallbackStoreFile.js"
+import { SessionPromptMemory, type PromptCall } from "../../src/layers/opencode/SessionPromptMemory.js"
+import { FallbackStore } from "../../src/services/state/FallbackStore.js"
 import { bootsPerTest, childCreated, event, POOL2, settle, tmp, type Booted } from "./boot.js"
 
 const { start } = bootsPerTest()

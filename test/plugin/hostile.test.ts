@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import opencodePool from "../../src/plugin/index.js"
-import { VariantRefused } from "../../src/services/PoolEngine.js"
+import { VariantRefused } from "../../src/services/pool/PoolEngine.js"
 import { bootsPerTest, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
 import { cyclic, hostileArray, nullProto, revoked, throwingGetters, trapEverything, unprintable, type Trap } from "./hostile.js"
 

@@ -3,7 +3,7 @@ import { spawn as spawnProcess, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
-import { startTimeOf } from "../../src/layers/proc.js"
+import { startTimeOf } from "../../src/layers/state/proc.js"
 import { boot, childCreated, event, POOL2, spawn, tmp, type Booted } from "./boot.js"
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/opencode-1.18.33/${name}`, import.meta.url), "utf8")) as Record<string, unknown>

@@ -6,23 +6,23 @@
 import { Deferred, Effect, Layer, Scope } from "effect"
 import type { EngineEvent } from "../../src/core/engine/step.js"
 import type { ResolvedPool } from "../../src/core/source.js"
-import { makeEngine, type EngineConfig } from "../../src/layers/PoolEngineLive.js"
-import { PoolStoreLive } from "../../src/layers/PoolStoreLive.js"
-import { AbortClient, type AbortFailed } from "../../src/services/AbortClient.js"
-import type { AppLog } from "../../src/services/AppLog.js"
-import type { ClaimStore } from "../../src/services/ClaimStore.js"
-import type { CooldownStore } from "../../src/services/CooldownStore.js"
-import type { PoolConfig } from "../../src/services/PoolConfig.js"
-import type { PoolLock } from "../../src/services/PoolLock.js"
-import type { StateDir } from "../../src/services/StateDir.js"
-import type { TraceRecorder } from "../../src/services/TraceRecorder.js"
+import { makeEngine, type EngineConfig } from "../../src/layers/pool/PoolEngineShell.js"
+import { PoolStoreShared } from "../../src/layers/state/PoolStoreShared.js"
+import { AbortClient, type AbortFailed } from "../../src/services/opencode/AbortClient.js"
+import type { AppLog } from "../../src/services/opencode/AppLog.js"
+import type { ClaimStore } from "../../src/services/state/ClaimStore.js"
+import type { CooldownStore } from "../../src/services/state/CooldownStore.js"
+import type { PoolConfig } from "../../src/services/pool/PoolConfig.js"
+import type { PoolLock } from "../../src/services/state/PoolLock.js"
+import type { StateDir } from "../../src/services/state/StateDir.js"
+import type { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 
 type Needs = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
 
 export const engineOver = (layer: Layer.Layer<Needs>, config: EngineConfig) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const full = Layer.provideMerge(PoolStoreLive, layer)
+    const full = Layer.provideMerge(PoolStoreShared, layer)
     const engine = yield* makeEngine(config).pipe(Effect.provide(full), Scope.extend(scope))
     const settled = <A, E>(eff: Effect.Effect<A, E>) => Effect.zipLeft(eff, engine.settle)
     const apply = (event: EngineEvent) => settled(Effect.asVoid(engine.apply(event)))

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { sweepEvents } from "../../src/cli/sweep/events.js"
 import { sweepExitCode } from "../../src/cli/sweep/outcome.js"
-import { DbHostLive } from "../../src/layers/DbHostLive.js"
-import { RetentionLogFile } from "../../src/layers/RetentionLogFile.js"
-import { memoryLines } from "../../src/layers/RetentionLogMemory.js"
-import { RetentionSqlite } from "../../src/layers/RetentionSqlite.js"
-import { SqliteNode } from "../../src/layers/SqliteNode.js"
+import { DbHostProc } from "../../src/layers/retention/DbHostProc.js"
+import { RetentionLogFile } from "../../src/layers/retention/RetentionLogFile.js"
+import { memoryLines } from "../../src/layers/retention/RetentionLogMemory.js"
+import { RetentionSqlite } from "../../src/layers/retention/RetentionSqlite.js"
+import { SqliteNode } from "../../src/layers/opencodeDb/SqliteNode.js"
 import { ID_ERA_MS } from "../../src/core/constants.js"
 import { tempDb, type TempDb } from "./opencodeDb.js"
 import { DAY, HOUR, NOW, runEvents } from "./run.js"
@@ -258,7 +258,7 @@ describe("sweep events (SPEC §11.4)", () => {
       Effect.gen(function* () {
         quietSession(t, [8 * DAY])
         const dataDir = mkdtempSync(join(tmpdir(), "ocpool-data-"))
-        const live = Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(t.path))), RetentionLogFile(dataDir), DbHostLive)
+        const live = Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(t.path))), RetentionLogFile(dataDir), DbHostProc)
         const once = (dryRun: boolean) =>
           sweepEvents({ db: t.path, days: 7, graceHours: 1, dryRun, vacuum: false, force: false }).pipe(Effect.provide(live))
         yield* TestClock.setTime(NOW)
@@ -318,7 +318,7 @@ describe("sweep events (SPEC §11.4)", () => {
         yield* Effect.async<void>((resume) => void child.stdout!.once("data", () => resume(Effect.void)))
         try {
           const report = yield* sweepEvents({ db: t.path, days: 7, graceHours: 1, dryRun: false, vacuum: true, force: false }).pipe(
-            Effect.provide(Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(t.path))), RetentionLogFile(t.dir), DbHostLive))
+            Effect.provide(Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(t.path))), RetentionLogFile(t.dir), DbHostProc))
           )
           expect(report.vacuum.refused).toBe(true)
           expect(report.vacuum.reason).toContain(`pid ${child.pid}`)

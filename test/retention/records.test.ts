@@ -1,7 +1,7 @@
 /** The lines the sweeps leave in the data directory, exactly as SPEC §5.6 lists them (US-32, US-33). */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { memoryLines } from "../../src/layers/RetentionLogMemory.js"
+import { memoryLines } from "../../src/layers/retention/RetentionLogMemory.js"
 import { readArchiveLine } from "../../src/core/retention/records.js"
 import { tempDb, type TempDb } from "./opencodeDb.js"
 import { DAY, HOUR, NOW, runEvents, runSessions } from "./run.js"

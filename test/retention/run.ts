@@ -1,10 +1,10 @@
 /** Runs the sweep programs on a real SQLite file at a fixed time (TestClock), with memory logs and host facts. */
 import { Effect, Layer, TestClock } from "effect"
 import type { Exit } from "effect"
-import { DbHostMemory, type DbHostFacts } from "../../src/layers/DbHostMemory.js"
-import { memoryLines, RetentionLogMemory, type MemoryLines } from "../../src/layers/RetentionLogMemory.js"
-import { RetentionSqlite } from "../../src/layers/RetentionSqlite.js"
-import { SqliteNode } from "../../src/layers/SqliteNode.js"
+import { DbHostMemory, type DbHostFacts } from "../../src/layers/retention/DbHostMemory.js"
+import { memoryLines, RetentionLogMemory, type MemoryLines } from "../../src/layers/retention/RetentionLogMemory.js"
+import { RetentionSqlite } from "../../src/layers/retention/RetentionSqlite.js"
+import { SqliteNode } from "../../src/layers/opencodeDb/SqliteNode.js"
 import { sweepEvents, type EventSweepOptions } from "../../src/cli/sweep/events.js"
 import { sweepSessions, type SessionSweepOptions } from "../../src/cli/sweep/sessions.js"
 

@@ -6,13 +6,13 @@
 import { Effect } from "effect"
 import { isLive } from "../../src/core/claims.js"
 import { parseSettings } from "../../src/core/options.js"
-import type { ClaimStoreService } from "../../src/services/ClaimStore.js"
-import { AbortClientMemory } from "../../src/layers/AbortClientMemory.js"
-import { NotifierNone } from "../../src/layers/NotifierNone.js"
-import { AppLogMemory } from "../../src/layers/AppLogMemory.js"
+import type { ClaimStoreService } from "../../src/services/state/ClaimStore.js"
+import { AbortClientMemory } from "../../src/layers/opencode/AbortClientMemory.js"
+import { NotifierNone } from "../../src/layers/notify/NotifierNone.js"
+import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
 import { makeHooks } from "../../src/plugin/hooks.js"
 import { liveLayer } from "../../src/plugin/live.js"
-import type { LogLevel } from "../../src/services/AppLog.js"
+import type { LogLevel } from "../../src/services/opencode/AppLog.js"
 
 const [stateDir, cyclesArg, id] = process.argv.slice(2)
 const cycles = Number(cyclesArg)

@@ -4,7 +4,7 @@
  */
 import { Effect, Schedule } from "effect"
 import { DB_BUSY_BACKOFF_MS } from "../../core/constants.js"
-import type { DbBusy } from "../../services/RetentionStore.js"
+import type { DbBusy } from "../../services/retention/RetentionStore.js"
 
 const [first, ...rest] = DB_BUSY_BACKOFF_MS
 

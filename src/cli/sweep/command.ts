@@ -9,12 +9,12 @@ import { isAbsolute, resolve } from "node:path"
 import { DB_BUSY_BACKOFF_MS, EVENT_SWEEP_DAYS, EVENT_SWEEP_GRACE_HOURS, SESSION_SWEEP_DAYS, SESSION_SWEEP_GRACE_HOURS } from "../../core/constants.js"
 import { resolveDbPath } from "../../core/retention/dbPath.js"
 import { MAX_DAYS, MAX_GRACE_HOURS } from "../../core/retention/window.js"
-import { DbHostLive } from "../../layers/DbHostLive.js"
-import { RetentionLogFile } from "../../layers/RetentionLogFile.js"
-import { RetentionSqlite } from "../../layers/RetentionSqlite.js"
-import { SqliteNode } from "../../layers/SqliteNode.js"
-import { noHomeReason, xdgDir } from "../../layers/xdg.js"
-import type { DbBusy, DbFailed, NotOpencodeDb } from "../../services/RetentionStore.js"
+import { DbHostProc } from "../../layers/retention/DbHostProc.js"
+import { RetentionLogFile } from "../../layers/retention/RetentionLogFile.js"
+import { RetentionSqlite } from "../../layers/retention/RetentionSqlite.js"
+import { SqliteNode } from "../../layers/opencodeDb/SqliteNode.js"
+import { noHomeReason, xdgDir } from "../../layers/fs/xdg.js"
+import type { DbBusy, DbFailed, NotOpencodeDb } from "../../services/retention/RetentionStore.js"
 import { BadInput, SweepIncomplete } from "../errors.js"
 import { diagnostic } from "../output.js"
 import { IdEncodingUnknown, sweepEvents, type EventSweepReport } from "./events.js"
@@ -64,7 +64,7 @@ export const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
   })
 
 const liveLayer = (db: string, dryRun: boolean) =>
-  Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(db, { readonly: dryRun }))), RetentionLogFile(), DbHostLive)
+  Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(db, { readonly: dryRun }))), RetentionLogFile(), DbHostProc)
 
 /**
  * Bad database input, a database locked before anything was read, and the id guard become typed CLI

@@ -5,7 +5,7 @@
  */
 import { Clock, Effect } from "effect"
 import { pauseAfterChunk } from "../../core/retention/chunks.js"
-import { RetentionStore } from "../../services/RetentionStore.js"
+import { RetentionStore } from "../../services/retention/RetentionStore.js"
 
 /** An effect to run after each committed transaction; it returns whether it paused. */
 export const politeness = Effect.gen(function* () {

@@ -1,8 +1,8 @@
 /** The `--vacuum` step shared by both sweeps (SPEC §11.5): decide in the core, run through the store. */
 import { Effect } from "effect"
 import { vacuumVerdict } from "../../core/retention/vacuum.js"
-import { DbHost } from "../../services/DbHost.js"
-import { RetentionStore } from "../../services/RetentionStore.js"
+import { DbHost } from "../../services/retention/DbHost.js"
+import { RetentionStore } from "../../services/retention/RetentionStore.js"
 import { withBusyRetry } from "./busy.js"
 
 export interface VacuumReport {

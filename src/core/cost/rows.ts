@@ -3,7 +3,7 @@
  * effect/Schema into the report's rows; the messages that could not be read are counted, never summed.
  * Pure.
  *
- * Which message rows are readable is decided per row in SQL (layers/CostSqlite.ts; docs/COST.md,
+ * Which message rows are readable is decided per row in SQL (layers/cost/CostSqlite.ts; docs/COST.md,
  * "Unreadable rows"): a row whose data is not a JSON object, or an assistant message whose agent,
  * provider or model is not a string, or whose token counts or cost are not JSON numbers in range,
  * contributes nothing but its count. The database hands over one record per readable group, with the

@@ -1,6 +1,0 @@
-/** A fixed pool (tests). */
-import { Effect, Layer } from "effect"
-import type { ResolvedPool } from "../core/source.js"
-import { PoolConfig } from "../services/PoolConfig.js"
-
-export const PoolConfigMemory = (pool: ResolvedPool) => Layer.succeed(PoolConfig, { load: Effect.succeed(pool), watched: [] })

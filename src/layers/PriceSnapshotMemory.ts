@@ -1,6 +1,0 @@
-/** A fixed price table (or none), for tests. */
-import { Effect, Layer } from "effect"
-import type { PriceTable } from "../core/prices.js"
-import { PriceSnapshot } from "../services/PriceSnapshot.js"
-
-export const PriceSnapshotMemory = (table: PriceTable | undefined) => Layer.succeed(PriceSnapshot, PriceSnapshot.of({ table: Effect.succeed(table) }))

@@ -1,5 +1,0 @@
-/** No state directory: a process identity only (tests). */
-import { Layer } from "effect"
-import { StateDir } from "../services/StateDir.js"
-
-export const StateDirMemory = (pid: number, host = "memory") => Layer.succeed(StateDir, { dir: undefined, pid, host, startTime: null })

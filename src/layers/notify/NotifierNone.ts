@@ -1,0 +1,10 @@
+/** The channel `none` (SPEC §10.5): every send and close reports the reason, nothing runs. */
+import { Effect, Layer } from "effect"
+import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
+
+export const makeNoneNotifier = (reason: string): NotifierService => {
+  const refused: Delivery = { ok: false, channel: "none", reason }
+  return { channel: "none", reason, send: () => Effect.succeed(refused), close: () => Effect.succeed(refused) }
+}
+
+export const NotifierNone = (reason: string) => Layer.succeed(Notifier, makeNoneNotifier(reason))

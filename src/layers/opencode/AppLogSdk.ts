@@ -1,0 +1,33 @@
+/**
+ * The log through opencode's `client.app.log` (service `opencode-pool`), falling back to stderr when
+ * the client is missing or the call fails. Lines below the configured level are dropped. Sending is
+ * fire-and-forget: a hook never waits for the log.
+ */
+import { Effect, Layer } from "effect"
+import { AppLog, LEVEL_RANK, type LogLevel } from "../../services/opencode/AppLog.js"
+
+export interface LogClient {
+  readonly app?: { readonly log?: (options: { body: { service: string; level: LogLevel; message: string } }) => Promise<unknown> }
+}
+
+export const AppLogSdk = (client: LogClient | undefined, level: LogLevel) =>
+  Layer.succeed(AppLog, {
+    log: (lvl, message) =>
+      Effect.sync(() => {
+        if (LEVEL_RANK[lvl] < LEVEL_RANK[level]) return
+        const fallback = () => process.stderr.write(`opencode-pool ${lvl}: ${message}\n`)
+        const app = client?.app
+        if (app?.log === undefined) return fallback()
+        try {
+          // called as a method: the SDK's generated client reads its own `this`
+          app.log({ body: { service: "opencode-pool", level: lvl, message } }).then(
+            (r) => {
+              if (typeof r === "object" && r !== null && "error" in r && (r as { error?: unknown }).error !== undefined) fallback()
+            },
+            fallback
+          )
+        } catch {
+          fallback()
+        }
+      })
+  })

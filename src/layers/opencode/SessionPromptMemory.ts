@@ -1,0 +1,24 @@
+import { Duration, Effect, Layer } from "effect"
+import { PromptFailed, SessionPrompt, type PromptTarget } from "../../services/opencode/SessionPrompt.js"
+
+export interface PromptCall {
+  readonly session: string
+  readonly model: PromptTarget
+  readonly agent: string | undefined
+  readonly text: string
+}
+
+/**
+ * A recording session prompter for tests: `whenIdle` takes `busyMs` on the test's clock; `failWith`
+ * makes every prompt fail with that reason.
+ */
+export const SessionPromptMemory = (calls: Array<PromptCall>, options: { readonly busyMs?: number; readonly failWith?: string } = {}) =>
+  Layer.succeed(SessionPrompt, {
+    whenIdle: () => ((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void),
+    prompt: (session, model, agent, text) =>
+      Effect.suspend(() => {
+        if (options.failWith !== undefined) return Effect.fail(new PromptFailed({ reason: options.failWith }))
+        calls.push({ session, model, agent, text })
+        return Effect.void
+      })
+  })

@@ -1,0 +1,334 @@
+/**
+ * The engine's shell: every opencode event goes through `apply`, which, under one mutex, reads the
+ * clock, asks the core (`engineStep`) — inside a `PoolStore` transaction when the decision reads shared
+ * state — and carries out what it returns: the commit (claims, cooldowns), the recorded lines and
+ * decisions, the logs, and the aborts, each forked into a `FiberMap` whose outcome comes back as an
+ * `aborted` event. The layer owns the lifetime: the reaper and the pool-file watcher run in its scope,
+ * and its finalizer stops every write and removes the claim file.
+ */
+import { Cause, Clock, Duration, Effect, Fiber, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
+import { statSync, watch, type FSWatcher } from "node:fs"
+import { basename, dirname } from "node:path"
+import type { PoolSnapshot } from "../../core/engine/snapshot.js"
+import { engineStep, needsPeers, needsSnapshot, readsOnly, type Applied, type EngineEvent, type SwitchOrder } from "../../core/engine/step.js"
+import { initialEngineState, slotsOf, type EngineState } from "../../core/engine/state.js"
+import { injectConfig } from "../../core/inject.js"
+import type { JsonRecord } from "../../core/json.js"
+import type { Settings } from "../../core/options.js"
+import { describeSlots, type Slot } from "../../core/pool.js"
+import { pricedSlotWarnings } from "../../core/prices.js"
+import type { ResolvedPool } from "../../core/source.js"
+import { renderStatus, statusView } from "../../core/status.js"
+import { AbortClient } from "../../services/opencode/AbortClient.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
+import { PoolConfig } from "../../services/pool/PoolConfig.js"
+import { PoolEngine, VariantRefused, type PoolEngineService } from "../../services/pool/PoolEngine.js"
+import { PoolLock } from "../../services/state/PoolLock.js"
+import { PoolStore, type Commit } from "../../services/state/PoolStore.js"
+import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
+import { QuotaStore } from "../../services/state/QuotaStore.js"
+import { StateDir } from "../../services/state/StateDir.js"
+import { promptTarget, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
+import { FallbackStore } from "../../services/state/FallbackStore.js"
+import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
+
+export interface EngineConfig {
+  readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
+  readonly reapMs: number
+  /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
+  readonly delegate?: boolean
+  /** The option `fallbackModels` (US-50), validated; none by default. */
+  readonly fallbacks?: ReadonlyArray<string>
+}
+
+/** What a root session switched to a fallback is sent, on the fallback model (US-50). */
+export const CONTINUE_TEXT = "continue"
+
+export const RELOAD_DEBOUNCE_MS = 250
+
+const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
+
+/** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
+const failureLabel = (event: EngineEvent): string =>
+  event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`
+
+/** The first line of a failure; never throws (rendering a hostile thrown value, a revoked Proxy say, can). */
+const firstLine = (cause: Cause.Cause<unknown>): string => {
+  try {
+    return Cause.pretty(cause).split("\n")[0] ?? "unknown"
+  } catch {
+    return "unknown (the failure could not be rendered)"
+  }
+}
+
+/** The engine over whatever store, clients and recorder the context provides. Scoped: closing the scope disposes it. */
+export const makeEngine = (config: EngineConfig) =>
+  Effect.gen(function* () {
+    const log = yield* AppLog
+    const store = yield* PoolStore
+    const aborter = yield* AbortClient
+    const recorder = yield* TraceRecorder
+    const poolConfig = yield* PoolConfig
+    const lock = yield* PoolLock
+    const self = yield* StateDir
+    const mutex = yield* Effect.makeSemaphore(1)
+    const aborts = yield* FiberMap.make<string, void, never>()
+    const prices = yield* Effect.serviceOption(PriceSnapshot)
+    const quotas = yield* Effect.serviceOption(QuotaStore)
+    const prompter = yield* Effect.serviceOption(SessionPrompt)
+    const fallbackStore = yield* Effect.serviceOption(FallbackStore)
+    // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
+    const advice = yield* FiberSet.make<void, never>()
+    const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
+    const stateRef = yield* Ref.make<EngineState>(initialEngineState(config.timing))
+    let closed = false
+    let lastConfig: JsonRecord | undefined
+
+    const commitOf = (out: Applied): Commit => ({
+      claims: out.publish ? { claims: out.state.machine.claims, reaped: out.state.machine.reaped } : undefined,
+      cool: out.cool,
+      uncool: out.uncool
+    })
+
+    /** One abort, forked; its outcome is the next event for that claim. */
+    const runAbort = (claim: string, session: string): Effect.Effect<void> =>
+      aborter.abort(session).pipe(
+        Effect.as({ ok: true, reason: "" }),
+        Effect.catchAll((e) => Effect.succeed({ ok: false, reason: e.reason })),
+        Effect.catchAllDefect((d) => Effect.succeed({ ok: false, reason: d instanceof Error ? d.message : String(d) })),
+        Effect.flatMap((o) => apply({ type: "aborted", claim, ok: o.ok, reason: o.reason })),
+        Effect.asVoid
+      )
+
+    /**
+     * One switch to a fallback (US-50), forked: abort opencode's retries (or wait for the idle after an
+     * error it does not retry), wait until the session no longer runs, then prompt "continue" on the
+     * fallback. Its outcome is the next event for that session.
+     */
+    const runSwitch = (sw: SwitchOrder): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (Option.isNone(prompter)) return { ok: false, reason: "no session client" }
+        const p = prompter.value
+        if (sw.via === "abort") {
+          const aborted = yield* Effect.either(aborter.abort(sw.session))
+          if (aborted._tag === "Left") return { ok: false, reason: `abort: ${aborted.left.reason}` }
+        }
+        return yield* p.whenIdle(sw.session).pipe(
+          Effect.zipRight(p.prompt(sw.session, promptTarget(sw.to), sw.agent, CONTINUE_TEXT)),
+          Effect.as({ ok: true, reason: "" }),
+          Effect.catchAll((e) => Effect.succeed({ ok: false, reason: e.reason }))
+        )
+      }).pipe(
+        Effect.catchAllDefect((d) => Effect.succeed({ ok: false, reason: d instanceof Error ? d.message : String(d) })),
+        Effect.flatMap((o) => apply({ type: "switched", session: sw.session, to: sw.to, ok: o.ok, reason: o.reason })),
+        Effect.asVoid
+      )
+
+    /** `given`: a snapshot the caller read for a read-only event (the status view shows the same one). */
+    const decide = (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
+      Effect.gen(function* () {
+        if (closed) return undefined
+        const now = given?.now ?? (yield* Clock.currentTimeMillis)
+        const state = yield* Ref.get(stateRef)
+        const first = needsSnapshot(event) ? undefined : engineStep(state, event, now)
+        let out: Applied
+        if (readsOnly(event)) {
+          // a decision that writes no shared state reads the snapshot without the lock
+          const o = engineStep(state, event, now, given?.snapshot ?? (yield* store.read(now, needsPeers(event))))
+          out = o._tag === "Applied" ? o : { ...emptyApplied, state }
+        } else if (first?._tag === "Applied") {
+          out = first
+          yield* store.commit(now, commitOf(out))
+        } else {
+          out = yield* store.transact(now, needsPeers(event), (snapshot) => {
+            const o = engineStep(state, event, now, snapshot)
+            // with a snapshot the core always applies; the guard keeps the types honest
+            const applied: Applied = o._tag === "Applied" ? o : { ...emptyApplied, state }
+            return { value: applied, commit: commitOf(applied) }
+          })
+        }
+        yield* Ref.set(stateRef, out.state)
+        yield* recorder.record(out.lines, out.decisions)
+        if (out.observed !== undefined && Option.isSome(quotas)) yield* quotas.value.record(out.observed.model, out.observed.observation, now)
+        for (const l of out.logs) yield* log.log(l.level, l.message)
+        // forked interruptible, although this region is not: dispose interrupts the aborts still running
+        for (const a of out.aborts) yield* FiberMap.run(aborts, a.claim, Effect.interruptible(runAbort(a.claim, a.session)))
+        for (const sw of out.switches ?? []) {
+          if (Option.isSome(fallbackStore)) yield* fallbackStore.value.record({ session: sw.session, original: sw.original, active: sw.to, until: sw.until, at: now })
+          yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
+        }
+        if (out.ended !== undefined && Option.isSome(fallbackStore)) yield* fallbackStore.value.remove(out.ended)
+        return out
+      })
+
+    const apply = (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }): Effect.Effect<Applied | undefined> =>
+      mutex.withPermits(1)(Effect.uninterruptible(decide(event, given))).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.as(log.log("error", `${failureLabel(event)}: ${firstLine(cause)}`), undefined)
+        )
+      )
+
+    const applyPool = (pool: ResolvedPool) =>
+      Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings, fallbacks: config.fallbacks }))
+
+    /** One warning per slot model the shipped snapshot prices above zero, once per process (US-23); silent without a snapshot. */
+    const advisePrices = (slots: ReadonlyArray<Slot>): Effect.Effect<void> =>
+      Option.match(prices, {
+        onNone: () => Effect.void,
+        onSome: (snapshot) =>
+          FiberSet.run(
+            advice,
+            Effect.gen(function* () {
+              const table = yield* snapshot.table
+              if (table === undefined) return
+              const fresh = yield* Ref.modify(warnedPriced, (warned) => {
+                const lines = pricedSlotWarnings(slots, table, warned)
+                return [lines, lines.length === 0 ? warned : new Set([...warned, ...lines.map((l) => l.model)])] as const
+              })
+              for (const l of fresh) yield* log.log("warn", l.line)
+            })
+          ).pipe(Effect.asVoid)
+      })
+
+    const bindVariants = (cfg: JsonRecord, state: EngineState) => {
+      const { info, warnings, config: injected } = injectConfig(cfg, slotsOf(state), state.origin, config.delegate ?? true)
+      cfg.agent = injected.agent
+      if (injected.provider !== undefined) cfg.provider = injected.provider
+      return { info, warnings }
+    }
+
+    const service: PoolEngineService = {
+      apply,
+      applyPool,
+      beforeTask: (session, call, args) =>
+        Effect.gen(function* () {
+          const name = args.subagent_type
+          if (typeof name !== "string") return
+          const taskId = typeof args.task_id === "string" ? args.task_id : undefined
+          const out = yield* apply({ type: "spawn", owner: session, call, base: name, taskId })
+          if (out?.refused !== undefined) return yield* Effect.fail(new VariantRefused(out.refused.requested, out.refused.base))
+          if (out?.agent !== undefined) args.subagent_type = out.agent
+        }),
+      sweep: Effect.asVoid(apply({ type: "sweep" })),
+      configure: (cfg) =>
+        Effect.gen(function* () {
+          lastConfig = cfg
+          const { info, warnings } = bindVariants(cfg, yield* Ref.get(stateRef))
+          for (const w of warnings) yield* log.log("warn", w)
+          yield* log.log("info", info)
+          yield* advisePrices(slotsOf(yield* Ref.get(stateRef)))
+        }),
+      reload: Effect.gen(function* () {
+        const pool = yield* poolConfig.load
+        yield* applyPool(pool)
+        if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* Ref.get(stateRef)).warnings) yield* log.log("warn", w)
+        yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
+        yield* advisePrices(pool.slots)
+      }),
+      statusText: Effect.gen(function* () {
+        // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
+        const now = yield* Clock.currentTimeMillis
+        const snapshot = yield* store.read(now)
+        const out = yield* apply({ type: "status" }, { now, snapshot })
+        const decided = out?.decisions.find((d) => d.type === "status")
+        const state = yield* Ref.get(stateRef)
+        const processes = [{ pid: self.pid, host: self.host, reaped: state.machine.reaped, claims: state.machine.claims, self: true }, ...snapshot.peers]
+        const quota = Option.isSome(quotas) ? yield* quotas.value.readAll(now) : []
+        const fallbacks = Option.isSome(fallbackStore) ? yield* fallbackStore.value.readAll(now) : []
+        const view = statusView({
+          origin: state.origin,
+          slots: slotsOf(state),
+          processes,
+          cooldowns: snapshot.cooldowns,
+          now,
+          warnings: state.poolWarnings,
+          quota,
+          fallbacks,
+          ...(decided?.type === "status" ? { decided } : {})
+        })
+        const failOpens = yield* lock.failOpens
+        return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
+      }),
+      state: Ref.get(stateRef),
+      settle: Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)),
+      aborting: FiberMap.size(aborts)
+    }
+
+    // dispose: the abort fibers are interrupted by the FiberMap's own finalizer (registered first, so run
+    // last); this one runs before it: no event is applied after it, and the claim file goes.
+    yield* Effect.addFinalizer(() =>
+      mutex.withPermits(1)(
+        Effect.gen(function* () {
+          closed = true
+          yield* store.removeOwn
+        })
+      )
+    )
+    return service
+  })
+
+const emptyApplied: Omit<Applied, "state"> = { _tag: "Applied", lines: [], decisions: [], aborts: [], publish: false, cool: [], uncool: [], logs: [] }
+
+/** The reaper (SPEC §8.1): one sweep at start, then one every `reapMs`, until the scope closes. */
+export const reaperLoop = (engine: Pick<PoolEngineService, "sweep">, reapMs: number): Effect.Effect<never> =>
+  Effect.zipRight(engine.sweep, Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(reapMs)), engine.sweep)))
+
+/**
+ * Pool-file watching for hot reload (SPEC §3.4): each path's directory is watched (a file an editor
+ * replaces keeps being seen); changes to the named file are debounced into one reload. The watchers are
+ * registered before this returns — node's `fs.watch` directly, as a `Stream`: `@effect/platform`'s
+ * `FileSystem.watch` registers only after another asynchronous `stat`, so an edit made just after boot
+ * could be missed. A directory that cannot be watched is skipped: the next boot sees it.
+ */
+export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const streams: Array<Stream.Stream<void>> = []
+    for (const p of paths) {
+      const isDir = (() => {
+        try {
+          return statSync(p).isDirectory()
+        } catch {
+          return false
+        }
+      })()
+      const dir = isDir ? p : dirname(p)
+      const name = isDir ? undefined : basename(p)
+      let watcher: FSWatcher
+      const changes = yield* Queue.sliding<void>(1)
+      try {
+        watcher = watch(dir, { persistent: false }, (_event, file) => {
+          if (name === undefined || file === null || file === name) Queue.unsafeOffer(changes, undefined)
+        })
+      } catch {
+        continue
+      }
+      watcher.on("error", () => watcher.close())
+      yield* Effect.addFinalizer(() => Effect.sync(() => watcher.close()))
+      streams.push(Stream.fromQueue(changes))
+    }
+    return Stream.mergeAll(streams, { concurrency: "unbounded" }).pipe(Stream.debounce(Duration.millis(RELOAD_DEBOUNCE_MS)), Stream.runForEach(() => reload))
+  })
+
+/** Runs `eff` until the layer's scope closes (forked as a daemon: fibers forked while a layer is built are interrupted once it is built). */
+const background = <R>(eff: Effect.Effect<unknown, never, R>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkDaemon(eff)
+    yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
+  })
+
+/** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
+export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<string>) =>
+  Layer.scoped(
+    PoolEngine,
+    Effect.gen(function* () {
+      const log = yield* AppLog
+      const engine = yield* makeEngine({ timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }, reapMs: settings.reapMs, delegate: settings.delegate, fallbacks: settings.fallbackModels })
+      for (const w of warnings) yield* log.log("warn", w)
+      const poolConfig = yield* PoolConfig
+      yield* engine.applyPool(yield* poolConfig.load)
+      yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
+      yield* background(reaperLoop(engine, settings.reapMs))
+      yield* background(yield* watchPool(poolConfig.watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${firstLine(c)}`)))))
+      return engine
+    })
+  )

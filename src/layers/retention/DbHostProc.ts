@@ -1,0 +1,87 @@
+/**
+ * File facts for `--vacuum` (SPEC §11.5): sizes, free space (statfs), and who else has the database
+ * open, through `/proc/<pid>/fd` on Linux and `lsof -t` elsewhere.
+ */
+import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import { existsSync, readdirSync, readlinkSync, realpathSync, statfsSync, statSync } from "node:fs"
+import { dirname } from "node:path"
+import { DbHost } from "../../services/retention/DbHost.js"
+
+const sizeOf = (path: string): number => {
+  try {
+    return statSync(path).size
+  } catch {
+    return 0
+  }
+}
+
+/** Bytes of the database file plus its `-wal`, 0 for a file that is gone. */
+export const dbBytes = (db: string): number => sizeOf(db) + sizeOf(`${db}-wal`)
+
+const targets = (db: string): ReadonlyArray<string> => {
+  const real = realpathSync(db)
+  return [real, `${real}-wal`]
+}
+
+/** Pids other than this one with a descriptor on the database or its `-wal`; undefined without /proc. */
+export const openByProc = (db: string, self: number = process.pid): ReadonlyArray<number> | undefined => {
+  if (!existsSync("/proc/self/fd")) return undefined
+  const wanted = new Set(targets(db))
+  const pids: Array<number> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === self) continue
+    let fds: Array<string>
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`)
+    } catch {
+      continue // another user's process, or gone: it cannot hold a 0600 file of ours
+    }
+    for (const fd of fds) {
+      try {
+        if (wanted.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) {
+          pids.push(Number(entry))
+          break
+        }
+      } catch {
+        // the descriptor closed meanwhile
+      }
+    }
+  }
+  return pids
+}
+
+const openByLsof = (db: string, self: number = process.pid): ReadonlyArray<number> | undefined => {
+  try {
+    const out = execFileSync("lsof", ["-t", ...targets(db).filter((p) => existsSync(p))], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 })
+    return out.split("\n").filter((l) => /^\d+$/.test(l.trim())).map(Number).filter((p) => p !== self)
+  } catch (e) {
+    // lsof exits 1 when no process has the files open; anything else means it could not check.
+    const status = (e as { status?: unknown }).status
+    return status === 1 ? [] : undefined
+  }
+}
+
+export const DbHostProc = Layer.succeed(
+  DbHost,
+  DbHost.of({
+    bytes: (db) => Effect.sync(() => dbBytes(db)),
+    freeBytes: (db) =>
+      Effect.sync(() => {
+        try {
+          const s = statfsSync(dirname(db))
+          return s.bavail * s.bsize
+        } catch {
+          return undefined
+        }
+      }),
+    openBy: (db) =>
+      Effect.sync(() => {
+        try {
+          return process.platform === "linux" ? openByProc(db) ?? openByLsof(db) : openByLsof(db)
+        } catch {
+          return undefined
+        }
+      })
+  })
+)

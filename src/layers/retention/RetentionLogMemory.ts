@@ -1,0 +1,25 @@
+/** RetentionLog in memory, for tests: the lines appended, readable through `RetentionLogMemory.lines`. */
+import { Effect, Layer } from "effect"
+import { RetentionLog, RetentionLogError, type RunLog } from "../../services/retention/RetentionLog.js"
+
+export interface MemoryLines {
+  readonly archive: Array<string>
+  readonly runs: Record<RunLog, Array<string>>
+  /** When set, every append fails with this reason. */
+  failWith?: string
+}
+
+export const memoryLines = (): MemoryLines => ({ archive: [], runs: { "session-retire": [], "event-prune": [] } })
+
+export const RetentionLogMemory = (lines: MemoryLines = memoryLines()) => {
+  const guard = (path: string) => (lines.failWith === undefined ? Effect.void : Effect.fail(new RetentionLogError({ path, reason: lines.failWith })))
+  return Layer.succeed(
+    RetentionLog,
+    RetentionLog.of({
+      archivePath: "<memory>/archive/retired-sessions.jsonl",
+      runPath: (log) => `<memory>/runs/${log}.jsonl`,
+      archive: (appended) => guard("archive").pipe(Effect.tap(() => lines.archive.push(...appended))),
+      run: (log, line) => guard(log).pipe(Effect.tap(() => lines.runs[log].push(line)))
+    })
+  )
+}

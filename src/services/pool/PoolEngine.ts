@@ -1,0 +1,44 @@
+/**
+ * The plugin's decision engine as a service: opencode events in, the core machine's decisions carried
+ * out (claims published, cooldowns written, aborts called, lines recorded, logs). One mutex orders every
+ * event; after dispose nothing is written.
+ */
+import { Context, type Effect } from "effect"
+import type { EngineEvent, Applied } from "../../core/engine/step.js"
+import type { EngineState } from "../../core/engine/state.js"
+import type { JsonRecord } from "../../core/json.js"
+import type { ResolvedPool } from "../../core/source.js"
+
+/** Raised out of `tool.execute.before` on purpose: the one place a hook fails a call (SPEC §6.3). */
+export class VariantRefused extends Error {
+  constructor(
+    readonly requested: string,
+    readonly base: string
+  ) {
+    super(`opencode-pool: "${requested}" is a pool slot variant and cannot be spawned by name; spawn "${base}" and the pool picks the slot`)
+    this.name = "VariantRefused"
+  }
+}
+
+export interface PoolEngineService {
+  /** Applies one event under the engine's mutex and carries out its effects; `undefined` once disposed. */
+  readonly apply: (event: EngineEvent) => Effect.Effect<Applied | undefined>
+  /** `tool.execute.before` for `task`: rewrites `args.subagent_type`, or fails for a hand-named variant. */
+  readonly beforeTask: (session: string, call: string, args: Record<string, unknown>) => Effect.Effect<void, VariantRefused>
+  /** The timer's sweep. */
+  readonly sweep: Effect.Effect<void>
+  readonly applyPool: (pool: ResolvedPool) => Effect.Effect<void>
+  /** The `config` hook: injects agents and variants into opencode's config object (SPEC §4). */
+  readonly configure: (cfg: JsonRecord) => Effect.Effect<void>
+  /** Loads the pool again (a watched file changed) and binds the variants again. */
+  readonly reload: Effect.Effect<void>
+  readonly statusText: Effect.Effect<string>
+  /** The current state (read-only; tests and status). */
+  readonly state: Effect.Effect<EngineState>
+  /** Waits until no abort is in flight (tests). */
+  readonly settle: Effect.Effect<void>
+  /** How many aborts are in flight. */
+  readonly aborting: Effect.Effect<number>
+}
+
+export class PoolEngine extends Context.Tag("opencode-pool/PoolEngine")<PoolEngine, PoolEngineService>() {}
