@@ -5,8 +5,10 @@
  *  - `node -e 0`, the reference for the CLI;
  *  - `node bin/ocpool.js --help` and `node bin/ocpool.js status` (temp state directory and pool file);
  *  - with opencode's own Bun (`BUN_BE_BUN=1 <opencode> -e 0`), the reference for the plugin, the
- *    import of `dist/opencode-plugin.js` in that Bun, and the import plus the plugin's first call (its
- *    boot, as opencode calls it at every start; no target, reported for what a start really pays).
+ *    import of `dist/opencode-plugin.js` (the boot entry) in that Bun, the import plus the plugin's
+ *    first call and its config hook (what opencode awaits at every start before it answers; no target),
+ *    and the same plus the engine (`dist/opencode-plugin-engine.js`, loaded by the first hook that
+ *    needs it: here `chat.params`), what the plugin costs until it fully runs.
  * It prints min and median wall time of each, and the ratios to their reference (targets: CLI ≤ 2×
  * `node -e 0`, plugin import ≤ 1.5× Bun's bare start). The opencode binary is the one the e2e harness
  * installs under `.e2e-cache/` (or `--opencode BIN`); without it the Bun rows are skipped.
@@ -55,12 +57,18 @@ const cases: Array<Case> = [
   { name: "ocpool --help", cmd: process.execPath, args: [cliBin, "--help"], env: cliEnv, times: [] },
   { name: "ocpool status", cmd: process.execPath, args: [cliBin, "status", "--pool", pool], env: cliEnv, times: [] }
 ]
-const bootScript = [
-  `const p = (await import(${JSON.stringify(plugin)})).default`,
-  `const hooks = await p({ client: {}, directory: ${JSON.stringify(tmp)}, worktree: ${JSON.stringify(tmp)}, project: {}, serverUrl: new URL("http://127.0.0.1:9") }, {})`,
-  `if (Object.keys(hooks).length === 0) process.exit(3)`,
-  `process.exit(0)`
-].join(";")
+/** The import, opencode's call and its config hook; `engine`: then a hook that waits for the engine. */
+const bootScript = (engine: boolean) =>
+  [
+    `const p = (await import(${JSON.stringify(plugin)})).default`,
+    `const hooks = await p({ client: {}, directory: ${JSON.stringify(tmp)}, worktree: ${JSON.stringify(tmp)}, project: {}, serverUrl: new URL("http://127.0.0.1:9") }, {})`,
+    `if (Object.keys(hooks).length === 0) process.exit(3)`,
+    `const config = {}`,
+    `await hooks.config(config)`,
+    `if (!("explore-1" in config.agent)) process.exit(4)`,
+    ...(engine ? [`await hooks["chat.params"]({ sessionID: "s" }, {})`, `if (!(await hooks.tool.pool_status.execute({}, {})).includes("claims in flight")) process.exit(5)`] : []),
+    `process.exit(0)`
+  ].join(";")
 const opencode = opencodeBinary()
 if (opencode !== undefined) {
   const bun = { BUN_BE_BUN: "1" }
@@ -69,9 +77,10 @@ if (opencode !== undefined) {
     cases.push(
       { name: "bun -e 0", cmd: opencode, args: ["-e", "0"], env: bun, times: [] },
       { name: "bun import plugin", cmd: opencode, args: ["-e", `await import(${JSON.stringify(plugin)})`], env: bun, times: [] },
-      // What every opencode start really pays: the import and opencode's first call of the plugin (its boot),
-      // over temporary directories, then exit (the boot arms timers and a watcher that would keep Bun alive).
-      { name: "bun import+boot", cmd: opencode, args: ["-e", bootScript], env: { ...bun, ...cliEnv }, times: [] }
+      // What every opencode start really pays: the import, opencode's first call of the plugin and its
+      // config hook, over temporary directories, then exit (the engine's timers and watcher would keep Bun alive).
+      { name: "bun import+boot", cmd: opencode, args: ["-e", bootScript(false)], env: { ...bun, ...cliEnv }, times: [] },
+      { name: "bun +engine", cmd: opencode, args: ["-e", bootScript(true)], env: { ...bun, ...cliEnv }, times: [] }
     )
   } else console.log(`opencode at ${opencode} does not run as Bun (BUN_BE_BUN=1): plugin rows skipped`)
 } else console.log("no opencode binary (.e2e-cache/ or --opencode BIN): plugin rows skipped")
@@ -112,7 +121,9 @@ for (const c of cases) {
   )
 }
 const pluginBytes = existsSync(plugin) ? statSync(plugin).size : 0
+const engineFile = join(root, "dist", "opencode-plugin-engine.js")
+const engineBytes = existsSync(engineFile) ? statSync(engineFile).size : 0
 const cliBytes = readdirSync(join(root, "dist"))
   .filter((f) => f === "cli.js" || f.startsWith("cli-"))
   .reduce((n, f) => n + statSync(join(root, "dist", f)).size, 0)
-console.log(`bundles: dist/cli.js + chunks ${(cliBytes / 1024).toFixed(0)} KiB, dist/opencode-plugin.js ${(pluginBytes / 1024).toFixed(0)} KiB`)
+console.log(`bundles: dist/cli.js + chunks ${(cliBytes / 1024).toFixed(0)} KiB, dist/opencode-plugin.js ${(pluginBytes / 1024).toFixed(0)} KiB, dist/opencode-plugin-engine.js ${(engineBytes / 1024).toFixed(0)} KiB`)

@@ -15,16 +15,21 @@
  * answers 200. Both phases are reported: the listen phase (spawn → health) does not load plugins; the
  * instance phase (health → /agent) does.
  *
+ * A "with" start then waits (up to ENGINE_WAIT_MS) for the engine's first line in opencode's log: the
+ * boot entry answers the config hook without it and loads it afterwards, so the time until the plugin
+ * fully runs (reaper, claim file, watcher) is reported beside the ratio, not in it.
+ *
  * Prints min / median / max of each, every value, and the ratio of the medians (target ≤ 1.05×; a miss
  * is reported, not an exit code). Flags: `--pairs N` (default 9), `--warmup N` (default 1),
  * `--plugin FILE` (default dist/opencode-plugin.js), `--opencode BIN`, `--noop` (a third start per
  * round with a plugin that returns no hooks: what opencode itself pays for any plugin),
- * `--warm-cache` (one Bun transpiler cache for all starts, see BUN_CACHE), `--logs DIR` (keep each
+ * `--compare FILE` (a third start per round with another build of the plugin, e.g. the one before a
+ * change), `--warm-cache` (one Bun transpiler cache for all starts, see BUN_CACHE), `--logs DIR` (keep each
  * start's serve.log there), `--log-level LEVEL` (opencode's, default INFO), `--verbose` (each start's
  * times as they come).
  */
 import { spawn, type ChildProcess } from "node:child_process"
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fakeConfig } from "../test/e2e/config.js"
@@ -39,15 +44,21 @@ const PLUGIN = resolve(argValue("plugin") ?? join(ROOT, "dist", "opencode-plugin
 const LOGS = argValue("logs")
 const LOG_LEVEL = argValue("log-level") ?? "INFO"
 const NOOP = flag("noop")
+/** `--compare FILE`: a third start per round with another build of the plugin (the one before a change), interleaved with the other two. */
+const COMPARE = argValue("compare") === undefined ? undefined : resolve(argValue("compare")!)
 const VERBOSE = flag("verbose")
 const WARM_CACHE = flag("warm-cache")
 const TARGET = 1.05
 const POLL_MS = 10
 const START_TIMEOUT_MS = 120_000
+/** How long after /agent answered the "with" arm waits for the engine's first log line (it may load after the boot). */
+const ENGINE_WAIT_MS = 15_000
+/** The engine's boot line (PoolEngineShell), which opencode's log shows once the plugin's engine runs. */
+const ENGINE_LINE = "reaper armed"
 /** The pool of the e2e tests (test/e2e/pool.e2e.test.ts). */
 const POOL = { slots: [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/pool-c", weight: 1 }] }
 
-type Arm = "without" | "with" | "noop"
+type Arm = "without" | "with" | "noop" | "compare"
 
 interface Start {
   readonly arm: Arm
@@ -55,6 +66,8 @@ interface Start {
   readonly listenMs: number
   /** Spawn → first 200 of GET /agent. */
   readonly readyMs: number
+  /** Spawn → the engine's "reaper armed" line in opencode's log (the plugin fully running), when seen within ENGINE_WAIT_MS. */
+  readonly engineMs?: number | undefined
 }
 
 const min = (xs: ReadonlyArray<number>) => Math.min(...xs)
@@ -121,6 +134,15 @@ const bunCache = (): string => {
 }
 const BUN_CACHE = WARM_CACHE ? bunCache() : undefined
 
+/** When the engine's first line is in `logPath` (polled every POLL_MS up to ENGINE_WAIT_MS after `from`), as ms after `t0`. */
+const engineSeen = async (logPath: string, t0: number, from: number): Promise<number | undefined> => {
+  while (performance.now() - from < ENGINE_WAIT_MS) {
+    if (readFileSync(logPath, "utf8").includes(ENGINE_LINE)) return performance.now() - t0
+    await sleep(POLL_MS)
+  }
+  return undefined
+}
+
 const startOnce = async (binary: string, arm: Arm, label: string): Promise<Start> => {
   const workDir = mkdtempSync(join(tmpdir(), "ocpool-ocstart-"))
   current = workDir
@@ -132,7 +154,8 @@ const startOnce = async (binary: string, arm: Arm, label: string): Promise<Start
   seedConfigDir(join(configHome, "opencode"))
   seedConfigDir(join(projectDir, ".opencode"))
   // The fake provider's address is never called during a start (nothing is prompted); a closed port will do.
-  const plugins: ReadonlyArray<PluginEntry> = arm === "with" ? [[PLUGIN, { models: POOL }]] : arm === "noop" ? [NOOP_PLUGIN] : []
+  const plugins: ReadonlyArray<PluginEntry> =
+    arm === "with" ? [[PLUGIN, { models: POOL }]] : arm === "compare" ? [[COMPARE!, { models: POOL }]] : arm === "noop" ? [NOOP_PLUGIN] : []
   writeFileSync(join(projectDir, "opencode.json"), JSON.stringify(withPlugins(fakeConfig({ fakeUrl: "http://127.0.0.1:9" }), plugins), null, 2) + "\n")
   const env: Record<string, string> = {
     ...inheritedEnv(),
@@ -174,7 +197,7 @@ const startOnce = async (binary: string, arm: Arm, label: string): Promise<Start
         const at = performance.now()
         await r.arrayBuffer()
         if (VERBOSE) console.log(`  ${label}: GET /agent -> ${r.status} after ${ms(at - t0)} ms`)
-        if (r.status === 200) return { arm, listenMs: healthy - t0, readyMs: at - t0 }
+        if (r.status === 200) return { arm, listenMs: healthy - t0, readyMs: at - t0, engineMs: arm === "with" || arm === "compare" ? await engineSeen(logPath, t0, at) : undefined }
         status = r.status
       } catch (e) {
         status = String(e)
@@ -196,7 +219,7 @@ const startOnce = async (binary: string, arm: Arm, label: string): Promise<Start
 
 if (!existsSync(PLUGIN)) throw new Error(`no plugin bundle at ${PLUGIN} (npm run build)`)
 const binary = argValue("opencode") ?? (await ensureOpencode({ installDir: join(ROOT, ".e2e-cache", `opencode-${OPENCODE_VERSION}`) }))
-const arms: ReadonlyArray<Arm> = NOOP ? ["without", "with", "noop"] : ["without", "with"]
+const arms: ReadonlyArray<Arm> = [...(NOOP ? ["without", "with", "noop"] as const : ["without", "with"] as const), ...(COMPARE === undefined ? [] : ["compare"] as const)]
 const starts: Array<Start> = []
 for (let round = -WARMUP; round < PAIRS; round++) {
   for (const arm of arms) {
@@ -210,7 +233,7 @@ const pluginKiB = (statSync(PLUGIN).size / 1024).toFixed(0)
 console.log(
   `opencode start bench: spawn -> first 200 of GET /agent, ${PAIRS} alternating ${NOOP ? "rounds (without, with, no-op plugin)" : "pairs"} after ${WARMUP} warm-up, Bun transpiler cache ${WARM_CACHE ? "shared (warm)" : "fresh per start (cold)"}, opencode ${OPENCODE_VERSION}, plugin ${PLUGIN.startsWith(ROOT) ? PLUGIN.slice(ROOT.length) : PLUGIN} (${pluginKiB} KiB), node ${process.version}`
 )
-const label: Record<Arm, string> = { without: "without plugin", with: "with plugin", noop: "no-op plugin" }
+const label: Record<Arm, string> = { without: "without plugin", with: "with plugin", noop: "no-op plugin", compare: "compared build" }
 for (const arm of arms) {
   const xs = of(arm)
   const ready = xs.map((s) => s.readyMs)
@@ -220,6 +243,12 @@ for (const arm of arms) {
     `${label[arm].padEnd(15)} min ${ms(min(ready)).padStart(5)}  median ${ms(median(ready)).padStart(5)}  max ${ms(max(ready)).padStart(5)} ms   (listen median ${ms(median(listen))}, instance boot median ${ms(median(instance))} ms)`
   )
 }
+for (const arm of arms.filter((a) => a === "with" || a === "compare")) {
+  const engine = of(arm).flatMap((s) => (s.engineMs === undefined ? [] : [s.engineMs]))
+  console.log(
+    `engine running (${arm === "with" ? "with plugin" : "compared build"}) ${engine.length === 0 ? "not seen" : `min ${ms(min(engine))}  median ${ms(median(engine))}  max ${ms(max(engine))} ms`} after spawn (its "${ENGINE_LINE}" line in opencode's log; ${engine.length}/${of(arm).length} starts, waited up to ${ENGINE_WAIT_MS / 1000} s after /agent)`
+  )
+}
 console.log("distribution (ms, in run order; listen + instance boot):")
 for (const arm of arms) console.log(`  ${label[arm].padEnd(15)} ${of(arm).map((s) => `${ms(s.readyMs)} (${ms(s.listenMs)}+${ms(s.readyMs - s.listenMs)})`).join(", ")}`)
 const without = median(of("without").map((s) => s.readyMs))
@@ -227,6 +256,10 @@ const withPlugin = median(of("with").map((s) => s.readyMs))
 const ratio = withPlugin / without
 const pairRatios = of("with").map((s, i) => s.readyMs / of("without")[i]!.readyMs)
 console.log(`  per-pair ratio  ${pairRatios.map((r) => r.toFixed(2)).join(", ")}`)
+if (COMPARE !== undefined) {
+  const other = median(of("compare").map((s) => s.readyMs))
+  console.log(`compared build ${COMPARE} / without: ${(other / without).toFixed(2)}x (${other >= without ? "+" : ""}${ms(other - without)} ms)`)
+}
 if (NOOP) {
   const noop = median(of("noop").map((s) => s.readyMs))
   console.log(`no-op plugin / without: ${(noop / without).toFixed(2)}x (${noop >= without ? "+" : ""}${ms(noop - without)} ms): what opencode pays for loading any plugin`)

@@ -55,6 +55,23 @@ const noFastCheck = {
   }
 }
 
+/** The boot entry's `import("./engine.js")` stays an import, of the engine bundle beside it. */
+const engineApart = {
+  name: "engine-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/engine\.js$/ }, (a) =>
+      a.importer.endsWith(join("src", "plugin", "entry.ts")) ? { path: "./opencode-plugin-engine.js", external: true } : undefined
+    )
+  }
+}
+
+/** Fails the build when the boot entry bundles Effect (a start would parse it again) or anything of the engine. */
+const bootOnly = (result) => {
+  const inputs = Object.keys(result.metafile.inputs)
+  const heavy = inputs.filter((i) => i.includes("node_modules/effect/") || i.includes("node_modules/@effect/") || /src\/(layers|services)\/(?!fs\/|pool\/PoolSourceFiles)/.test(i))
+  if (heavy.length > 0) throw new Error(`dist/opencode-plugin.js must not bundle ${heavy.slice(0, 5).join(", ")}`)
+}
+
 await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/cli.js", plugins: [noConfigFileParsers, noFastCheck] }),
   // The fast `status` bundle, CommonJS so that it can be loaded with a V8 code cache (made below); import.meta.url from its own path.
@@ -79,9 +96,12 @@ await Promise.all([
   }),
   esbuild.build({ ...common, entryPoints: ["src/cli/cacheGen.ts"], outfile: "dist/cache-gen.js" }),
   esbuild.build({ ...common, entryPoints: ["src/cli/helpGen.ts"], outfile: "dist/help-gen.js", plugins: [noConfigFileParsers] }),
-  // The plugin runs inside opencode's Bun: one self-contained file, `default` its only export, no chunks.
-  // Its entry defers the plugin's evaluation to the first call (the dynamic import is inlined, not split).
-  esbuild.build({ ...common, entryPoints: ["src/plugin/entry.ts"], outfile: "dist/opencode-plugin.js", external: [], plugins: [noFastCheck] }),
+  // The plugin runs inside opencode's Bun as two files: the boot entry users list (`default` its only
+  // export, no Effect: what opencode imports and awaits at every start) and the engine beside it, which
+  // the entry loads when first needed (src/plugin/boot.ts). Each is self-contained; a check below keeps
+  // Effect out of the entry.
+  esbuild.build({ ...common, entryPoints: ["src/plugin/entry.ts"], outfile: "dist/opencode-plugin.js", external: [], plugins: [engineApart], metafile: true }).then(bootOnly),
+  esbuild.build({ ...common, entryPoints: ["src/plugin/engine.ts"], outfile: "dist/opencode-plugin-engine.js", external: [], plugins: [noFastCheck] }),
   esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/decode.ts"], outfile: "dist/bench-decode.js" }),

@@ -42,6 +42,23 @@ describe("import boundaries (issue 20)", () => {
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
   })
 
+  it("US-45 src/plugin and src/cli reach shared state only through the port: no shared-state backend module or record part, only the selector", () => {
+    // what they may import from src/layers/state: the selector, and the state directory's resolution
+    const allowed = new Set(["layers/state/sharedStateLayer.ts", "layers/state/StateDirFile.ts"])
+    // and from src/services/state: the port and the state directory
+    const ports = new Set(["services/state/SharedState.ts", "services/state/StateDir.ts"])
+    const bad = imports.filter((i) => {
+      if ((i.area !== "plugin" && i.area !== "cli") || !i.spec.startsWith(".")) return false
+      const target = relative(SRC, resolve(dirname(join(SRC, i.file)), i.spec)).replace(/\.js$/, ".ts")
+      if (target.startsWith("layers/state/")) return !allowed.has(target)
+      if (target.startsWith("services/state/")) return !ports.has(target)
+      return false
+    })
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+    // the rule sees what it judges: the plugin's live layers and the CLI's state view reach the selector
+    expect(imports.filter((i) => /layers\/state\/sharedStateLayer\.js$/.test(i.spec)).map((i) => i.area).sort()).toEqual(expect.arrayContaining(["cli", "plugin"]))
+  })
+
   it("US-45 the check sees imports at all (it would pass vacuously on a wrong path)", () => {
     expect(imports.filter((i) => i.area === "core").length).toBeGreaterThan(100)
     expect(imports.some((i) => i.area === "layers" && i.target === "core")).toBe(true)

@@ -4,7 +4,7 @@
  * opencode's database read-only; prices from the catalog sources (layers/cost/PriceSources.ts).
  */
 import { Command } from "@effect/cli"
-import { Console, Effect, Layer, Option } from "effect"
+import { Clock, Console, Effect, Layer, Option } from "effect"
 import { DEFAULT_BY, DEFAULT_SINCE, GROUP_BY, parseBy, parseModel, parseSince, type GroupBy } from "../core/cost/flags.js"
 import { buildReport, isPooledAgent, rootOf, type CostReport } from "../core/cost/report.js"
 import { renderText, reportJsonText } from "../core/cost/render.js"
@@ -15,9 +15,8 @@ import { SqliteNode } from "../layers/opencodeDb/SqliteNode.js"
 import { CostStore } from "../services/cost/CostStore.js"
 import { CostUnknown } from "./errors.js"
 import { diagnostic } from "./output.js"
-import { withBusyRetry } from "./sweep/busy.js"
-import { common, databaseFile, openFailures, text } from "./sweep/command.js"
-import { orBadInput } from "./sweep/flags.js"
+import { databaseFile, openFailures, withBusyRetry } from "./shared/db.js"
+import { dbFlag, jsonFlag, orBadInput, text } from "./shared/flags.js"
 
 export interface CostQuery {
   readonly from: number | undefined
@@ -50,7 +49,7 @@ const unpricedNote = (report: CostReport, explicit: string | undefined): Readonl
 export const costCommand = Command.make(
   "cost",
   {
-    db: common.db,
+    db: dbFlag,
     since: text("since", "DURATION", `Only assistant messages created in the last DURATION: 30m, 24h, 7d, 2w, or 'all' (default ${DEFAULT_SINCE})`),
     by: text("by", GROUP_BY.join("|"), `Group the rows by agent, provider/model, session id or UTC day (default ${DEFAULT_BY})`),
     baselineModel: text(
@@ -58,7 +57,7 @@ export const costCommand = Command.make(
       "PROVIDER/MODEL",
       "Price the pooled work on this model instead of each root session's latest model; without a price the cost is unknown and the exit code 1"
     ),
-    json: common.json
+    json: jsonFlag
   },
   (args) =>
     Effect.gen(function* () {
@@ -66,7 +65,7 @@ export const costCommand = Command.make(
       const by = yield* orBadInput(parseBy(Option.getOrUndefined(args.by)))
       const baselineModel = yield* orBadInput(parseModel("baseline-model", Option.getOrUndefined(args.baselineModel)))
       const db = yield* databaseFile(args.db, true)
-      const to = Date.now()
+      const to = yield* Clock.currentTimeMillis
       const from = since.ms === undefined ? undefined : to - since.ms
       const prices = loadPriceSources(priceSourcePaths())
       for (const w of prices.warnings) yield* diagnostic(w)

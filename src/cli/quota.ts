@@ -4,13 +4,11 @@
  * stale ones left out. Exit 0; 1 if the state directory is unreadable.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Option } from "effect"
 import { printable, printableJson } from "../core/printable.js"
 import { quotaEntries, quotaLine } from "../core/status.js"
-import { QuotaStoreFile } from "../layers/state/QuotaStoreFile.js"
-import { QuotaStore } from "../services/state/QuotaStore.js"
 import { diagnostic } from "./output.js"
-import { openState } from "./stateView.js"
+import { openState, readShared } from "./stateView.js"
 import { stateDirOption } from "./status.js"
 
 export const NO_QUOTA = "no quota seen yet (quota is read from providers' rate-limit headers)"
@@ -23,9 +21,8 @@ export interface QuotaFlags {
 export const quotaRun = (args: QuotaFlags) =>
   Effect.gen(function* () {
     const state = yield* openState(args.stateDir)
-    const now = Date.now()
-    const records = yield* Effect.flatMap(QuotaStore, (q) => q.readAll(now)).pipe(Effect.provide(QuotaStoreFile.pipe(Layer.provide(state.stateDir))))
-    const entries = quotaEntries(records, now)
+    const { now, snapshot } = yield* readShared(state, { quota: true })
+    const entries = quotaEntries(snapshot.quota, now)
     for (const w of state.warnings) yield* diagnostic(printable(w))
     if (args.json) return yield* Console.log(printableJson(JSON.stringify({ models: entries })))
     yield* Console.log(entries.length === 0 ? NO_QUOTA : entries.map((e) => printable(quotaLine(e, now))).join("\n"))

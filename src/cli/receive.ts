@@ -10,7 +10,7 @@
  * is nothing to show or close, or for a probe); 75 when it could not be shown or closed.
  */
 import { Command } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Clock, Console, Effect } from "effect"
 import { statSync } from "node:fs"
 import type { Notification } from "../core/notify/content.js"
 import { PROBE_ANSWER } from "../core/notify/hopToken.js"
@@ -74,7 +74,7 @@ const show = (n: Notification, key: string, env: NodeJS.ProcessEnv, platform: st
     if (fade && d.id !== undefined) {
       const popups = openPopupsFile(env)
       if (popups._tag === "Unusable") yield* say(`popup ${d.id} shown but not remembered for fade: ${popups.reason}`)
-      else yield* popups.file.remember(key, d.id, Date.now()).pipe(Effect.catchAll((e) => say(`popup ${d.id} shown but not remembered for fade: ${e.reason}`)))
+      else yield* popups.file.remember(key, d.id, yield* Clock.currentTimeMillis).pipe(Effect.catchAll((e) => say(`popup ${d.id} shown but not remembered for fade: ${e.reason}`)))
     }
   })
 

@@ -1,5 +1,5 @@
-/** Reads the shared state directory for `ocpool status` and `ocpool doctor`, through the same file layers the plugin uses. */
-import { Effect, Layer } from "effect"
+/** Reads the shared state directory for `ocpool status`, `ocpool quota` and `ocpool doctor`, through the same shared-state port the plugin uses. */
+import { Clock, Effect, Layer } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
 import { hostname } from "node:os"
 import type { CooldownTable } from "../core/cooldown.js"
@@ -7,17 +7,11 @@ import type { QuotaRecord } from "../core/quota/record.js"
 import type { ResolvedPool } from "../core/source.js"
 import type { ProcessSnapshot } from "../core/status.js"
 import { resolvePool } from "../core/source.js"
-import { ClaimStoreFile } from "../layers/state/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../layers/state/CooldownStoreFile.js"
 import { gatherSources } from "../layers/pool/PoolConfigFile.js"
-import { QuotaStoreFile } from "../layers/state/QuotaStoreFile.js"
-import { FallbackStoreFile } from "../layers/state/FallbackStoreFile.js"
-import { FallbackStore } from "../services/state/FallbackStore.js"
 import type { FallbackRecord } from "../core/quota/fallbackRecord.js"
+import { sharedStateLayer } from "../layers/state/sharedStateLayer.js"
 import { inspectStateDir, resolveStateDir, type StateDirChoice } from "../layers/state/StateDirFile.js"
-import { ClaimStore } from "../services/state/ClaimStore.js"
-import { CooldownStore } from "../services/state/CooldownStore.js"
-import { QuotaStore } from "../services/state/QuotaStore.js"
+import { ALL_RECORDS, SharedState, type Needs, type SharedSnapshot } from "../services/state/SharedState.js"
 import { StateDir } from "../services/state/StateDir.js"
 import { StateUnreadable } from "./errors.js"
 
@@ -79,22 +73,29 @@ export const openState = (flag: string | undefined) =>
     return { dir, exists, stateDir, warnings } satisfies OpenedState
   })
 
-/** Reads every claim, cooldown and quota file (openState says which may be deleted). */
+/**
+ * The records `needs` asks for, as the port reads them without the lock (views never take it), at the
+ * clock's `now`. Kinds that could not be read are in `problems`.
+ */
+export const readShared = (state: OpenedState, needs: Needs) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    // views never take the lock: no wait to give
+    const port = sharedStateLayer({ backend: "file", lockWaitMs: 0 }).pipe(Layer.provide(state.stateDir))
+    const snapshot: SharedSnapshot = yield* Effect.flatMap(SharedState, (s) => s.read(now, needs)).pipe(Effect.provide(port), Effect.scoped)
+    return { now, snapshot }
+  })
+
+/** Reads every claim, cooldown, quota and fallback record (openState says which may be deleted); a kind that cannot be read is StateUnreadable. */
 export const readState = (flag: string | undefined) =>
   Effect.gen(function* () {
-    const { dir, exists, stateDir, warnings } = yield* openState(flag)
-    const layer = Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, QuotaStoreFile, FallbackStoreFile).pipe(Layer.provide(stateDir))
-    return yield* Effect.gen(function* () {
-      const now = Date.now()
-      const processes = yield* (yield* ClaimStore).readPeers(now)
-      const cooldowns = yield* (yield* CooldownStore).readAll(now)
-      const quota = yield* (yield* QuotaStore).readAll(now)
-      const fallbacks = yield* (yield* FallbackStore).readAll(now)
-      return { dir, exists, processes, cooldowns, quota, fallbacks, now, warnings } satisfies StateSnapshot
-    }).pipe(
-      Effect.provide(layer),
-      Effect.mapError((e) => new StateUnreadable({ dir, reason: e.reason }))
-    )
+    const opened = yield* openState(flag)
+    const { dir, exists, warnings } = opened
+    const { now, snapshot } = yield* readShared(opened, ALL_RECORDS)
+    const problem = snapshot.problems[0]
+    if (problem !== undefined) return yield* new StateUnreadable({ dir, reason: problem.reason })
+    const { peers: processes, cooldowns, quota, fallbacks } = snapshot
+    return { dir, exists, processes, cooldowns, quota, fallbacks, now, warnings } satisfies StateSnapshot
   })
 
 /** The CLI's pool: `--pool FILE`, the user config directory, the bundled preset, the built-in fallback (SPEC §9). */

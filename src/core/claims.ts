@@ -1,5 +1,6 @@
 /** Claims and load accounting (SPEC §5.1, §5.2). Pure: claims and times in, loads and plans out. */
 import { CAP_FACTOR, CLAIM_TTL_MS, DEAD_FILE_MS, LOCK_STALE_MS, ORPHAN_TMP_MS } from "./constants.js"
+import { holderGone, type Holder } from "./state/holder.js"
 
 export type AbortOrigin = "signal" | "hang"
 
@@ -51,7 +52,7 @@ export interface ClaimFileFacts {
   readonly name: string
   readonly isTmp: boolean
   readonly mtimeMs: number
-  /** `undefined` when the content did not parse as a claim file. */
+  /** The holder the file names; `undefined` when the content did not parse as a claim file. */
   readonly content?: { readonly pid: number; readonly host: string | null; readonly startTime: string | null } | undefined
   /** Liveness of the named pid on this host: `alive` (EPERM counts), `dead` (ESRCH). */
   readonly pidState?: "alive" | "dead" | undefined
@@ -61,20 +62,18 @@ export interface ClaimFileFacts {
 
 export type ClaimFileVerdict = "read" | "skip" | "delete"
 
-/** Dead-holder and orphan rules of SPEC §5.2 for one file, given this host and now. */
+/** The holder a state file names, as the holder rules judge it (the files call its start token `startTime`). */
+const holderOf = (c: { readonly pid: number; readonly host: string | null; readonly startTime: string | null }): Holder => ({ host: c.host, pid: c.pid, startToken: c.startTime })
+
+/**
+ * SPEC §5.2 for one file, given this host and now: a temporary or unreadable file is an orphan after
+ * ORPHAN_TMP_MS; a claims table goes when its holder is gone (core/state/holder.ts), its lease being
+ * the file's mtime + DEAD_FILE_MS (every publish and heartbeat rewrites it).
+ */
 export const judgeClaimFile = (file: ClaimFileFacts, host: string, now: number): ClaimFileVerdict => {
-  const age = now - file.mtimeMs
-  if (file.isTmp) return age > ORPHAN_TMP_MS ? "delete" : "skip"
-  if (file.content === undefined) return age > ORPHAN_TMP_MS ? "delete" : "skip"
-  if (age > DEAD_FILE_MS) return "delete"
-  const c = file.content
-  if (c.host === host) {
-    if (file.pidState === "dead") return "delete"
-    if (file.pidState === "alive" && c.startTime != null && file.liveStartTime != null && c.startTime !== file.liveStartTime) {
-      return "delete"
-    }
-  }
-  return "read"
+  if (file.isTmp || file.content === undefined) return now - file.mtimeMs > ORPHAN_TMP_MS ? "delete" : "skip"
+  const facts = { pidState: file.pidState, liveStartToken: file.liveStartTime }
+  return holderGone(holderOf(file.content), file.mtimeMs + DEAD_FILE_MS, facts, host, now) ? "delete" : "read"
 }
 
 export interface LockFacts {
@@ -84,14 +83,13 @@ export interface LockFacts {
   readonly liveStartTime?: string | null | undefined
 }
 
-/** SPEC §5.3 step 2: is the existing lock stale? */
+/**
+ * SPEC §5.3 step 2: is the existing lock stale? Its holder is gone (core/state/holder.ts), the lease
+ * being the `at` it wrote + LOCK_STALE_MS; an unreadable lock (an empty one an older version left
+ * included) has only its mtime.
+ */
 export const isLockStale = (lock: LockFacts, host: string, now: number): boolean => {
   const c = lock.content
   if (c === undefined) return now - lock.mtimeMs > LOCK_STALE_MS
-  if (now - c.at > LOCK_STALE_MS) return true
-  if (c.host === host) {
-    if (lock.pidState === "dead") return true
-    if (lock.pidState === "alive" && c.startTime != null && lock.liveStartTime != null && c.startTime !== lock.liveStartTime) return true
-  }
-  return false
+  return holderGone(holderOf(c), c.at + LOCK_STALE_MS, { pidState: lock.pidState, liveStartToken: lock.liveStartTime }, host, now)
 }

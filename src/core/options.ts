@@ -6,7 +6,10 @@ import { parseFallbackModels } from "./quota/fallback.js"
 import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
 
-export type LogLevelName = "debug" | "info" | "warn" | "error"
+/** A log line's level: the one definition (the engine's log lines, the `logLevel` option). */
+export type LogLevel = "debug" | "info" | "warn" | "error"
+/** The `logLevel` option's values: the same levels. */
+export type LogLevelName = LogLevel
 
 export interface Settings {
   readonly enabled: boolean
@@ -63,14 +66,11 @@ export const DEFAULTS: Settings = {
   fallbackModels: []
 }
 
-const LogLevel = Schema.Literal("debug", "info", "warn", "error")
+const LogLevelSchema = Schema.Literal("debug", "info", "warn", "error")
 
-/** `OCPOOL_DISABLE` turns the plugin off for `1`, `true`, `yes`, `on` (any case); nothing else. */
-export const envDisables = (value: string | undefined): boolean =>
-  value !== undefined && ["1", "true", "yes", "on"].includes(value.trim().toLowerCase())
-
-export const isDisabled = (options: Readonly<Record<string, unknown>> | undefined, env: Readonly<Record<string, string | undefined>>): boolean =>
-  options?.enabled === false || envDisables(env.OCPOOL_DISABLE)
+/** The off switch (`enabled: false`, `OCPOOL_DISABLE`): one rule, which the boot entry reads too. */
+export { envDisables, isDisabled } from "./boot/options.js"
+import { isDisabled } from "./boot/options.js"
 
 /** One option: `undefined` when absent; its decoded value when `schema` accepts it; else `undefined` and the warning. */
 const decodeOption = <A, I>(schema: Schema.Schema<A, I>, value: unknown, warning: () => string, warnings: Array<string>): A | undefined => {
@@ -113,7 +113,7 @@ export const parseSettings = (
   const envLevel = env.OCPOOL_LOG_LEVEL
   const level = envLevel !== undefined && envLevel !== "" ? envLevel : optLevel
   if (level !== undefined) {
-    const decoded = Schema.decodeUnknownOption(LogLevel)(level.trim().toLowerCase())
+    const decoded = Schema.decodeUnknownOption(LogLevelSchema)(level.trim().toLowerCase())
     if (Option.isSome(decoded)) logLevel = decoded.value
     else warnings.push(`log level ${JSON.stringify(level)} invalid (debug, info, warn or error), using info`)
   }

@@ -6,7 +6,7 @@
 
 /**
  * Every name a state directory holds (SPEC §2.1), the `.tmp` each is written through, and the
- * temporaries `pool.lock` is linked from (`pool.lock.<pid>-<hex>.tmp`, layers/state/PoolLockFile.ts).
+ * temporaries `pool.lock` is linked from (`pool.lock.<pid>-<hex>.tmp`, layers/state/poolLock.ts).
  */
 export const STATE_ENTRY =
   /^(?:(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|pool\.lock|popups\.json)(?:\.tmp)?|pool\.lock\.\d+-[0-9a-f]{1,32}\.tmp)$/

@@ -1,24 +1,24 @@
 /**
- * The plugin bundle's entry (dist/opencode-plugin.js). Importing it only defines `default`: the plugin
- * itself (Effect, the engine, the layers) is evaluated when opencode first calls it, so the import at
- * every opencode start stays cheap (docs/PERFORMANCE.md). The bundle stays one file: the dynamic import
- * is inlined by the bundler as a deferred module initialisation, not a separate chunk.
+ * The plugin bundle's entry (dist/opencode-plugin.js, the file users list): small and without Effect,
+ * so that what opencode imports and awaits at every start stays small (boot.ts). The engine is the
+ * second bundle beside it, dist/opencode-plugin-engine.js, loaded when first needed (the build maps
+ * `./engine.js` to it). `export default` only: opencode calls every export of a plugin module.
  */
 import type { Plugin } from "@opencode-ai/plugin"
+import { describe } from "../core/extract.js"
+import { bootHooks } from "./boot.js"
 
-const opencodePool: Plugin = async (ctx, options) => {
-  let plugin: Plugin
+const opencodePool: Plugin = async (ctx, raw) => {
   try {
-    plugin = (await import("./index.js")).default
+    return bootHooks(ctx, raw, () => import("./engine.js"))
   } catch (e) {
     try {
-      process.stderr.write(`opencode-pool: could not start, continuing without it: ${e instanceof Error ? e.message : String(e)}\n`)
+      process.stderr.write(`opencode-pool: could not start, continuing without it: ${describe(e)}\n`)
     } catch {
       // nowhere to say it
     }
     return {}
   }
-  return plugin(ctx, options)
 }
 
 export default opencodePool

@@ -1,98 +1,50 @@
 /**
  * What the hooks read from opencode's inputs (SPEC §6.3, §6.4, §7.1, §8.2). Pure and total: every read
  * goes through `extract.ts`, so a hostile input (throwing getters, Proxies, cycles, huge strings, wrong
- * types) gives nothing rather than an exception; unknown shapes give none.
+ * types) gives nothing rather than an exception; unknown shapes give none. Bus events are read by the
+ * one decoder (core/bus/decode.ts) and mapped here to the pool engine's events.
  */
 import type { EngineEvent } from "../core/engine/step.js"
-import { partSignal } from "../core/session/parts.js"
+import { decodeBusEvent, type BusEvent } from "../core/bus/decode.js"
 import { maybeTitleGenerator, type FirstLine } from "../core/session/titleGenerator.js"
-import { at, cut, field, finite, jsonCopy, text, TEXT_MAX } from "../core/extract.js"
+import { field, text, TEXT_MAX } from "../core/extract.js"
 
 const NONE: ReadonlyArray<EngineEvent> = []
 
-/** An error as the engine keeps it: a bounded plain copy, so recording and classifying it cannot throw. */
-const errorOf = (v: unknown): unknown => jsonCopy(v)
-
-/** One opencode bus event → the engine's events. */
-export const engineEvents = (event: unknown): ReadonlyArray<EngineEvent> => {
-  const p = field(event, "properties")
-  switch (text(field(event, "type"))) {
-    case "session.created": {
-      const info = field(p, "info")
-      const id = text(field(info, "id"))
-      const parent = text(field(info, "parentID"))
-      return id !== undefined && parent !== undefined
-        ? [{ type: "child", id, parent, agent: text(field(info, "agent"), TEXT_MAX), title: text(field(info, "title"), TEXT_MAX) }]
-        : NONE
+/** A decoded bus event → the engine's events. */
+export const engineEventsOf = (e: BusEvent | undefined): ReadonlyArray<EngineEvent> => {
+  switch (e?.type) {
+    case "session": {
+      const { id, parent, agent, title } = e.info
+      return e.created && parent !== undefined ? [{ type: "child", id, parent, agent, title }] : NONE
     }
-    case "message.updated": {
-      const info = field(p, "info")
-      const session = text(field(info, "sessionID"))
-      if (session === undefined) return NONE
-      const error = field(info, "error")
-      if (field(info, "role") === "assistant" && error !== undefined && error !== null) {
-        const provider = text(field(info, "providerID"))
-        const model = text(field(info, "modelID"))
-        return [{ type: "error", session, error: errorOf(error), model: provider !== undefined && model !== undefined ? `${provider}/${model}` : undefined }]
-      }
-      return [{ type: "activity", session }]
+    case "message":
+      return [{ type: "activity", session: e.session }]
+    case "assistantError":
+      return [{ type: "error", session: e.session, error: e.error, model: e.model }]
+    case "part": {
+      const activity: EngineEvent = { type: "activity", session: e.session }
+      return e.signal === "output" ? [{ type: "output", session: e.session }, activity] : [activity]
     }
-    case "message.part.updated": {
-      const part = field(p, "part")
-      const session = text(field(part, "sessionID"))
-      const signal = partSignal(field(part, "type"))
-      if (session === undefined || signal === "none") return NONE
-      const activity: EngineEvent = { type: "activity", session }
-      return signal === "output" ? [{ type: "output", session }, activity] : [activity]
-    }
-    case "session.status": {
-      const session = text(field(p, "sessionID"))
-      const status = field(p, "status")
-      if (session === undefined) return NONE
-      switch (field(status, "type")) {
-        case "retry":
-          return [
-            {
-              type: "retry",
-              session,
-              message: cut(field(status, "message")) ?? "",
-              next: finite(field(status, "next")) ?? 0,
-              provider: text(at(status, "action", "provider"))
-            }
-          ]
-        case "busy":
-          return [{ type: "busy", session }]
-        case "idle":
-          return [{ type: "idle", session }]
-        default:
-          return NONE
-      }
-    }
-    case "session.idle": {
-      const session = text(field(p, "sessionID"))
-      return session === undefined ? NONE : [{ type: "idle", session }]
-    }
-    case "session.error": {
-      const session = text(field(p, "sessionID"))
-      const error = field(p, "error")
-      return session !== undefined && error !== undefined ? [{ type: "error", session, error: errorOf(error) }] : NONE
-    }
-    case "permission.asked":
-    case "question.asked": {
-      const session = text(field(p, "sessionID"))
-      const id = text(field(p, "id"))
-      return session !== undefined && id !== undefined ? [{ type: "ask", session, id }] : NONE
-    }
-    case "permission.replied":
-    case "question.replied":
-    case "question.rejected": {
-      const session = text(field(p, "sessionID"))
-      return session === undefined ? NONE : [{ type: "answered", session, id: text(field(p, "requestID")) ?? text(field(p, "permissionID")) ?? "*" }]
-    }
+    case "retry":
+      return [{ type: "retry", session: e.session, message: e.message, next: e.next, provider: e.provider }]
+    case "busy":
+    case "idle":
+      return [{ type: e.type, session: e.session }]
+    case "sessionError":
+      return e.error === undefined ? NONE : [{ type: "error", session: e.session, error: e.error.copy }]
+    case "question":
+    case "permission":
+      return [{ type: "ask", session: e.session, id: e.id }]
+    case "answered":
+      return [{ type: "answered", session: e.session, id: e.id ?? "*" }]
     default:
       return NONE
   }
 }
+
+/** One opencode bus event → the engine's events. */
+export const engineEvents = (event: unknown): ReadonlyArray<EngineEvent> => engineEventsOf(decodeBusEvent(event))
 
 /** A `task` call as `tool.execute.before` reads it; the ids are absent when they cannot be read. */
 export interface TaskCall {

@@ -6,8 +6,8 @@
  * and which no hostile input can suppress. After `dispose` the hooks do nothing.
  */
 import type { Hooks } from "@opencode-ai/plugin"
-import { Cause, Effect, Layer, ManagedRuntime } from "effect"
-import { deepCopy, type JsonRecord } from "../core/json.js"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/fs/dirs.js"
 import { PoolEngineShell } from "../layers/pool/PoolEngineShell.js"
@@ -18,15 +18,19 @@ import { soundsOn } from "../core/notify/sound.js"
 import { NotifyEngine, type NotifyEngineService } from "../services/notify/NotifyEngine.js"
 import { AppLog, type LogLevel } from "../services/opencode/AppLog.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../services/pool/PoolEngine.js"
-import { notifyInputs } from "./notifyEvents.js"
+import { notifyInputsOf } from "./notifyEvents.js"
+import { decodeBusEvent } from "../core/bus/decode.js"
+import { causeLine } from "../core/causeLine.js"
 import { installQuotaFetch, type FailureReport, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
-import { appendIndex, coachTarget, engineEvents, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { appendIndex, coachTarget, engineEventsOf, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
 import { spawnGate } from "../core/spawn/handNamed.js"
 import { promptTarget } from "../services/opencode/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
-import { assign, describe, field, isPlainObject } from "../core/extract.js"
+import { assign, field, isPlainObject } from "../core/extract.js"
 import type { PoolServices } from "./services.js"
+import { workable } from "./configObject.js"
+import { ownFetchLine, POOL_STATUS_DESCRIPTION, type Handoff, type Sensing } from "./handoff.js"
 
 export type { PoolServices } from "./services.js"
 
@@ -37,45 +41,17 @@ export interface HookOptions {
   readonly configDir?: string | undefined
   /** Where `OCPOOL_SOUND` is read (process.env by default). */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** The boot entry's first config hook, done before the engine ran (src/plugin/boot.ts): bound again here. */
+  readonly handoff?: Handoff | undefined
 }
+
+export type EngineHooks = Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService; readonly sensing: Sensing }
 
 /** How long a retry status waits for the error body of its session that is still being read (issue 19). */
 const FAILURE_WAIT_MS = 500
 
-/** The first line of a failure, for a log line; never throws, whatever was thrown. */
-const firstLine = (cause: Cause.Cause<unknown>): string => {
-  try {
-    return Cause.pretty(cause).split("\n")[0] ?? "unknown error"
-  } catch {
-    return describe(Cause.squash(cause))
-  }
-}
-
-/**
- * Whether opencode's config object can be worked on: a plain object (prototype `Object.prototype` or
- * none, extensible, not a Proxy: those never copy), that copies without throwing, whose `agent` and
- * `provider` are absent or writable data properties. Functions in it (a provider's `fetch`, this plugin's
- * quota wrapper among them) are fine. The engine keeps it for hot reload and writes
- * those two keys into it; anything else could throw a hostile value from inside the engine.
- */
-const workable = (v: unknown): v is JsonRecord => {
-  if (!isPlainObject(v)) return false
-  try {
-    const proto = Object.getPrototypeOf(v) as unknown
-    if ((proto !== Object.prototype && proto !== null) || !Object.isExtensible(v)) return false
-    for (const key of ["agent", "provider"]) {
-      const d = Object.getOwnPropertyDescriptor(v, key)
-      if (d !== undefined && !("value" in d && d.writable === true)) return false
-    }
-    deepCopy(v)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
-export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService }> => {
+export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<EngineHooks> => {
   if (o.configDir !== undefined) {
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
@@ -89,7 +65,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   const run = async <A>(eff: Effect.Effect<A, never, PoolServices>, what: string): Promise<A | undefined> => {
     if (disposed) return undefined
     return runtime
-      .runPromise(eff.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.flatMap(AppLog, (l) => l.log("error", `${what} failed: ${firstLine(cause)}`)), undefined))))
+      .runPromise(eff.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.flatMap(AppLog, (l) => l.log("error", `${what} failed: ${causeLine(cause)}`)), undefined))))
       .catch(() => undefined)
   }
   const log = (level: LogLevel, message: string) => run(Effect.flatMap(AppLog, (l) => l.log(level, message)), "log")
@@ -115,8 +91,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     await Promise.race([pending, new Promise((resolve) => (timer = setTimeout(resolve, FAILURE_WAIT_MS)))])
     clearTimeout(timer)
   }
-  const wrappers = new WeakSet<object>()
-  const ownFetchTold = new Set<string>()
+  const wrappers = o.handoff?.wrappers ?? new WeakSet<object>()
+  const ownFetchTold = new Set<string>(o.handoff?.ownFetch)
   const sense = async (config: JsonRecord): Promise<void> => {
     const state = await run(engine.state, "quota sensing")
     if (state === undefined) return
@@ -129,7 +105,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     for (const p of own) {
       if (ownFetchTold.has(p)) continue
       ownFetchTold.add(p)
-      await log("info", `provider ${p} has a fetch of its own (a sign-in plugin's or a config's); its rate-limit headers are not read`)
+      await log("info", ownFetchLine(p))
     }
   }
 
@@ -140,9 +116,18 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     }
   }
 
+  if (o.handoff !== undefined) {
+    // the boot's config hook injected this object from the same pool: binding it again writes the same
+    // agents, says what that hook found, keeps it for reloads and runs the price advisory, all after the hook
+    for (const w of o.handoff.once) await log("warn", w)
+    await run(engine.configure(o.handoff.config), "config injection")
+    for (const l of o.handoff.lines) await log(l.level, l.message)
+  }
+
   return {
     engine,
     notifications,
+    sensing: { report, fail },
     config: async (input) => {
       if (disposed || !isPlainObject(input)) return
       if (!workable(input)) return void (await log("error", "config injection failed: opencode's config object cannot be read or written"))
@@ -216,9 +201,11 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       try {
         const event = field(input, "event")
         // the notification decision first: it is synchronous, so concurrent events keep their order
-        const inputs = notifyInputs(event)
+        // decoded once; each machine takes its own events from it
+        const bus = decodeBusEvent(event)
+        const inputs = notifyInputsOf(bus)
         const notified = inputs.length > 0 ? run(Effect.forEach(inputs, notifications.apply, { discard: true }), "notification") : undefined
-        const events = engineEvents(event)
+        const events = engineEventsOf(bus)
         for (const e of events) if (e.type === "retry") await failureRead(e.session)
         if (events.length > 0) {
           const applied = await run(Effect.forEach(events, engine.apply), "event")
@@ -231,7 +218,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     },
     tool: {
       pool_status: {
-        description: "Show opencode-pool's live state: slots with load and cooldowns, the next pick, claims per process, the reaper.",
+        description: POOL_STATUS_DESCRIPTION,
         args: {},
         execute: async () => (await run(engine.statusText, "pool_status")) ?? "opencode-pool: status unavailable"
       }
@@ -241,5 +228,5 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       disposed = true
       await runtime.dispose().catch(() => undefined)
     }
-  } as Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService }
+  } as EngineHooks
 }

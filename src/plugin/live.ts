@@ -1,16 +1,11 @@
 /** The live layers the plugin runs on inside opencode. */
-import { Effect, Layer } from "effect"
+import { Layer } from "effect"
 import type { Settings } from "../core/options.js"
 import { AbortClientSdk, type SessionClient } from "../layers/opencode/AbortClientSdk.js"
 import { AppLogSdk, type LogClient } from "../layers/opencode/AppLogSdk.js"
-import { ClaimStoreFile } from "../layers/state/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../layers/state/CooldownStoreFile.js"
-import { QuotaStoreFile } from "../layers/state/QuotaStoreFile.js"
-import { FallbackStoreFile } from "../layers/state/FallbackStoreFile.js"
 import { PoolConfigFile } from "../layers/pool/PoolConfigFile.js"
 import { PriceSnapshotFile } from "../layers/cost/PriceSnapshotFile.js"
-import { PoolLockFile } from "../layers/state/PoolLockFile.js"
-import { PoolStoreShared } from "../layers/state/PoolStoreShared.js"
+import { sharedStateLayer } from "../layers/state/sharedStateLayer.js"
 import { StateDirFile } from "../layers/state/StateDirFile.js"
 import { TraceRecorderFile } from "../layers/pool/TraceRecorderFile.js"
 import { NotifierSelect } from "../layers/notify/NotifierSelect.js"
@@ -24,7 +19,7 @@ import type { Notifier } from "../services/notify/Notifier.js"
 import type { SessionLookup } from "../services/opencode/SessionLookup.js"
 import type { PriceSnapshot } from "../services/cost/PriceSnapshot.js"
 import type { AppLog } from "../services/opencode/AppLog.js"
-import { ClaimStore, type ClaimStoreService } from "../services/state/ClaimStore.js"
+import type { SharedStateService } from "../services/state/SharedState.js"
 
 export interface LiveContext {
   readonly client: unknown
@@ -35,8 +30,8 @@ export interface LiveContext {
 export interface LayerOverrides {
   readonly log?: Layer.Layer<AppLog>
   readonly abort?: Layer.Layer<AbortClient>
-  /** Wraps the file claim store (the stress test checks global loads right after each publish, still under the lock). */
-  readonly wrapClaims?: (inner: ClaimStoreService) => ClaimStoreService
+  /** Wraps the shared state (the stress test checks global loads inside each transaction, under the lock). */
+  readonly wrapState?: (inner: SharedStateService) => SharedStateService
   /** A recording notifier (tests never raise a real popup unless they ask for it). */
   readonly notifier?: Layer.Layer<Notifier>
   readonly lookup?: Layer.Layer<SessionLookup>
@@ -55,10 +50,7 @@ const notifierOf = (settings: Settings) =>
 export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
   const log = overrides.log ?? AppLogSdk(ctx.client as LogClient | undefined, settings.logLevel)
   const stateDir = StateDirFile(settings.stateDir).pipe(Layer.provide(log))
-  const wrap = overrides.wrapClaims
-  const claims = wrap === undefined ? ClaimStoreFile : Layer.effect(ClaimStore, Effect.map(ClaimStore, wrap)).pipe(Layer.provide(ClaimStoreFile))
-  const files = Layer.mergeAll(claims, CooldownStoreFile, PoolLockFile(settings.lockWaitMs), QuotaStoreFile, FallbackStoreFile).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
-  const store = PoolStoreShared.pipe(Layer.provideMerge(files), Layer.provide(log))
+  const store = sharedStateLayer({ backend: "file", lockWaitMs: settings.lockWaitMs, wrap: overrides.wrapState }).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
   return Layer.mergeAll(
     store,
     log,

@@ -2,11 +2,10 @@
 import type { AbortClient } from "../services/opencode/AbortClient.js"
 import type { AppLog } from "../services/opencode/AppLog.js"
 import type { PoolConfig } from "../services/pool/PoolConfig.js"
-import type { PoolLock } from "../services/state/PoolLock.js"
-import type { PoolStore } from "../services/state/PoolStore.js"
+import type { SharedState } from "../services/state/SharedState.js"
 import type { StateDir } from "../services/state/StateDir.js"
 import type { TraceRecorder } from "../services/pool/TraceRecorder.js"
 import type { Notifier } from "../services/notify/Notifier.js"
 import type { SessionLookup } from "../services/opencode/SessionLookup.js"
 
-export type PoolServices = AppLog | StateDir | PoolStore | PoolLock | AbortClient | TraceRecorder | PoolConfig | Notifier | SessionLookup
+export type PoolServices = AppLog | StateDir | SharedState | AbortClient | TraceRecorder | PoolConfig | Notifier | SessionLookup

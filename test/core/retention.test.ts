@@ -11,8 +11,8 @@ import { planTrees, type SessionFacts } from "../../src/core/retention/trees.js"
 import { vacuumVerdict } from "../../src/core/retention/vacuum.js"
 import { eventWindow, MAX_DAYS, MAX_GRACE_HOURS, windowProblem } from "../../src/core/retention/window.js"
 import { parseNonNegative, parsePositiveInteger } from "../../src/core/retention/flags.js"
-import { withBusyRetry } from "../../src/cli/sweep/busy.js"
-import { DbBusy, DbFailed } from "../../src/services/retention/RetentionStore.js"
+import { withBusyRetry } from "../../src/cli/shared/db.js"
+import { DbBusy, DbFailed } from "../../src/services/opencodeDb/errors.js"
 import { makeId, seeded } from "../retention/opencodeDb.js"
 
 const NOW = 1_796_126_400_000

@@ -3,10 +3,11 @@
  * `OCPOOL_STATE_DIR`, `OCPOOL_TRACE`, `HOME` and the XDG variables (fresh paths, existing directories,
  * regular files where a directory belongs, symbolic links to directories, loops and dangling links,
  * FIFOs, paths under /proc, `~` forms, relative and empty values, hostile strings) go through the
- * plugin's boot of its directories in-process: the state dir (resolution, creation, trust), both file
- * stores' first read, the trace recorder's boot and the config dir creation. Each case returns within
- * a bound, throws nothing, logs at most one warning for the state dir and one for the trace, deletes
- * nothing in a directory it does not trust, and writes nothing outside its own temp directory.
+ * plugin's boot of its directories in-process: the state dir (resolution, creation, trust), the shared
+ * state's first read of claims and cooldowns, the trace recorder's boot and the config dir creation.
+ * Each case returns within a bound, throws nothing, reads every kind it asks for, logs at most one
+ * warning for the state dir and one for the trace, deletes nothing in a directory it does not trust,
+ * and writes nothing outside its own temp directory.
  *
  * HOME is always absolute and inside the case's directory: a missing or relative HOME falls back to the
  * system's home, which a test must never write in (test/layers/stateDir.test.ts covers "no home").
@@ -22,15 +23,13 @@ import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseSettings } from "../../src/core/options.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
-import { ClaimStoreFile } from "../../src/layers/state/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../../src/layers/state/CooldownStoreFile.js"
 import { makeDir } from "../../src/layers/fs/dirs.js"
 import { configDir } from "../../src/layers/pool/PoolConfigFile.js"
+import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
 import { StateDirFile } from "../../src/layers/state/StateDirFile.js"
 import { TraceRecorderFile } from "../../src/layers/pool/TraceRecorderFile.js"
 import type { LogLevel } from "../../src/services/opencode/AppLog.js"
-import { ClaimStore } from "../../src/services/state/ClaimStore.js"
-import { CooldownStore } from "../../src/services/state/CooldownStore.js"
+import { SharedState } from "../../src/services/state/SharedState.js"
 import { StateDir } from "../../src/services/state/StateDir.js"
 import { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
@@ -183,12 +182,17 @@ const runCase = async (c: Case, root: string, fifo: string | undefined): Promise
   const seen = await Effect.runPromise(
     Effect.gen(function* () {
       const dir = yield* StateDir
-      yield* (yield* ClaimStore).readPeers(Date.now())
-      yield* (yield* CooldownStore).readAll(Date.now())
+      // the first read of claims and cooldowns, as the plugin's first spawn makes it: every kind readable
+      const first = yield* (yield* SharedState).read(Date.now(), { claims: true, cooldowns: true })
+      expect(first.problems).toEqual([])
       yield* (yield* TraceRecorder).record([{ type: "pool", at: 1 } as never], [])
       return dir
     }).pipe(
-      Effect.provide(Layer.mergeAll(ClaimStoreFile, CooldownStoreFile, TraceRecorderFile(settings.trace).pipe(Layer.provide(log))).pipe(Layer.provideMerge(state))),
+      Effect.provide(
+        Layer.mergeAll(sharedStateLayer({ backend: "file", lockWaitMs: settings.lockWaitMs }).pipe(Layer.provide(log)), TraceRecorderFile(settings.trace).pipe(Layer.provide(log))).pipe(
+          Layer.provideMerge(state)
+        )
+      ),
       Effect.scoped,
       Effect.timeoutFail({ duration: CASE_MS, onTimeout: () => new Error("case did not end in time") })
     )

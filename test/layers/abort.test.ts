@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, TestClock } from "effect"
 import { AbortClientSdk, type SessionClient } from "../../src/layers/opencode/AbortClientSdk.js"
 import { AbortClient } from "../../src/services/opencode/AbortClient.js"
+import { recordSpans } from "../support/spans.js"
 
 type Reply = { data?: unknown; error?: unknown; response?: { status: number } }
 
@@ -72,6 +73,15 @@ describe("abort protocol (SPEC §8.3)", () => {
   it.effect("US-10 without a client there is no server url", () =>
     Effect.gen(function* () {
       expect(yield* attempt(undefined)).toMatchObject({ _tag: "Left", left: { reason: "no server url" } })
+    })
+  )
+
+  it.effect("US-10 an abort is the span AbortClient.abort, ended with its failure", () =>
+    Effect.gen(function* () {
+      const spans = recordSpans()
+      yield* attempt(client(() => Promise.resolve({ data: false, response: { status: 200 } }), [{}], [])).pipe(Effect.withTracer(spans.tracer))
+      expect(spans.names()).toEqual(["AbortClient.abort"])
+      expect(spans.spans[0]!.exit?._tag).toBe("Failure")
     })
   )
 })

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Cause, Effect, Layer } from "effect"
+import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogMemory.js"
 import { AppLogSdk } from "../../src/layers/opencode/AppLogSdk.js"
+import { LoggerAppLog } from "../../src/layers/opencode/LoggerAppLog.js"
+import { LoggerStderr } from "../../src/layers/process/LoggerStderr.js"
+import { AbortFailed } from "../../src/services/opencode/AbortClient.js"
 import { AppLog } from "../../src/services/opencode/AppLog.js"
 
 describe("the log through opencode's client", () => {
@@ -47,6 +51,63 @@ describe("the log through opencode's client", () => {
         process.stderr.write = original
       }
       expect(writes).toEqual(["opencode-pool warn: one\n", "opencode-pool error: two\n"])
+    })
+  )
+
+})
+
+describe("Effect.log* through the log (LoggerAppLog, LoggerStderr)", () => {
+  it.effect("US-10 levels map to the log's four, a cause becomes its first line and stays typed, debug reaches the log", () =>
+    Effect.gen(function* () {
+      const lines: Array<MemoryLine> = []
+      const failed = new AbortFailed({ reason: "session still running after abort\nsecond line" })
+      yield* Effect.all([
+        Effect.logDebug("d"),
+        Effect.logInfo("reaper armed:", "every 30s"),
+        Effect.logWarning("w"),
+        Effect.logError("abort of ses_1 failed", Cause.fail(failed)),
+        Effect.logError(Cause.fail(failed)),
+        Effect.logFatal("f")
+      ]).pipe(Effect.provide(AppLogMemory(lines)))
+      expect(lines.map((l) => [l.level, l.message])).toEqual([
+        ["debug", "d"],
+        ["info", "reaper armed: every 30s"],
+        ["warn", "w"],
+        ["error", "abort of ses_1 failed: session still running after abort"],
+        ["error", "session still running after abort"],
+        ["error", "f"]
+      ])
+      expect(lines[0]!.details).toBeUndefined()
+      expect(Cause.failureOption(lines[3]!.details!.cause)).toMatchObject({ _tag: "Some", value: failed })
+    })
+  )
+
+  it.effect("US-10 the logger over the AppLog in context; a second log installed replaces the first, no line is logged twice", () =>
+    Effect.gen(function* () {
+      const first: Array<MemoryLine> = []
+      const second: Array<MemoryLine> = []
+      yield* Effect.logWarning("once").pipe(Effect.provide(AppLogMemory(second)), Effect.provide(AppLogMemory(first)))
+      expect(first).toEqual([])
+      expect(second).toEqual([{ level: "warn", message: "once" }])
+      const lines: Array<MemoryLine> = []
+      const service = Layer.succeed(AppLog, { log: (level, message) => Effect.sync(() => void lines.push({ level, message })) })
+      yield* Effect.logInfo("via the tag").pipe(Effect.provide(LoggerAppLog.pipe(Layer.provide(service))))
+      expect(lines).toEqual([{ level: "info", message: "via the tag" }])
+    })
+  )
+
+  it.effect("US-10 the CLI's logger writes one line on stderr", () =>
+    Effect.gen(function* () {
+      const writes: Array<string> = []
+      const original = process.stderr.write.bind(process.stderr)
+      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write
+      try {
+        yield* Effect.logWarning("two\nlines").pipe(Effect.provide(LoggerStderr))
+        yield* Effect.logError("sweep failed", Cause.fail(new AbortFailed({ reason: "busy" }))).pipe(Effect.provide(LoggerStderr))
+      } finally {
+        process.stderr.write = original
+      }
+      expect(writes).toEqual(["ocpool warn: two lines\n", "ocpool error: sweep failed: busy\n"])
     })
   )
 })

@@ -1,15 +1,12 @@
-/** The fallback store (issue 12, US-50): `fallback.<enc>.json` per root session, shown until its original recovers. */
+/** The fallback records of the backends (issue 12, US-50): `fallback.<enc>.json` per root session, shown until its original recovers. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { chmodSync, existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { decodeFallback, encodeFallback, fallbackFileName, type FallbackRecord } from "../../src/core/quota/fallbackRecord.js"
 import { renderStatus, statusView } from "../../src/core/status.js"
-import { FallbackStoreFile } from "../../src/layers/state/FallbackStoreFile.js"
-import { FallbackStoreMemory } from "../../src/layers/state/FallbackStoreMemory.js"
-import { FallbackStore } from "../../src/services/state/FallbackStore.js"
-import { StateDir } from "../../src/services/state/StateDir.js"
+import { fallbackFilesOn, fallbacksInMemory } from "../../src/layers/state/fallbackFiles.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const stateDir = () => {
@@ -17,48 +14,44 @@ const stateDir = () => {
   chmodSync(dir, 0o700)
   return dir
 }
-const onDir = (dir: string | undefined, trusted = true) =>
-  FallbackStoreFile.pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted, pid: 1, host: "test", startTime: null })))
+const onDir = (dir: string | undefined, trusted = true) => fallbackFilesOn(dir, trusted)
 
 const REC: FallbackRecord = { session: "ses_a", original: "zen/a", active: "go/b", until: NOW + 300_000, at: NOW }
 
-describe("FallbackStoreFile", () => {
+describe("fallback records in files", () => {
   it.live("US-50 a switch round-trips through its 0600 file and is shown until the original recovers; then the file goes", () => {
     const dir = stateDir()
     return Effect.gen(function* () {
-      const s = yield* FallbackStore
-      yield* s.record(REC)
+      const s = onDir(dir)
+      yield* s.write([REC])
       const path = join(dir, fallbackFileName("ses_a"))
       expect(statSync(path).mode & 0o777).toBe(0o600)
       expect(yield* s.readAll(NOW + 1000)).toEqual([REC])
       expect(yield* s.readAll(NOW + 300_000)).toEqual([])
       expect(existsSync(path)).toBe(false)
-    }).pipe(Effect.provide(onDir(dir)))
+    })
   })
 
   it.live("US-50 remove forgets the session; unreadable files and files under another session's name are skipped", () => {
     const dir = stateDir()
     return Effect.gen(function* () {
-      const s = yield* FallbackStore
-      yield* s.record(REC)
-      yield* s.record({ ...REC, session: "ses_b" })
+      const s = onDir(dir)
+      yield* s.write([REC, { ...REC, session: "ses_b" }])
       writeFileSync(join(dir, "fallback.garbage.json"), "{not json")
       writeFileSync(join(dir, fallbackFileName("ses_c")), encodeFallback({ ...REC, session: "ses_d" }))
       yield* s.remove("ses_a")
       expect((yield* s.readAll(NOW)).map((r) => r.session)).toEqual(["ses_b"])
       expect(readdirSync(dir)).not.toContain(fallbackFileName("ses_a"))
-    }).pipe(Effect.provide(onDir(dir)))
+    })
   })
 
-  it.effect("US-50 without a state directory (and in the memory layer) the records live in the process", () =>
+  it.effect("US-50 without a state directory (and in the memory backend) the records live in the process, over ones hidden", () =>
     Effect.gen(function* () {
-      for (const layer of [onDir(undefined), FallbackStoreMemory]) {
-        const rows = yield* Effect.gen(function* () {
-          const s = yield* FallbackStore
-          yield* s.record(REC)
-          return yield* s.readAll(NOW)
-        }).pipe(Effect.provide(layer))
-        expect(rows).toEqual([REC])
+      for (const s of [onDir(undefined), fallbacksInMemory()]) {
+        yield* s.write([REC, { ...REC, session: "ses_old", until: NOW - 1 }])
+        expect(yield* s.readAll(NOW)).toEqual([REC])
+        yield* s.remove("ses_a")
+        expect(yield* s.readAll(NOW)).toEqual([])
       }
     })
   )

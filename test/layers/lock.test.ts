@@ -1,5 +1,5 @@
 /**
- * `pool.lock` (SPEC §5.3) through the real file layer. Every synchronous `node:fs` call of the code
+ * `pool.lock` (SPEC §5.3) through the file backend's lock part (poolLock.ts; the port keeps it private). Every synchronous `node:fs` call of the code
  * under test goes through a pass-through wrapper (below), so a test can look at the directory after
  * each call, or make a call fail, or "kill" the process at any call (that call and every later one
  * throws, as nothing more happens after a SIGKILL).
@@ -13,11 +13,10 @@ import { join } from "node:path"
 import { decodeLockFile } from "../../src/core/lockFile.js"
 import { STATE_ENTRY } from "../../src/core/stateTrust.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
-import { ClaimStoreFile } from "../../src/layers/state/ClaimStoreFile.js"
-import { PoolLockFile } from "../../src/layers/state/PoolLockFile.js"
+import { poolLockOn } from "../../src/layers/state/poolLock.js"
+import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
 import { inspectStateDir } from "../../src/layers/state/StateDirFile.js"
-import { ClaimStore } from "../../src/services/state/ClaimStore.js"
-import { PoolLock } from "../../src/services/state/PoolLock.js"
+import { SharedState } from "../../src/services/state/SharedState.js"
 import { StateDir } from "../../src/services/state/StateDir.js"
 
 const fsCtl = vi.hoisted(() => ({
@@ -63,17 +62,19 @@ const withFs = async <A>(hooks: Partial<typeof fsCtl>, f: () => Promise<A>): Pro
 
 const tmps = (dir: string) => realFs.readdirSync(dir).filter((n) => n.endsWith(".tmp"))
 
+/** The lock of process `pid` (this one by default) on `dir`, waiting up to `waitMs`. */
+const lockOn = (dir: string, o: { readonly pid?: number; readonly waitMs?: number } = {}) =>
+  poolLockOn({ dir, pid: o.pid ?? process.pid, host: hostname(), startTime: null }, o.waitMs ?? 250).pipe(Effect.provide(AppLogMemory([])))
+
 /** The lock of a process `pid`, waiting up to `waitMs`: runs `body` under it and returns its result, the fail-opens and the time taken. */
 const underLock = <A>(dir: string, body: Effect.Effect<A>, o: { readonly pid?: number; readonly waitMs?: number } = {}) =>
   Effect.runPromise(
     Effect.gen(function* () {
-      const lock = yield* PoolLock
+      const lock = yield* lockOn(dir, o)
       const t0 = Date.now()
       const value = yield* lock.withLock(body)
       return { value, ms: Date.now() - t0, failOpens: yield* lock.failOpens }
-    }).pipe(
-      Effect.provide(PoolLockFile(o.waitMs ?? 250).pipe(Layer.provide(Layer.mergeAll(AppLogMemory([]), Layer.succeed(StateDir, { dir, pid: o.pid ?? process.pid, host: hostname(), startTime: null })))))
-    )
+    })
   )
 
 /** What sits at pool.lock: absent, or its text. */
@@ -85,26 +86,23 @@ const lockText = (dir: string): string | undefined => {
   }
 }
 
-const lockLayer = (dir: string) =>
-  PoolLockFile(250).pipe(Layer.provide(Layer.mergeAll(AppLogMemory([]), Layer.succeed(StateDir, { dir, pid: process.pid, host: hostname(), startTime: null }))))
-
 describe("pool.lock ownership (SPEC §5.3)", () => {
   it.live("US-40 the lock is held during the body and removed after it", () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-lock-"))
     return Effect.gen(function* () {
-      const seen = yield* Effect.flatMap(PoolLock, (l) => l.withLock(Effect.sync(() => JSON.parse(readFileSync(join(dir, "pool.lock"), "utf8")) as { pid: number })))
+      const seen = yield* Effect.flatMap(lockOn(dir), (l) => l.withLock(Effect.sync(() => JSON.parse(readFileSync(join(dir, "pool.lock"), "utf8")) as { pid: number })))
       expect(seen.pid).toBe(process.pid)
       expect(existsSync(join(dir, "pool.lock"))).toBe(false)
-    }).pipe(Effect.provide(lockLayer(dir)))
+    })
   })
 
   it.live("US-40 a lock whose content another process replaced during the pick is not deleted", () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-lock-"))
     const other = JSON.stringify({ pid: 1, startTime: null, host: "elsewhere", at: Date.now() })
     return Effect.gen(function* () {
-      yield* Effect.flatMap(PoolLock, (l) => l.withLock(Effect.sync(() => writeFileSync(join(dir, "pool.lock"), other))))
+      yield* Effect.flatMap(lockOn(dir), (l) => l.withLock(Effect.sync(() => writeFileSync(join(dir, "pool.lock"), other))))
       expect(readFileSync(join(dir, "pool.lock"), "utf8")).toBe(other)
-    }).pipe(Effect.provide(lockLayer(dir)))
+    })
   })
 })
 
@@ -165,10 +163,10 @@ describe("pool.lock is never empty (SPEC §5.3, issue 18)", () => {
       expect(next.value).toBe(process.pid)
       expect(next.failOpens, `killed at call ${k}`).toBe(0)
       expect(next.ms).toBeLessThan(200)
-      // an orphan temporary is removed by the next claim reader once it is a minute old
+      // an orphan temporary is removed by the next read of claims once it is a minute old
       await Effect.runPromise(
-        Effect.flatMap(ClaimStore, (c) => c.readPeers(Date.now() + 61_000)).pipe(
-          Effect.provide(ClaimStoreFile.pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: null })))),
+        Effect.flatMap(SharedState, (s) => s.read(Date.now() + 61_000, { claims: true })).pipe(
+          Effect.provide(sharedStateLayer({ backend: "file", lockWaitMs: 250 }).pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: null })))),
           Effect.scoped
         )
       )
@@ -198,7 +196,6 @@ describe("pool.lock is never empty (SPEC §5.3, issue 18)", () => {
   it("US-40 where hard links are missing (link fails EPERM) the lock is made in place, whole, once tried; no temporary stays", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-lock-"))
     let links = 0
-    const layer = PoolLockFile(250).pipe(Layer.provide(Layer.mergeAll(AppLogMemory([]), Layer.succeed(StateDir, { dir, pid: process.pid, host: hostname(), startTime: null }))))
     const held = await withFs(
       {
         before: (name) => {
@@ -211,11 +208,11 @@ describe("pool.lock is never empty (SPEC §5.3, issue 18)", () => {
       () =>
         Effect.runPromise(
           Effect.gen(function* () {
-            const lock = yield* PoolLock
+            const lock = yield* lockOn(dir)
             const seen: Array<string | undefined> = []
             for (let i = 0; i < 3; i++) seen.push(yield* lock.withLock(Effect.sync(() => lockText(dir))))
             return { seen, failOpens: yield* lock.failOpens }
-          }).pipe(Effect.provide(layer))
+          })
         )
     )
     expect(links).toBe(1)

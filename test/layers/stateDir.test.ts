@@ -13,19 +13,16 @@ import { join } from "node:path"
 import { encodeClaimFile } from "../../src/core/claimFile.js"
 import { judgeStateDir, STATE_ENTRY } from "../../src/core/stateTrust.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
-import { ClaimStoreFile } from "../../src/layers/state/ClaimStoreFile.js"
-import { CooldownStoreFile } from "../../src/layers/state/CooldownStoreFile.js"
 import { makeDir } from "../../src/layers/fs/dirs.js"
-import { PoolLockFile } from "../../src/layers/state/PoolLockFile.js"
+import { poolLockOn } from "../../src/layers/state/poolLock.js"
 import { RetentionLogFile } from "../../src/layers/retention/RetentionLogFile.js"
+import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
 import { inspectStateDir, resolveStateDir, StateDirFile } from "../../src/layers/state/StateDirFile.js"
 import { TraceRecorderFile } from "../../src/layers/pool/TraceRecorderFile.js"
 import { homeDir, xdgDir } from "../../src/layers/fs/xdg.js"
 import type { LogLevel } from "../../src/services/opencode/AppLog.js"
-import { ClaimStore } from "../../src/services/state/ClaimStore.js"
-import { CooldownStore } from "../../src/services/state/CooldownStore.js"
-import { PoolLock } from "../../src/services/state/PoolLock.js"
 import { RetentionLog } from "../../src/services/retention/RetentionLog.js"
+import { SharedState } from "../../src/services/state/SharedState.js"
 import { StateDir } from "../../src/services/state/StateDir.js"
 import { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 
@@ -42,16 +39,15 @@ const litter = (dir: string) => {
   return readdirSync(dir).sort()
 }
 
-/** Boots the state dir and both stores as the plugin does, and reads everything once. */
+/** Boots the state dir and the shared state as the plugin does, and reads claims and cooldowns once (both readable). */
 const bootAndRead = (option: string | undefined, env: NodeJS.ProcessEnv) => {
   const logs: Array<{ level: LogLevel; message: string }> = []
   const state = StateDirFile(option, env).pipe(Layer.provide(AppLogMemory(logs)))
   return Effect.gen(function* () {
     const dir = yield* StateDir
-    yield* (yield* ClaimStore).readPeers(Date.now())
-    yield* (yield* CooldownStore).readAll(Date.now())
+    expect((yield* (yield* SharedState).read(Date.now(), { claims: true, cooldowns: true })).problems).toEqual([])
     return { dir, logs }
-  }).pipe(Effect.provide(Layer.mergeAll(ClaimStoreFile, CooldownStoreFile).pipe(Layer.provideMerge(state))), Effect.scoped)
+  }).pipe(Effect.provide(sharedStateLayer({ backend: "file", lockWaitMs: 250 }).pipe(Layer.provideMerge(state))), Effect.scoped)
 }
 
 describe("directories are created level by level (SPEC §2.1)", () => {
@@ -197,18 +193,16 @@ describe("the pool lock waits on a bounded schedule (SPEC §5.3)", () => {
       const dir = tmp()
       writeFileSync(join(dir, "pool.lock"), JSON.stringify({ pid: process.pid, startTime: null, host: hostname(), at: 0 }))
       const logs: Array<{ level: LogLevel; message: string }> = []
-      const layer = PoolLockFile(250).pipe(Layer.provide(Layer.mergeAll(AppLogMemory(logs), Layer.succeed(StateDir, { dir, pid: process.pid, host: hostname(), startTime: null }))))
-      yield* Effect.gen(function* () {
-        const lock = yield* PoolLock
-        const fiber = yield* Effect.fork(lock.withLock(Effect.succeed("ran")))
-        yield* TestClock.adjust(240)
-        expect(fiber.unsafePoll()).toBeNull()
-        yield* TestClock.adjust(20)
-        expect(yield* Fiber.join(fiber)).toBe("ran")
-        expect(yield* lock.failOpens).toBe(1)
-        expect(logs.map((l) => l.message)).toEqual(["pool lock busy; routing without it"])
-        expect(existsSync(join(dir, "pool.lock"))).toBe(true)
-      }).pipe(Effect.provide(layer))
+      // the file backend's lock part (the port keeps it private)
+      const lock = yield* poolLockOn({ dir, pid: process.pid, host: hostname(), startTime: null }, 250).pipe(Effect.provide(AppLogMemory(logs)))
+      const fiber = yield* Effect.fork(lock.withLock(Effect.succeed("ran")))
+      yield* TestClock.adjust(240)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(20)
+      expect(yield* Fiber.join(fiber)).toBe("ran")
+      expect(yield* lock.failOpens).toBe(1)
+      expect(logs.map((l) => l.message)).toEqual(["pool lock busy; routing without it"])
+      expect(existsSync(join(dir, "pool.lock"))).toBe(true)
     })
   )
 })

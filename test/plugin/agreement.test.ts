@@ -13,15 +13,11 @@ import { decodeLine, InputError } from "../../src/core/trace/input.js"
 import { initialState, step } from "../../src/core/trace/machine.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
-import { ClaimStoreMemory } from "../../src/layers/state/ClaimStoreMemory.js"
-import { CooldownStoreMemory } from "../../src/layers/state/CooldownStoreMemory.js"
 import { memoryState } from "../../src/layers/state/MemoryState.js"
 import { PoolConfigMemory } from "../../src/layers/pool/PoolConfigMemory.js"
-import { PoolLockMemory } from "../../src/layers/state/PoolLockMemory.js"
-import { StateDirMemory } from "../../src/layers/state/StateDirMemory.js"
 import { TraceRecorderMemory } from "../../src/layers/pool/TraceRecorderMemory.js"
 import { AbortFailed } from "../../src/services/opencode/AbortClient.js"
-import { answeredAborts, engineOver, quiesce } from "./testEngine.js"
+import { answeredAborts, engineOn, quiesce } from "./testEngine.js"
 
 const T0 = 1_796_115_600_000
 const POOL = resolvePool([{ kind: "file", origin: "test", text: "zen/alpha 2\nzen/beta 1\ngo/gamma 1\n" }], 4)
@@ -90,17 +86,9 @@ describe("the plugin and replay agree", () => {
         yield* TestClock.setTime(T0)
         const shared = memoryState()
         const { calls, pending, layer: answering } = answeredAborts()
-        const layer = Layer.mergeAll(
-          AppLogMemory([]),
-          StateDirMemory(1),
-          ClaimStoreMemory(shared, 1),
-          CooldownStoreMemory(shared),
-          PoolLockMemory(shared),
-          answering,
-          TraceRecorderMemory(shared),
-          PoolConfigMemory(POOL)
-        )
-        const { raw: engine } = yield* engineOver(layer, { timing: { hangMinAgeMs: 300_000, hangSilenceMs: 180_000 }, reapMs: 30_000 })
+        // one memory process on the memory backend of the shared-state port
+        const layer = Layer.mergeAll(AppLogMemory([]), answering, TraceRecorderMemory(shared), PoolConfigMemory(POOL))
+        const { raw: engine } = yield* engineOn(layer, { timing: { hangMinAgeMs: 300_000, hangSilenceMs: 180_000 }, reapMs: 30_000 }, shared, 1)
         yield* engine.applyPool(POOL)
         const routed: Array<string> = []
         const tasks: Array<{ owner: string; call: string; agent: string; child?: string }> = []

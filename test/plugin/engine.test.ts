@@ -7,18 +7,13 @@ import { Effect, Fiber, Layer, TestClock } from "effect"
 import { resolvePool } from "../../src/core/source.js"
 import { AbortClientMemory } from "../../src/layers/opencode/AbortClientMemory.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
-import { ClaimStoreMemory } from "../../src/layers/state/ClaimStoreMemory.js"
-import { CooldownStoreMemory } from "../../src/layers/state/CooldownStoreMemory.js"
 import { memoryState, type MemoryState } from "../../src/layers/state/MemoryState.js"
 import { PoolConfigMemory } from "../../src/layers/pool/PoolConfigMemory.js"
-import { PoolLockMemory } from "../../src/layers/state/PoolLockMemory.js"
-import { StateDirMemory } from "../../src/layers/state/StateDirMemory.js"
 import { TraceRecorderMemory } from "../../src/layers/pool/TraceRecorderMemory.js"
 import { reaperLoop } from "../../src/layers/pool/PoolEngineShell.js"
-import { engineOver, type TestEngine } from "./testEngine.js"
+import { engineOn, type TestEngine } from "./testEngine.js"
 import { AbortClient } from "../../src/services/opencode/AbortClient.js"
-import { ClaimStore } from "../../src/services/state/ClaimStore.js"
-import { PoolLock } from "../../src/services/state/PoolLock.js"
+import type { SharedStateService } from "../../src/services/state/SharedState.js"
 import type { LogLevel } from "../../src/services/opencode/AppLog.js"
 
 const MIN = 60_000
@@ -37,24 +32,15 @@ const proc = (
   pid: number,
   poolText = "zen/alpha 1\ngo/gamma 1\n",
   abortOutcomes: Array<string> = ["ok"],
-  lock?: Layer.Layer<PoolLock>,
   abortLayer?: Layer.Layer<AbortClient>
 ) =>
   Effect.gen(function* () {
     const logs: Proc["logs"] = []
     const aborts: Array<string> = []
-    const sharedLock = lock ?? PoolLockMemory(shared)
-    const layer = Layer.mergeAll(
-      AppLogMemory(logs),
-      StateDirMemory(pid),
-      ClaimStoreMemory(shared, pid),
-      CooldownStoreMemory(shared),
-      sharedLock,
-      abortLayer ?? AbortClientMemory(abortOutcomes, aborts),
-      TraceRecorderMemory(shared),
-      PoolConfigMemory(pool(poolText))
-    )
-    const engine = yield* engineOver(layer, { timing: { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }, reapMs: 30_000 })
+    const rest = Layer.mergeAll(AppLogMemory(logs), abortLayer ?? AbortClientMemory(abortOutcomes, aborts), TraceRecorderMemory(shared), PoolConfigMemory(pool(poolText)))
+    const config = { timing: { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }, reapMs: 30_000 }
+    // the memory backend of one process (PoolEngineTest)
+    const engine = yield* engineOn(rest, config, shared, pid)
     yield* engine.applyPool(pool(poolText))
     return { engine, logs, aborts, state: engine.view } satisfies Proc
   })
@@ -226,14 +212,25 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
   it.effect("US-9 one sweep publishes all its own changes in one write; each abort outcome that arrives later is one more: two hung children and an unbound claim", () =>
     Effect.gen(function* () {
       const shared = memoryState()
+      // a claims write is a commit that carries this process's claims
       let writes = 0
-      const counting = Layer.effect(
-        ClaimStore,
-        Effect.map(ClaimStore, (inner) => ({ ...inner, publish: (own: Parameters<typeof inner.publish>[0], now: number) => Effect.zipRight(Effect.sync(() => void writes++), inner.publish(own, now)) }))
-      ).pipe(Layer.provide(ClaimStoreMemory(shared, 1)))
+      const counting = (inner: SharedStateService): SharedStateService => ({
+        ...inner,
+        transact: (now, needs, decide) =>
+          inner.transact(now, needs, (snapshot) => {
+            const decided = decide(snapshot)
+            if (decided.commit.claims !== undefined) writes++
+            return decided
+          }),
+        commit: (now, commit) =>
+          Effect.suspend(() => {
+            if (commit.claims !== undefined) writes++
+            return inner.commit(now, commit)
+          })
+      })
       const aborts: Array<string> = []
-      const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), counting, CooldownStoreMemory(shared), PoolLockMemory(shared), AbortClientMemory(["ok"], aborts), TraceRecorderMemory(shared), PoolConfigMemory(pool("a/1 5\n")))
-      const engine = yield* engineOver(layer, { timing: { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }, reapMs: 30_000 })
+      const layer = Layer.mergeAll(AppLogMemory([]), AbortClientMemory(["ok"], aborts), TraceRecorderMemory(shared), PoolConfigMemory(pool("a/1 5\n")))
+      const engine = yield* engineOn(layer, { timing: { hangMinAgeMs: 5 * MIN, hangSilenceMs: 3 * MIN }, reapMs: 30_000 }, shared, 1, counting)
       const state = engine.view
       yield* engine.applyPool(pool("a/1 5\n"))
       for (const call of ["c1", "c2", "c3"]) yield* engine.beforeTask("par", call, { subagent_type: "explore" }).pipe(Effect.orDie)
@@ -251,7 +248,7 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
   it.effect("US-10 an abort client that dies inside is a failed abort (logged with its reason) and the spawn whose sweep started it still routes", () =>
     Effect.gen(function* () {
       const broken = Layer.succeed(AbortClient, { abort: () => Effect.die(new Error("socket exploded")) })
-      const p = yield* proc(memoryState(), 1, undefined, undefined, undefined, broken)
+      const p = yield* proc(memoryState(), 1, undefined, undefined, broken)
       yield* spawn(p, "par", "c1")
       yield* p.engine.childCreated("s1", "par", "explore-1", undefined)
       yield* TestClock.adjust(9 * MIN)

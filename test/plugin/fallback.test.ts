@@ -4,14 +4,16 @@
  * status record and trace; the message rewrite while the original cools; what never switches.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
-import { fallbackStoreOn } from "../../src/layers/state/FallbackStoreFile.js"
 import { SessionPromptMemory, type PromptCall } from "../../src/layers/opencode/SessionPromptMemory.js"
-import { FallbackStore } from "../../src/services/state/FallbackStore.js"
+import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
+import { SharedState } from "../../src/services/state/SharedState.js"
+import { StateDir } from "../../src/services/state/StateDir.js"
 import { bootsPerTest, childCreated, event, POOL2, settle, tmp, type Booted } from "./boot.js"
 
 const { start } = bootsPerTest()
@@ -29,6 +31,13 @@ const userMessage = async (b: Booted, session: string, model: string, agent = "b
   await b.hooks["chat.message"]!({ sessionID: session, agent, model: message.model } as never, { message, parts: [] } as never)
   return `${message.model.providerID}/${message.model.modelID}`
 }
+
+/**
+ * The shared state as another process on this host reads it (`ocpool status`'s read, the port without
+ * the lock), the directory only read: a pid no process has, so it never shares a claim file's name.
+ */
+const reader = (dir: string) =>
+  sharedStateLayer({ backend: "file", lockWaitMs: 0 }).pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: false, pid: 4_194_303, host: hostname(), startTime: null })))
 
 const retry = (b: Booted, session: string, message: string) =>
   event(b, "session.status", { sessionID: session, status: { type: "retry", attempt: 1, message, next: Date.now() + 2_000 } })
@@ -64,7 +73,7 @@ describe("fallback models (issue 12)", () => {
     await retry(b, ROOT, QUOTA)
     await settle(b)
     expect(prompts).toHaveLength(1)
-    const records = await Effect.runPromise(Effect.flatMap(FallbackStore, (s) => s.readAll(Date.now())).pipe(Effect.provideService(FallbackStore, fallbackStoreOn(b.stateDir, false))))
+    const { fallbacks: records } = await Effect.runPromise(Effect.scoped(Effect.flatMap(SharedState, (s) => s.read(Date.now(), { fallbacks: true })).pipe(Effect.provide(reader(b.stateDir)))))
     expect(records.map((r) => [r.session, r.original, r.active])).toEqual([[ROOT, "main/big", "fb/one"]])
     // the in-chat pool_status tool shows it as ocpool status does
     const text = await (b.hooks.tool!.pool_status as unknown as { execute: (a: unknown, c: unknown) => Promise<string> }).execute({}, {})

@@ -4,16 +4,16 @@
  * TestClock.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Context, Effect, Layer, TestClock } from "effect"
 import { readFileSync } from "node:fs"
-import { makeNotifyEngine } from "../../src/layers/notify/NotifyEngineShell.js"
-import { makeMemoryNotifier, type MemoryClose, type MemoryOutcome, type MemorySend } from "../../src/layers/notify/NotifierMemory.js"
-import { SessionLookupMemory } from "../../src/layers/opencode/SessionLookupMemory.js"
+import { NotifyEngineTest, type NotifyEngineTestOptions } from "../../src/layers/notify/NotifyEngineTest.js"
+import type { MemoryClose, MemorySend } from "../../src/layers/notify/NotifierMemory.js"
 import { notifyInputs } from "../../src/plugin/notifyEvents.js"
-import { SessionLookup } from "../../src/services/opencode/SessionLookup.js"
+import { NotifyEngine } from "../../src/services/notify/NotifyEngine.js"
 import type { SessionFacts } from "../../src/services/opencode/SessionLookup.js"
 import type { LogLevel } from "../../src/services/opencode/AppLog.js"
 import { boot, event } from "./boot.js"
+import { recordSpans } from "../support/spans.js"
 
 const samples = JSON.parse(readFileSync(new URL("../fixtures/opencode-1.18.33/event-samples.json", import.meta.url), "utf8")) as Record<string, Array<unknown>>
 const sample = (type: string, i = 0) => samples[`event:${type}`]![i] as { type: string; properties: Record<string, unknown> }
@@ -27,19 +27,13 @@ interface Rig {
   readonly settle: Effect.Effect<void>
 }
 
-/** The engine over a recording notifier, on the test's clock. */
-const rig = (opts: { outcomes?: Array<MemoryOutcome>; known?: Map<string, SessionFacts>; fade?: boolean; sounds?: boolean; channel?: "notify-send" | "ssh"; latencyMs?: number } = {}) =>
+/** The engine over a recording notifier, on the test's clock; its log lines (Effect.log* included) in `logs`. */
+const rig = (opts: NotifyEngineTestOptions = {}) =>
   Effect.gen(function* () {
-    const sends: Array<MemorySend> = []
-    const closes: Array<MemoryClose> = []
-    const logs: Rig["logs"] = []
-    const lookups: Array<string> = []
-    const notifier = makeMemoryNotifier(opts.outcomes ?? ["ok"], sends, closes, { channel: opts.channel ?? "notify-send", latencyMs: opts.latencyMs })
-    const lookup = yield* Effect.provide(SessionLookup, SessionLookupMemory(opts.known ?? new Map(), lookups))
-    const log = { log: (level: LogLevel, message: string) => Effect.sync(() => void logs.push({ level, message })) }
-    const engine = yield* makeNotifyEngine({ sounds: opts.sounds ?? true, fade: opts.fade ?? true }, notifier, lookup, log)
+    const t = NotifyEngineTest(opts)
+    const engine = Context.get(yield* Layer.build(t.layer), NotifyEngine)
     const feed = (e: unknown) => Effect.forEach(notifyInputs(e), engine.apply, { discard: true })
-    return { sends, closes, logs, lookups, feed, settle: engine.settle } satisfies Rig
+    return { sends: t.sends, closes: t.closes, logs: t.logs, lookups: t.lookups, feed, settle: engine.settle } satisfies Rig
   })
 
 const created = (id: string, title: string, parentID?: string, agent?: string) => ({
@@ -69,6 +63,17 @@ describe("notifications in the plugin (SPEC §10)", () => {
       })
       expect(r.sends[0]!.key).toBe("ses_dd4fc3b29ffeCUaMGfmT1t8JVE")
       expect(r.logs.some((l) => l.level === "info" && l.message === "notified done via notify-send")).toBe(true)
+    })
+  )
+
+  it.scoped("US-11 every input is the span NotifyEngine.apply; the send it decides is Notifier.send", () =>
+    Effect.gen(function* () {
+      const r = yield* rig()
+      const spans = recordSpans()
+      yield* Effect.zipRight(Effect.forEach([created("ses_r", "Root"), status("ses_r", "busy"), idle("ses_r")], r.feed), r.settle).pipe(Effect.withTracer(spans.tracer))
+      expect(spans.names().filter((n) => n === "NotifyEngine.apply").length).toBeGreaterThanOrEqual(3)
+      expect(spans.spans.find((s) => s.name === "Notifier.send")).toBeDefined()
+      expect(r.sends).toHaveLength(1)
     })
   )
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -6,6 +6,9 @@ import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import opencodePool from "../../src/plugin/index.js"
+import { bootHooks } from "../../src/plugin/boot.js"
+import { bootOptions } from "../../src/core/boot/options.js"
+import { parseSettings } from "../../src/core/options.js"
 import { bootsPerTest, childCreated, event, POOL2, settle, sleep, spawn, tmp, type Booted } from "./boot.js"
 
 const { start, forget } = bootsPerTest()
@@ -312,6 +315,7 @@ describe("plugin: state, status, trace, off switch", () => {
     await spawn(b, "p", "c1")
     expect(ownClaims(b)["p:c1"]?.model).toBe("zen/alpha")
     writeFileSync(file, "go/gamma 1\nzen/alpha 1\n")
+    // real time: the reload follows a file watcher of the operating system
     for (let i = 0; i < 100 && !b.logs.some((l) => l.message.startsWith("pool reloaded")); i++) await sleep(20)
     expect(b.logs.filter((l) => l.message.startsWith("pool reloaded")).at(-1)?.message).toBe(`pool reloaded from ${file}: 1=go/gamma w1, 2=zen/alpha w1`)
     expect((config.agent as Record<string, { model?: string }>)["explore-1"]?.model).toBe("go/gamma")
@@ -363,4 +367,123 @@ describe("plugin: state, status, trace, off switch", () => {
       expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
     })
   )
+})
+
+/** The boot entry (src/plugin/boot.ts) over the engine from sources, with a client whose `app.log` collects. */
+const bootEntry = (options: Record<string, unknown>, startMs = 3_600_000) => {
+  const dir = tmp()
+  const logs: Array<{ level: string; message: string }> = []
+  const client = { app: { log: async (o: { body: { level: string; message: string } }) => void logs.push({ level: o.body.level, message: o.body.message }) } }
+  let loads = 0
+  const ctx = { client, directory: dir }
+  const full = { stateDir: join(dir, "state"), reapMs: 3_600_000, ...options }
+  const hooks = bootHooks(ctx, full, () => (loads++, import("../../src/plugin/engine.js")), { startMs })
+  return { hooks, logs, dir, ctx, options: full, loads: () => loads }
+}
+/** The same options through the whole plugin at once (src/plugin/index.ts): what the boot entry must match. */
+const wholePlugin = async (ctx: unknown, options: Record<string, unknown>) => {
+  const logs: Array<{ level: string; message: string }> = []
+  const client = { app: { log: async (o: { body: { level: string; message: string } }) => void logs.push({ level: o.body.level, message: o.body.message }) } }
+  const hooks = await opencodePool({ ...(ctx as object), client } as never, { ...options, stateDir: `${options.stateDir as string}-whole` })
+  return { hooks, logs }
+}
+/** A config with its functions (the quota wrappers) named, for comparing two configs. */
+const shape = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === "function" ? "<function>" : x)))
+/** Waits, on the wall clock, for what real files, watchers and processes do (no TestClock reaches them). */
+const until = async (what: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms
+  while (!what()) {
+    if (Date.now() > end) throw new Error("timed out")
+    await sleep(10)
+  }
+}
+const opencodeConfig = () => ({
+  agent: { "explore-1": { model: "other/pinned" }, mine: { prompt: "x" } },
+  provider: { zen: { whitelist: ["beta"], options: {} }, go: { blacklist: ["gamma"] } }
+})
+
+describe("plugin: the boot entry (docs/PERFORMANCE.md, opencode start)", () => {
+  const engines: Array<{ dispose?: () => Promise<void> }> = []
+  afterEach(async () => {
+    for (const h of engines.splice(0)) await h.dispose?.()
+  })
+
+  it("US-2 the first config hook is answered without the engine, with the config and the lines the whole plugin gives", async () => {
+    for (const options of [{ models: POOL2 }, { models: POOL2, delegate: false }, { models: { slots: ["a/1", "b/2", "c/3", "d/4", "e/5", "f/6"].map((model) => ({ model, weight: 1 })) }, maxSlots: 8 }, {}]) {
+      const b = bootEntry(options)
+      engines.push(b.hooks)
+      const booted = opencodeConfig() as Record<string, unknown>
+      await b.hooks.config!(booted as never)
+      expect(b.loads()).toBe(0)
+      const whole = await wholePlugin(b.ctx, b.options)
+      engines.push(whole.hooks)
+      const expected = opencodeConfig() as Record<string, unknown>
+      await whole.hooks.config!(expected as never)
+      expect(shape(booted)).toEqual(shape(expected))
+      // the engine, once started, binds the same object again and says what the whole plugin said
+      const before = JSON.stringify(shape(booted))
+      await b.hooks["chat.params"]!({ sessionID: "s" } as never, {} as never)
+      expect(b.loads()).toBe(1)
+      expect(JSON.stringify(shape(booted))).toBe(before)
+      await until(() => b.logs.length >= whole.logs.length)
+      expect(b.logs).toEqual(whole.logs)
+      expect(b.logs.filter((l) => l.message.includes("pins model other/pinned"))).toHaveLength(1)
+    }
+  })
+
+  it("US-8 without any hook the engine starts shortly after the config hook: the reaper's first sweep, the state directory, the pool watcher, the claim file at dispose", async () => {
+    const poolFile = join(process.env.XDG_CONFIG_HOME!, "opencode-pool", "pool.txt")
+    mkdirSync(join(process.env.XDG_CONFIG_HOME!, "opencode-pool"), { recursive: true })
+    writeFileSync(poolFile, "zen/alpha\ngo/gamma\n")
+    const b = bootEntry({}, 20)
+    engines.push(b.hooks)
+    const cfg: Record<string, unknown> = {}
+    await b.hooks.config!(cfg as never)
+    await until(() => b.logs.some((l) => l.message.startsWith("bound 2 slots")))
+    expect(b.loads()).toBe(1)
+    expect(b.logs.some((l) => l.message.startsWith("reaper armed"))).toBe(true)
+    expect(statSync(b.options.stateDir).isDirectory()).toBe(true)
+    // a pool file written now is seen by the engine's watcher, and the boot's config object is bound again
+    expect(Object.hasOwn(cfg.agent as object, "explore-3")).toBe(false)
+    writeFileSync(poolFile, "zen/alpha\ngo/gamma\nzen/delta\n")
+    await until(() => Object.hasOwn(cfg.agent as object, "explore-3"))
+    expect(b.logs.some((l) => l.message.startsWith("pool reloaded from"))).toBe(true)
+    await spawn({ hooks: b.hooks } as Booted, "p", "c1")
+    expect(existsSync(join(b.options.stateDir, `claims.${process.pid}.json`))).toBe(true)
+    await b.hooks.dispose!()
+    expect(existsSync(join(b.options.stateDir, `claims.${process.pid}.json`))).toBe(false)
+  })
+
+  it("US-5 a task spawn before the engine runs waits for it and is routed; a hand-named variant is still refused", async () => {
+    const b = bootEntry({ models: POOL2 })
+    engines.push(b.hooks)
+    await b.hooks.config!({} as never)
+    const output = { args: { description: "d", prompt: "p", subagent_type: "explore" } as Record<string, unknown> }
+    await b.hooks["tool.execute.before"]!({ tool: "task", sessionID: "p", callID: "c1" }, output)
+    expect(output.args.subagent_type).toBe("explore-1")
+    const refused = { args: { description: "d", prompt: "p", subagent_type: "explore-2" } as Record<string, unknown> }
+    await expect(b.hooks["tool.execute.before"]!({ tool: "task", sessionID: "p", callID: "c2" }, refused)).rejects.toThrow(/spawn "explore"/)
+    expect(b.loads()).toBe(1)
+    expect(await b.hooks.tool!.pool_status!.execute({}, {} as never)).toContain("1 claim in flight")
+  })
+
+  it("US-17 disposed before the engine ran: nothing is loaded, no state is written; turned off: no hooks at all", async () => {
+    const b = bootEntry({ models: POOL2 })
+    await b.hooks.config!({} as never)
+    await b.hooks.dispose!()
+    await b.hooks.event!({ event: { type: "session.idle", properties: { sessionID: "s" } } } as never)
+    expect(b.loads()).toBe(0)
+    expect(existsSync(b.options.stateDir)).toBe(false)
+    expect(bootHooks({}, { enabled: false }, () => Promise.reject(new Error("never")))).toEqual({})
+    expect(bootHooks({}, {}, () => Promise.reject(new Error("never")), { env: { OCPOOL_DISABLE: "yes" } })).toEqual({})
+  })
+
+  it("US-17 the boot entry reads models, modelsFile, maxSlots and delegate as parseSettings does", () => {
+    const values: ReadonlyArray<unknown> = [undefined, null, true, false, 0, 3, 8, 9, 2.5, "8", "pool.txt", [], {}, { slots: [] }, ["a/b"]]
+    for (const v of values) {
+      const o = { models: v, modelsFile: v, maxSlots: v, delegate: v }
+      const { settings } = parseSettings(o, {})
+      expect(bootOptions(o)).toEqual({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, delegate: settings.delegate, omniroute: undefined })
+    }
+  })
 })

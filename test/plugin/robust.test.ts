@@ -1,9 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
 import { spawn as spawnProcess, spawnSync } from "node:child_process"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
+import { GatewayHttp } from "../../src/layers/gateway/GatewayHttp.js"
+import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogMemory.js"
 import { startTimeOf } from "../../src/layers/state/proc.js"
+import { Gateway } from "../../src/services/gateway/Gateway.js"
+import { recordSpans } from "../support/spans.js"
 import { boot, childCreated, event, POOL2, spawn, tmp, type Booted } from "./boot.js"
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/opencode-1.18.33/${name}`, import.meta.url), "utf8")) as Record<string, unknown>
@@ -110,6 +117,7 @@ describe("the pool lock (SPEC §5.3)", () => {
   it("US-40 a lock held by a live process, 1 s old: the spawn goes ahead after about 250 ms, with one warning, counted", async () => {
     const holder = spawnProcess(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" })
     try {
+      // real time: the holder is a real process, and the lock's wait is measured on the wall clock
       await new Promise((r) => setTimeout(r, 100))
       const b = await start({ models: POOL2 })
       writeLock(b.stateDir, { pid: holder.pid, startTime: startTimeOf(holder.pid!), host: hostname(), at: Date.now() - 1_000 })
@@ -203,4 +211,31 @@ describe("the plugin's directories (SPEC §2.1, §5.5)", () => {
     expect(existsSync(join(target, `claims.${process.pid}.json`))).toBe(true)
     expect(existsSync(deadPeer)).toBe(true)
   })
+})
+
+describe("the gateway layer at start (SPEC §13)", () => {
+  it.scoped("US-28 building the gateway layer probes nothing; the first register probes once, a span Gateway.register each", () =>
+    Effect.gen(function* () {
+      let requests = 0
+      const server = createServer((_req, res) => {
+        requests++
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ object: "list", data: [{ id: "auto" }] }))
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((r) => server.listen(0, "127.0.0.1", r))),
+        () => Effect.promise(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))))
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+      const logs: Array<MemoryLine> = []
+      const gateway = Context.get(yield* Layer.build(GatewayHttp({ baseURL: url, apiKey: "k" }).pipe(Layer.provide(AppLogMemory(logs)))), Gateway)
+      expect(requests).toBe(0)
+      const spans = recordSpans()
+      const configs = [{} as Record<string, unknown>, {} as Record<string, unknown>]
+      for (const c of configs) yield* gateway.register(c).pipe(Effect.withTracer(spans.tracer))
+      expect(requests).toBe(1)
+      expect(spans.names()).toEqual(["Gateway.register", "Gateway.register"])
+      expect(configs.every((c) => typeof c.provider === "object" && c.provider !== null && "omniroute" in c.provider)).toBe(true)
+    })
+  )
 })

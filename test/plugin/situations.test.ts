@@ -9,15 +9,11 @@ import { resolvePool } from "../../src/core/source.js"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
-import { ClaimStoreMemory } from "../../src/layers/state/ClaimStoreMemory.js"
-import { CooldownStoreMemory } from "../../src/layers/state/CooldownStoreMemory.js"
 import { memoryState, type MemoryState } from "../../src/layers/state/MemoryState.js"
 import { PoolConfigMemory } from "../../src/layers/pool/PoolConfigMemory.js"
-import { PoolLockMemory } from "../../src/layers/state/PoolLockMemory.js"
-import { StateDirMemory } from "../../src/layers/state/StateDirMemory.js"
 import { TraceRecorderMemory } from "../../src/layers/pool/TraceRecorderMemory.js"
 import { AbortClient } from "../../src/services/opencode/AbortClient.js"
-import { answeredAborts, engineOver, quiesce } from "./testEngine.js"
+import { answeredAborts, engineOn, quiesce } from "./testEngine.js"
 
 const MIN = 60_000
 const POOL = resolvePool([{ kind: "file", origin: "test", text: "zen/alpha 1\ngo/gamma 1\n" }], 4)
@@ -29,8 +25,8 @@ const slow = (ms: number, calls: Array<string>) =>
 
 const setup = (abort: Layer.Layer<AbortClient>, timing = TIMING, shared: MemoryState = memoryState()) =>
   Effect.gen(function* () {
-    const layer = Layer.mergeAll(AppLogMemory([]), StateDirMemory(1), ClaimStoreMemory(shared, 1), CooldownStoreMemory(shared), PoolLockMemory(shared), abort, TraceRecorderMemory(shared), PoolConfigMemory(POOL))
-    const t = yield* engineOver(layer, { timing, reapMs: 30_000 })
+    const layer = Layer.mergeAll(AppLogMemory([]), abort, TraceRecorderMemory(shared), PoolConfigMemory(POOL))
+    const t = yield* engineOn(layer, { timing, reapMs: 30_000 }, shared, 1)
     yield* t.applyPool(POOL)
     return { t, e: t.raw, shared }
   })

@@ -1,77 +1,86 @@
 /**
- * The engine over given layers, for tests: the `PoolStore` is built over the claim, cooldown and lock
- * layers the test gives, the engine's scope stays open for the test, and every call waits until the
- * aborts it started have come back (an `aborted` event each), so a test reads settled state.
+ * The engine over given layers, for tests: the shared state is the memory backend of one "process"
+ * (PoolEngineTest, `engineOn`; `wrap` puts the test's view on its port, a commit counter say); the
+ * engine's scope stays open for the test, and every call waits until the aborts it started have come
+ * back (an `aborted` event each), so a test reads settled state.
  */
 import { Deferred, Effect, Layer, Scope } from "effect"
 import type { EngineEvent } from "../../src/core/engine/step.js"
 import type { ResolvedPool } from "../../src/core/source.js"
-import { makeEngine, type EngineConfig } from "../../src/layers/pool/PoolEngineShell.js"
-import { PoolStoreShared } from "../../src/layers/state/PoolStoreShared.js"
+import type { makeEngine, EngineConfig } from "../../src/layers/pool/PoolEngineShell.js"
+import { makeTestEngine } from "../../src/layers/pool/PoolEngineTest.js"
+import type { MemoryState } from "../../src/layers/state/MemoryState.js"
+import type { SharedStateOptions } from "../../src/layers/state/sharedStateLayer.js"
 import { AbortClient, type AbortFailed } from "../../src/services/opencode/AbortClient.js"
 import type { AppLog } from "../../src/services/opencode/AppLog.js"
-import type { ClaimStore } from "../../src/services/state/ClaimStore.js"
-import type { CooldownStore } from "../../src/services/state/CooldownStore.js"
 import type { PoolConfig } from "../../src/services/pool/PoolConfig.js"
-import type { PoolLock } from "../../src/services/state/PoolLock.js"
-import type { StateDir } from "../../src/services/state/StateDir.js"
 import type { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 
-type Needs = AppLog | StateDir | ClaimStore | CooldownStore | PoolLock | AbortClient | TraceRecorder | PoolConfig
+type Engine = Effect.Effect.Success<ReturnType<typeof makeEngine>>
 
-export const engineOver = (layer: Layer.Layer<Needs>, config: EngineConfig) =>
+/** The engine of memory process `pid` on `shared` (PoolEngineTest), the rest from `layer`. */
+export const engineOn = (
+  layer: Layer.Layer<AppLog | AbortClient | TraceRecorder | PoolConfig>,
+  config: EngineConfig,
+  shared: MemoryState,
+  pid: number,
+  wrap?: SharedStateOptions["wrap"]
+) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const full = Layer.provideMerge(PoolStoreShared, layer)
-    const engine = yield* makeEngine(config).pipe(Effect.provide(full), Scope.extend(scope))
-    const settled = <A, E>(eff: Effect.Effect<A, E>) => Effect.zipLeft(eff, engine.settle)
-    const apply = (event: EngineEvent) => settled(Effect.asVoid(engine.apply(event)))
-    const now = () => Effect.runSync(engine.state)
-    const view = {
-      get claims() {
-        return now().machine.claims
-      },
-      get reaped() {
-        return now().machine.reaped
-      },
-      get activity() {
-        return now().sampled
-      },
-      get parents() {
-        return now().parents
-      },
-      get children() {
-        return now().children
-      },
-      get signals() {
-        return now().signals
-      }
-    }
-    return {
-      raw: engine,
-      view,
-      scope,
-      applyPool: (pool: ResolvedPool) => engine.applyPool(pool),
-      beforeTask: (session: string, call: string, args: Record<string, unknown>) => settled(engine.beforeTask(session, call, args)),
-      childCreated: (id: string, parent: string, agent: string | undefined, title: string | undefined) => apply({ type: "child", id, parent, agent, title }),
-      activity: (session: string) => apply({ type: "activity", session }),
-      ask: (session: string, id: string, open: boolean) => apply(open ? { type: "ask", session, id } : { type: "answered", session, id }),
-      answered: (session: string, id: string) => apply({ type: "answered", session, id }),
-      idle: (session: string) => apply({ type: "idle", session }),
-      markBusy: (session: string) => apply({ type: "busy", session }),
-      modelRequest: (session: string) => apply({ type: "request", session }),
-      output: (session: string) => apply({ type: "output", session }),
-      onError: (session: string, error: unknown, model: string | undefined) => apply({ type: "error", session, error, model }),
-      onRetry: (session: string, message: string, next: number, provider: string | undefined) => apply({ type: "retry", session, message, next, provider }),
-      release: (claim: string, ok: boolean) => apply({ type: "taskEnd", claim, ok }),
-      sweep: settled(engine.sweep),
-      timerSweep: settled(engine.sweep),
-      statusText: engine.statusText,
-      settle: engine.settle
-    }
+    const engine = yield* makeTestEngine(config, shared, pid, undefined, wrap).pipe(Effect.provide(layer), Scope.extend(scope))
+    return testView(engine, scope)
   })
 
-export type TestEngine = Effect.Effect.Success<ReturnType<typeof engineOver>>
+const testView = (engine: Engine, scope: Scope.CloseableScope) => {
+  const settled = <A, E>(eff: Effect.Effect<A, E>) => Effect.zipLeft(eff, engine.settle)
+  const apply = (event: EngineEvent) => settled(Effect.asVoid(engine.apply(event)))
+  const now = () => Effect.runSync(engine.state)
+  const view = {
+    get claims() {
+      return now().machine.claims
+    },
+    get reaped() {
+      return now().machine.reaped
+    },
+    get activity() {
+      return now().sampled
+    },
+    get parents() {
+      return now().parents
+    },
+    get children() {
+      return now().children
+    },
+    get signals() {
+      return now().signals
+    }
+  }
+  return {
+    raw: engine,
+    view,
+    scope,
+    applyPool: (pool: ResolvedPool) => engine.applyPool(pool),
+    beforeTask: (session: string, call: string, args: Record<string, unknown>) => settled(engine.beforeTask(session, call, args)),
+    childCreated: (id: string, parent: string, agent: string | undefined, title: string | undefined) => apply({ type: "child", id, parent, agent, title }),
+    activity: (session: string) => apply({ type: "activity", session }),
+    ask: (session: string, id: string, open: boolean) => apply(open ? { type: "ask", session, id } : { type: "answered", session, id }),
+    answered: (session: string, id: string) => apply({ type: "answered", session, id }),
+    idle: (session: string) => apply({ type: "idle", session }),
+    markBusy: (session: string) => apply({ type: "busy", session }),
+    modelRequest: (session: string) => apply({ type: "request", session }),
+    output: (session: string) => apply({ type: "output", session }),
+    onError: (session: string, error: unknown, model: string | undefined) => apply({ type: "error", session, error, model }),
+    onRetry: (session: string, message: string, next: number, provider: string | undefined) => apply({ type: "retry", session, message, next, provider }),
+    release: (claim: string, ok: boolean) => apply({ type: "taskEnd", claim, ok }),
+    sweep: settled(engine.sweep),
+    timerSweep: settled(engine.sweep),
+    statusText: engine.statusText,
+    settle: engine.settle
+  }
+}
+
+export type TestEngine = ReturnType<typeof testView>
 
 /** An abort client whose calls wait for the test: each call is a Deferred the test completes (ok or failed). */
 export const answeredAborts = () => {

@@ -91,6 +91,7 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     const writer = await startWriter(writerOptions(path))
     const sweep = await runSweep("events", path, home)
     const sweepEnded = Date.now()
+    // real time: the writer is another process, which must go on writing after the sweep ended
     await sleep(150)
     const w = await writer.stop()
 
@@ -150,6 +151,7 @@ describe("sweeps beside a live opencode writer (SPEC §11.1)", () => {
     await writer.signal("revive")
     const exit = await run.exited
     const sweepEnded = Date.now()
+    // real time: the writer is another process, which must go on writing after the sweep ended
     await sleep(150)
     const w = await writer.stop()
 

@@ -3,10 +3,9 @@
  * then runs spawn/release cycles with random jitter, holding up to 3 claims at a time. Prints one JSON
  * line: every pick as the routing log saw it under the lock, and the lock fail-open count.
  */
-import { Effect } from "effect"
 import { isLive } from "../../src/core/claims.js"
 import { parseSettings } from "../../src/core/options.js"
-import type { ClaimStoreService } from "../../src/services/state/ClaimStore.js"
+import type { SharedStateService } from "../../src/services/state/SharedState.js"
 import { AbortClientMemory } from "../../src/layers/opencode/AbortClientMemory.js"
 import { NotifierNone } from "../../src/layers/notify/NotifierNone.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
@@ -21,32 +20,30 @@ const { settings } = parseSettings(
   { stateDir, reapMs: 3_600_000, lockWaitMs: 60_000, models: { slots: [{ model: "p/a", weight: 2 }, { model: "p/b", weight: 2 }, { model: "q/c", weight: 1 }, { model: "q/d", weight: 1 }] } },
   {}
 )
-/** After each publish that added a claim (a pick, still under the pool lock): the picked model's global live load. */
+/**
+ * After each transaction that added a claim (a pick): the picked model's global live load, counted
+ * from the peers it read and the claims it committed, both under the pool lock.
+ */
 const globalAtPick: Array<number> = []
 let lastKey: string | undefined
-const wrapClaims = (inner: ClaimStoreService): ClaimStoreService => ({
+const wrapState = (inner: SharedStateService): SharedStateService => ({
   ...inner,
-  publish: (own, now) =>
-    inner.publish(own, now).pipe(
-      Effect.zipRight(
-        Effect.suspend(() => {
-          const newest = own.claims.at(-1)
-          if (newest === undefined || newest.key === lastKey || newest.acquiredAt !== now) return Effect.void
-          lastKey = newest.key
-          return inner.readPeers(now).pipe(
-            Effect.map((peers) => {
-              let load = own.claims.filter((c) => c.model === newest.model && isLive(c, now)).length
-              for (const p of peers) load += p.claims.filter((c) => c.model === newest.model && isLive(c, now)).length
-              globalAtPick.push(load)
-            }),
-            Effect.orElse(() => Effect.void)
-          )
-        })
-      )
-    )
+  transact: (now, needs, decide) =>
+    inner.transact(now, needs, (snapshot) => {
+      const decided = decide(snapshot)
+      const own = decided.commit.claims
+      const newest = own?.claims.at(-1)
+      if (own !== undefined && newest !== undefined && newest.key !== lastKey && newest.acquiredAt === now) {
+        lastKey = newest.key
+        let load = own.claims.filter((c) => c.model === newest.model && isLive(c, now)).length
+        for (const p of snapshot.peers) load += p.claims.filter((c) => c.model === newest.model && isLive(c, now)).length
+        globalAtPick.push(load)
+      }
+      return decided
+    })
 })
 const hooks = await makeHooks(
-  liveLayer({ client: undefined, directory: process.cwd() }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(["ok"], []), notifier: NotifierNone("not in this run"), wrapClaims }),
+  liveLayer({ client: undefined, directory: process.cwd() }, settings, { log: AppLogMemory(logs), abort: AbortClientMemory(["ok"], []), notifier: NotifierNone("not in this run"), wrapState }),
   { settings, warnings: [] }
 )
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

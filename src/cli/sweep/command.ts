@@ -4,64 +4,37 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
-import { accessSync, constants, statSync } from "node:fs"
-import { isAbsolute, resolve } from "node:path"
+import { resolve } from "node:path"
 import { DB_BUSY_BACKOFF_MS, EVENT_SWEEP_DAYS, EVENT_SWEEP_GRACE_HOURS, SESSION_SWEEP_DAYS, SESSION_SWEEP_GRACE_HOURS } from "../../core/constants.js"
-import { resolveDbPath } from "../../core/retention/dbPath.js"
-import { MAX_DAYS, MAX_GRACE_HOURS } from "../../core/retention/window.js"
+import { SqliteNode } from "../../layers/opencodeDb/SqliteNode.js"
 import { DbHostProc } from "../../layers/retention/DbHostProc.js"
 import { RetentionLogFile } from "../../layers/retention/RetentionLogFile.js"
 import { RetentionSqlite } from "../../layers/retention/RetentionSqlite.js"
-import { SqliteNode } from "../../layers/opencodeDb/SqliteNode.js"
-import { noHomeReason, xdgDir } from "../../layers/fs/xdg.js"
-import type { DbBusy, DbFailed, NotOpencodeDb } from "../../services/retention/RetentionStore.js"
+import type { DbBusy, DbFailed, NotOpencodeDb } from "../../services/opencodeDb/errors.js"
+import type { DbHost } from "../../services/retention/DbHost.js"
+import type { RetentionLog } from "../../services/retention/RetentionLog.js"
+import type { RetentionStore } from "../../services/retention/RetentionStore.js"
 import { BadInput, SweepIncomplete } from "../errors.js"
 import { diagnostic } from "../output.js"
-import { IdEncodingUnknown, sweepEvents, type EventSweepReport } from "./events.js"
-import { nonNegative, positiveInteger, validWindow } from "./flags.js"
-import { progressBar } from "./progress.js"
+import { databaseFile, dbFailure } from "../shared/db.js"
+import { dbFlag, jsonFlag, text } from "../shared/flags.js"
+import { sweepEvents, type IdEncodingUnknown } from "./events.js"
+import { sweepWindow } from "./flags.js"
+import { progressBar, type Progress } from "./progress.js"
 import { renderEvents, renderSessions } from "./render.js"
-import { sweepSessions, type SessionSweepReport } from "./sessions.js"
+import { sweepSessions } from "./sessions.js"
 import { sweepExitCode, type SweepEnd } from "./outcome.js"
 
-export const text = (name: string, pseudo: string, description: string) =>
-  Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
-
-export const common = {
-  db: text("db", "PATH", "opencode's database (default: $OPENCODE_DB, else $XDG_DATA_HOME/opencode/opencode.db)"),
+const common = {
+  db: dbFlag,
   limit: text("limit", "N", "At most N (an integer ≥ 1); the rest is reported as remaining"),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("Change nothing; report what would go (the run log still gets its line)")),
   vacuum: Options.boolean("vacuum").pipe(
     Options.withDescription("Afterwards checkpoint the WAL and VACUUM; refused (exit 75) while another process has the database open or the disk is short")
   ),
   force: Options.boolean("force").pipe(Options.withDescription("Vacuum even when another process has the database open or free space looks short")),
-  json: Options.boolean("json").pipe(Options.withDescription("One JSON object on stdout (SPEC §12.3)"))
+  json: jsonFlag
 }
-
-/** The database file, checked before anything opens it: an existing regular file, readable, and writable unless this is a dry run. */
-export const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
-  Effect.gen(function* () {
-    const dataHome = xdgDir("XDG_DATA_HOME")
-    // without a home directory only --db or an absolute OPENCODE_DB names the database
-    const resolved =
-      dataHome === undefined && Option.isNone(flag) && !isAbsolute(process.env.OPENCODE_DB ?? "")
-        ? ({ _tag: "Problem", reason: noHomeReason("XDG_DATA_HOME") } as const)
-        : resolveDbPath({ flag: Option.getOrUndefined(flag), env: process.env.OPENCODE_DB, dataHome: dataHome ?? "/", cwd: process.cwd() })
-    if (resolved._tag === "Problem") return yield* new BadInput({ message: resolved.reason })
-    const path = resolved.path
-    const problem = (() => {
-      try {
-        if (!statSync(path).isFile()) return "not a file"
-        accessSync(path, dryRun ? constants.R_OK : constants.R_OK | constants.W_OK)
-        return undefined
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code
-        return code === "ENOENT" ? "no such file" : code === "EACCES" ? `permission denied (${dryRun ? "read" : "read and write"} access needed)` : String(code ?? e)
-      }
-    })()
-    if (problem !== undefined) return yield* new BadInput({ message: `database ${path} (from ${resolved.from}): ${problem}` })
-    return path
-  })
 
 const liveLayer = (db: string, dryRun: boolean) =>
   Layer.mergeAll(RetentionSqlite().pipe(Layer.provide(SqliteNode(db, { readonly: dryRun }))), RetentionLogFile(), DbHostProc)
@@ -70,31 +43,17 @@ const liveLayer = (db: string, dryRun: boolean) =>
  * Bad database input, a database locked before anything was read, and the id guard become typed CLI
  * failures (exit 2, 75, 1); the report itself decides the rest.
  */
-export const openFailures =
+const sweepFailures =
   (db: string) =>
   <A, R>(self: Effect.Effect<A, NotOpencodeDb | DbBusy | DbFailed | IdEncodingUnknown, R>): Effect.Effect<A, BadInput | SweepIncomplete, R> =>
-    Effect.catchAll(self, (e): Effect.Effect<never, BadInput | SweepIncomplete> => {
-      switch (e._tag) {
-        case "NotOpencodeDb":
-          return Effect.fail(new BadInput({ message: `${db} is not an opencode database: ${e.reason}; nothing changed` }))
-        case "DbBusy":
-          return Effect.fail(
-            new SweepIncomplete({
-              message: `database ${db} is busy (${e.reason}): another connection held its lock through ${DB_BUSY_BACKOFF_MS.length} retries; nothing changed, try again later`,
-              exitCode: 75
-            })
-          )
-        case "DbFailed":
-          return Effect.fail(new SweepIncomplete({ message: `database error: ${e.reason}`, exitCode: 1 }))
-        case "IdEncodingUnknown":
-          return Effect.fail(
-            new SweepIncomplete({
-              message: `event id time encoding not recognised: ${e.id} decodes to ${new Date(e.decoded).toISOString()}, more than 24 h before its session was created (${new Date(e.sessionCreated).toISOString()}); nothing deleted`,
-              exitCode: 1
-            })
-          )
-      }
-    })
+    Effect.mapError(self, (e) =>
+      e._tag === "IdEncodingUnknown"
+        ? new SweepIncomplete({
+            message: `event id time encoding not recognised: ${e.id} decodes to ${new Date(e.decoded).toISOString()}, more than 24 h before its session was created (${new Date(e.sessionCreated).toISOString()}); nothing deleted`,
+            exitCode: 1
+          })
+        : dbFailure(db, e)
+    )
 
 /** Exit 1 for a failure midway, 75 for a busy stop or a refused vacuum (SPEC §11.1, §11.5). */
 const finish = (report: SweepEnd, remaining: string) =>
@@ -110,7 +69,24 @@ const finish = (report: SweepEnd, remaining: string) =>
     return yield* new SweepIncomplete({ message, exitCode })
   })
 
-const print = <R>(json: boolean, report: R, human: (r: R) => string) => Console.log(json ? JSON.stringify(report) : human(report))
+/**
+ * One sweep over the live layers: the progress bar (on a terminal, without `--json`), the report
+ * printed (its warnings to stderr as well under `--json`), then the exit code it calls for.
+ */
+const runSweep = <Report extends SweepEnd & { readonly warnings: ReadonlyArray<string> }>(
+  db: string,
+  args: { readonly json: boolean; readonly dryRun: boolean },
+  sweep: (bar: Progress) => Effect.Effect<Report, NotOpencodeDb | DbBusy | DbFailed | IdEncodingUnknown, RetentionStore | RetentionLog | DbHost>,
+  human: (report: Report) => string,
+  remaining: (report: Report) => string
+) =>
+  Effect.gen(function* () {
+    const bar = progressBar(process.stderr.isTTY === true && !args.json)
+    const report = yield* sweep(bar).pipe(Effect.ensuring(bar.end), sweepFailures(db), Effect.provide(liveLayer(db, args.dryRun)))
+    for (const w of report.warnings) if (args.json) yield* diagnostic(w)
+    yield* Console.log(args.json ? JSON.stringify(report) : human(report))
+    yield* finish(report, remaining(report))
+  })
 
 export const sweepEventsCommand = Command.make(
   "events",
@@ -121,25 +97,23 @@ export const sweepEventsCommand = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
-      const days = yield* nonNegative("days", Option.getOrUndefined(args.days), EVENT_SWEEP_DAYS, MAX_DAYS)
-      const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), EVENT_SWEEP_GRACE_HOURS, MAX_GRACE_HOURS)
-      const limit = yield* positiveInteger("limit", Option.getOrUndefined(args.limit))
-      yield* validWindow(Date.now(), days, graceHours)
+      const window = yield* sweepWindow(args, { days: EVENT_SWEEP_DAYS, graceHours: EVENT_SWEEP_GRACE_HOURS })
       const db = yield* databaseFile(args.db, args.dryRun)
-      const bar = progressBar(process.stderr.isTTY === true && !args.json)
-      const report: EventSweepReport = yield* sweepEvents({
+      yield* runSweep(
         db,
-        days,
-        graceHours,
-        limit,
-        dryRun: args.dryRun,
-        vacuum: args.vacuum,
-        force: args.force,
-        onProgress: (done, total, chunks) => (chunks > 1 ? bar.update(done, total, "events") : Effect.void)
-      }).pipe(Effect.ensuring(bar.end), openFailures(db), Effect.provide(liveLayer(db, args.dryRun)))
-      for (const w of report.warnings) if (args.json) yield* diagnostic(w)
-      yield* print(args.json, report, renderEvents)
-      yield* finish(report, `${report.remaining.toLocaleString("en-US")} events`)
+        args,
+        (bar) =>
+          sweepEvents({
+            db,
+            ...window,
+            dryRun: args.dryRun,
+            vacuum: args.vacuum,
+            force: args.force,
+            onProgress: (done, total, chunks) => (chunks > 1 ? bar.update(done, total, "events") : Effect.void)
+          }),
+        renderEvents,
+        (report) => `${report.remaining.toLocaleString("en-US")} events`
+      )
     })
 ).pipe(
   Command.withDescription(
@@ -158,29 +132,27 @@ export const sweepSessionsCommand = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
-      const days = yield* nonNegative("days", Option.getOrUndefined(args.days), SESSION_SWEEP_DAYS, MAX_DAYS)
-      const graceHours = yield* nonNegative("grace-hours", Option.getOrUndefined(args.graceHours), SESSION_SWEEP_GRACE_HOURS, MAX_GRACE_HOURS)
-      const limit = yield* positiveInteger("limit", Option.getOrUndefined(args.limit))
-      yield* validWindow(Date.now(), days, graceHours)
+      const window = yield* sweepWindow(args, { days: SESSION_SWEEP_DAYS, graceHours: SESSION_SWEEP_GRACE_HOURS })
       const directory = Option.getOrUndefined(args.directory)
       if (directory !== undefined && directory.trim() === "") return yield* new BadInput({ message: "--directory must name a directory" })
       const db = yield* databaseFile(args.db, args.dryRun)
-      const bar = progressBar(process.stderr.isTTY === true && !args.json)
-      const report: SessionSweepReport = yield* sweepSessions({
+      yield* runSweep(
         db,
-        days,
-        graceHours,
-        directory: directory === undefined ? undefined : resolve(directory),
-        limit,
-        dryRun: args.dryRun,
-        withEvents: !args.noEvents,
-        vacuum: args.vacuum,
-        force: args.force,
-        onProgress: (done, total) => (total > 1 ? bar.update(done, total, "trees") : Effect.void)
-      }).pipe(Effect.ensuring(bar.end), openFailures(db), Effect.provide(liveLayer(db, args.dryRun)))
-      for (const w of report.warnings) if (args.json) yield* diagnostic(w)
-      yield* print(args.json, report, renderSessions)
-      yield* finish(report, `${report.remainingRoots.toLocaleString("en-US")} root sessions`)
+        args,
+        (bar) =>
+          sweepSessions({
+            db,
+            ...window,
+            directory: directory === undefined ? undefined : resolve(directory),
+            dryRun: args.dryRun,
+            withEvents: !args.noEvents,
+            vacuum: args.vacuum,
+            force: args.force,
+            onProgress: (done, total) => (total > 1 ? bar.update(done, total, "trees") : Effect.void)
+          }),
+        renderSessions,
+        (report) => `${report.remainingRoots.toLocaleString("en-US")} root sessions`
+      )
     })
 ).pipe(
   Command.withDescription(

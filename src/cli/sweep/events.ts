@@ -7,7 +7,7 @@ import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
 import { RetentionLog } from "../../services/retention/RetentionLog.js"
 import { RetentionStore } from "../../services/retention/RetentionStore.js"
-import { withBusyRetry } from "./busy.js"
+import { withBusyRetry } from "../shared/db.js"
 import { politeness } from "./polite.js"
 import { vacuumStep, type VacuumReport } from "./vacuum.js"
 

@@ -6,7 +6,7 @@ import { deletionOrder } from "../../core/retention/tables.js"
 import { planTrees } from "../../core/retention/trees.js"
 import { RetentionLog } from "../../services/retention/RetentionLog.js"
 import { RetentionStore, type SessionRow } from "../../services/retention/RetentionStore.js"
-import { withBusyRetry } from "./busy.js"
+import { withBusyRetry } from "../shared/db.js"
 import { politeness } from "./polite.js"
 import { vacuumStep, type VacuumReport } from "./vacuum.js"
 

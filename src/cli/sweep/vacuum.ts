@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { vacuumVerdict } from "../../core/retention/vacuum.js"
 import { DbHost } from "../../services/retention/DbHost.js"
 import { RetentionStore } from "../../services/retention/RetentionStore.js"
-import { withBusyRetry } from "./busy.js"
+import { withBusyRetry } from "../shared/db.js"
 
 export interface VacuumReport {
   readonly requested: boolean

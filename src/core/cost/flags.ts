@@ -3,7 +3,7 @@
  * A value or a one-line problem naming the flag; the CLI turns a problem into exit 2.
  */
 import { DAY_MS, HOUR_MS } from "../constants.js"
-import { FLAG_TEXT_MAX, shownValue, type Parsed } from "../retention/flags.js"
+import { FLAG_TEXT_MAX, problem, shownValue, value, type Parsed } from "../retention/flags.js"
 
 export const GROUP_BY = ["agent", "model", "session", "day"] as const
 export type GroupBy = (typeof GROUP_BY)[number]
@@ -22,9 +22,6 @@ export const SINCE_MAX_MS = 36_500 * DAY_MS
 
 const UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: HOUR_MS, d: DAY_MS, w: 7 * DAY_MS }
 const SINCE = /^(\d+(?:\.\d+)?)([mhdw])$/
-
-const value = <A>(a: A): Parsed<A> => ({ _tag: "Value", value: a })
-const problem = <A>(message: string): Parsed<A> => ({ _tag: "Problem", message })
 
 /** `30m`, `24h`, `7d`, `2w` (fractions allowed, above zero), or `all`; absent, DEFAULT_SINCE. */
 export const parseSince = (text: string | undefined): Parsed<Since> => {

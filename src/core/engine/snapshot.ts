@@ -9,7 +9,7 @@ import type { ProcessSnapshot } from "../status.js"
 import type { PeerCooling } from "../trace/input.js"
 
 export interface PoolSnapshot {
-  /** Empty when the decision does not route (see `needsPeers`). */
+  /** Empty when the decision does not route (see `needsOf`). */
   readonly peers: ReadonlyArray<ProcessSnapshot>
   readonly cooldowns: CooldownTable
 }

@@ -9,9 +9,12 @@ import type { QuotaRecord } from "../quota/record.js"
 import { getClaim, isOwner, isTargeted } from "../trace/claimTable.js"
 import { DEFAULT_TIMING, type ReaperTiming } from "../reaper.js"
 import { initialState, traceState, type TraceState } from "../trace/machine.js"
+import { blockedSessions, CHILD_MEMORY_MS, emptyTree, pruneTree, type SessionTree } from "../session/tree.js"
+import { filterMap } from "../maps.js"
 
-export const CHILD_RING = 8
-export const CHILD_MEMORY_MS = 1_800_000
+// the session tree's bookkeeping lives in core/session; the engine's names for it stay here
+export { blockedSessions, CHILD_MEMORY_MS, CHILD_RING, type Child } from "../session/tree.js"
+
 export const CHILD_SLACK_MS = 1_000
 export const ACTIVITY_SAMPLE_MS = 10_000
 export const SIGNAL_DEDUPE_MS = 30_000
@@ -24,31 +27,18 @@ export const FAILURES_MAX = 64
 /** How long what the plugin saw of a session is kept once the session is quiet and holds no claim. */
 export const SESSION_MEMORY_MS = 2 * CHILD_MEMORY_MS
 
-export interface Child {
-  readonly id: string
-  readonly createdAt: number
-  readonly agent: string | undefined
-}
-
-export interface EngineState {
+/** The session tree (`parents`, `children`, `asks`, `busy`: core/session/tree.ts) and the rest of what the engine knows. */
+export interface EngineState extends SessionTree {
   readonly machine: TraceState
   readonly timing: ReaperTiming
   readonly origin: string
   readonly poolWarnings: ReadonlyArray<string>
   /** Last sampled activity per session (SPEC §6.4). */
   readonly sampled: ReadonlyMap<string, number>
-  /** Child → parent, from `session.created`. */
-  readonly parents: ReadonlyMap<string, string>
-  /** Owner session → its newest children (newest last, at most CHILD_RING). */
-  readonly children: ReadonlyMap<string, ReadonlyArray<Child>>
-  /** Session → ids of questions and permissions asked in it and not answered yet. */
-  readonly asks: ReadonlyMap<string, ReadonlySet<string>>
   /** Claim → the class of the signal that hit its session: its release is not a success. */
   readonly signalled: ReadonlyMap<string, string>
   /** `session\0text` → when that signal was last handled (SIGNAL_DEDUPE_MS). */
   readonly signals: ReadonlyMap<string, number>
-  /** Sessions seen busy since their last idle (a bound child going idle ends its task). */
-  readonly busy: ReadonlySet<string>
   /** Session → start times of recent model requests with no new output since (spin detection). */
   readonly requests: ReadonlyMap<string, ReadonlyArray<number>>
   /** One-time warnings: model or provider → until when it is suppressed. */
@@ -84,12 +74,9 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   origin: "built-in",
   poolWarnings: [],
   sampled: new Map(),
-  parents: new Map(),
-  children: new Map(),
-  asks: new Map(),
+  ...emptyTree(),
   signalled: new Map(),
   signals: new Map(),
-  busy: new Set(),
   requests: new Map(),
   warnedUntil: new Map(),
   lastSweepAt: undefined,
@@ -102,34 +89,6 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []
 
 /**
- * Every session held blocked (SPEC §8.2 step 2): those with a pending question or permission, and
- * their ancestors up to 64 levels. Costs the pending asks, not the sessions or claims known.
- */
-export const blockedSessions = (state: Pick<EngineState, "asks" | "parents">): ReadonlySet<string> => {
-  const out = new Set<string>()
-  for (const [asked, set] of state.asks) {
-    if (set.size === 0) continue
-    out.add(asked)
-    let s: string | undefined = state.parents.get(asked)
-    for (let depth = 0; s !== undefined && depth < 64; depth++) {
-      out.add(s)
-      s = state.parents.get(s)
-    }
-  }
-  return out
-}
-
-const filterMap = <K, V>(m: ReadonlyMap<K, V>, keep: (v: V, k: K) => boolean): ReadonlyMap<K, V> => {
-  let out: Map<K, V> | undefined
-  for (const [k, v] of m) {
-    if (keep(v, k)) continue
-    out ??= new Map(m)
-    out.delete(k)
-  }
-  return out ?? m
-}
-
-/**
  * Forgets sessions that can no longer matter, so a long-running opencode does not accumulate them:
  * quiet for SESSION_MEMORY_MS, no own claim on them, nothing asked in them. Run with every timer sweep.
  */
@@ -140,18 +99,11 @@ export const forgetQuietSessions = (state: EngineState, now: number): EngineStat
   const keep = (s: string) => isTargeted(table, s) || isOwner(table, s) || asking.has(s)
   const sampled = filterMap(state.sampled, (at, s) => now - at <= SESSION_MEMORY_MS || keep(s))
   return {
-    ...state,
+    ...pruneTree(state, now, (s) => sampled.has(s) || keep(s), (owner) => isOwner(table, owner)),
     sampled,
-    parents: filterMap(state.parents, (_p, s) => sampled.has(s) || keep(s)),
-    children: filterMap(state.children, (ring, owner) => {
-      const newest = ring.at(-1)
-      return (newest !== undefined && now - newest.createdAt <= CHILD_MEMORY_MS) || isOwner(table, owner)
-    }),
-    asks: filterMap(state.asks, (set) => set.size > 0),
     signalled: filterMap(state.signalled, (_c, key) => getClaim(table, key) !== undefined),
     signals: filterMap(state.signals, (at) => now - at < SIGNAL_DEDUPE_MS),
     requests: filterMap(state.requests, (times) => times.length > 0 && now - times[times.length - 1]! < SPIN_WINDOW_MS),
-    warnedUntil: filterMap(state.warnedUntil, (until) => until > now),
-    busy: new Set([...state.busy].filter((s) => sampled.has(s) || keep(s)))
+    warnedUntil: filterMap(state.warnedUntil, (until) => until > now)
   }
 }

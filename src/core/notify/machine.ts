@@ -11,28 +11,19 @@ import { notificationFor, type ContentInput, type Notification, type NotifyKind 
 import { headlineOf, switchNotification } from "./content.js"
 import { fadeCloseAt } from "./fade.js"
 import { NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "./limits.js"
+import { climb, type ParentOf } from "../session/tree.js"
+import { isContextSession } from "../session/title.js"
+import type { SessionFacts } from "../session/facts.js"
 
 /** Sessions remembered at most (the oldest seen are forgotten first). */
 export const NOTIFY_SESSIONS_MAX = 10_000
 /** Events held for one session while it is looked up, and sessions held at most. */
 export const DEFERRED_EVENTS_MAX = 32
 export const DEFERRED_SESSIONS_MAX = 256
-/** Depth of the parent walk. */
-const DEPTH_MAX = 64
-
-const CONTEXT_AGENT = /^context(-\d+)?$/
-
 /** One opencode happening as the notification rules read it. */
 export type NotifyInput =
   /** `session.created` / `session.updated`, or a lookup's answer. */
-  | {
-      readonly type: "session"
-      readonly id: string
-      readonly parent?: string | undefined
-      readonly title?: string | undefined
-      readonly agent?: string | undefined
-      readonly compacting?: boolean | undefined
-    }
+  | ({ readonly type: "session" } & SessionFacts)
   | { readonly type: "lookupFailed"; readonly id: string; readonly reason: string }
   | { readonly type: "deleted"; readonly id: string }
   | { readonly type: "busy"; readonly session: string }
@@ -111,29 +102,25 @@ export interface NotifyStep {
 
 type Place = { readonly _tag: "Known"; readonly root: string; readonly self: SessionInfo; readonly context: boolean } | { readonly _tag: "Unknown"; readonly missing: string }
 
+const infoOf = (sessions: HashMap.HashMap<string, SessionInfo>, id: string): SessionInfo | undefined => Option.getOrUndefined(HashMap.get(sessions, id))
+
 /** Where a session sits: its root, and whether it is suppressed (it or a session above it belongs to the context agent, or the chain has no root). */
 const place = (sessions: HashMap.HashMap<string, SessionInfo>, session: string): Place => {
-  let id = session
-  let self: SessionInfo | undefined
-  let context = false
-  for (let depth = 0; depth < DEPTH_MAX; depth++) {
-    const info = Option.getOrUndefined(HashMap.get(sessions, id))
-    if (info === undefined) return { _tag: "Unknown", missing: id }
-    self ??= info
-    context ||= info.context
-    if (info.parent === undefined) return { _tag: "Known", root: id, self, context }
-    id = info.parent
+  const parentOf: ParentOf = (id) => {
+    const info = infoOf(sessions, id)
+    return info === undefined ? undefined : (info.parent ?? null)
   }
+  const { path, end } = climb(session, parentOf)
+  if (end._tag === "Unknown") return { _tag: "Unknown", missing: end.missing }
+  const self = infoOf(sessions, session)!
   // a chain deeper than any real tree (or a cycle): every session in it has a parent, so there is no
   // root to notify; it is suppressed like a context-agent tree (SPEC §10.1)
-  return { _tag: "Known", root: id, self: self!, context: true }
+  if (end._tag === "TooDeep") return { _tag: "Known", root: end.next, self, context: true }
+  return { _tag: "Known", root: end.root, self, context: path.some((id) => infoOf(sessions, id)!.context) }
 }
 
-const isContextAgent = (agent: string | undefined, title: string | undefined): boolean =>
-  (agent !== undefined && CONTEXT_AGENT.test(agent)) || (title !== undefined && /\(@context(-\d+)? subagent\)/.test(title))
-
-/** Mutable only inside one `notifyStep` call. */
-class Draft {
+/** The next state and the effects of one `notifyStep` call, built up as its input is handled; mutable only inside that call. */
+class StepBuilder {
   readonly effects: Array<NotifyEffect> = []
   constructor(
     public state: NotifyState,
@@ -263,7 +250,7 @@ const boundSessions = (sessions: HashMap.HashMap<string, SessionInfo>): HashMap.
   return out
 }
 
-const apply = (d: Draft, input: NotifyInput): void => {
+const apply = (d: StepBuilder, input: NotifyInput): void => {
   const s = d.state
   switch (input.type) {
     case "session": {
@@ -273,7 +260,7 @@ const apply = (d: Draft, input: NotifyInput): void => {
       const info: SessionInfo = {
         parent: parent === input.id ? undefined : parent,
         title,
-        context: (old?.context ?? false) || isContextAgent(input.agent, title),
+        context: (old?.context ?? false) || isContextSession(input.agent, title),
         compacting: input.compacting ?? false,
         seenAt: d.now
       }
@@ -385,7 +372,7 @@ const pendingIn = (s: NotifyState, root: string): boolean => HashMap.has(s.pendi
 
 /** One input handled at `now`. */
 export const notifyStep = (state: NotifyState, input: NotifyInput, now: number, config: NotifyConfig): NotifyStep => {
-  const d = new Draft(state, now, config)
+  const d = new StepBuilder(state, now, config)
   apply(d, input)
   return { state: d.state, effects: d.effects }
 }

@@ -6,6 +6,7 @@
 import { isCooling, type CooldownTable } from "../cooldown.js"
 import type { Slot } from "../pool.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./record.js"
+import { clockTime as clock } from "../time.js"
 
 export type Verdict = "GO" | "THROTTLE" | "STOP"
 
@@ -49,7 +50,6 @@ const tightest = (r: QuotaRecord | undefined, now: number): Dim | undefined => {
   return dims[0]
 }
 
-const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 16) + "Z"
 
 const describeDim = (d: Dim): string => {
   const f = d.figures

@@ -5,8 +5,8 @@
 
 export type Parsed<A> = { readonly _tag: "Value"; readonly value: A } | { readonly _tag: "Problem"; readonly message: string }
 
-const value = <A>(a: A): Parsed<A> => ({ _tag: "Value", value: a })
-const problem = <A>(message: string): Parsed<A> => ({ _tag: "Problem", message })
+export const value = <A>(a: A): Parsed<A> => ({ _tag: "Value", value: a })
+export const problem = <A>(message: string): Parsed<A> => ({ _tag: "Problem", message })
 
 /** Values echoed in a message: control characters escaped, at most 40 code points, so a hostile value cannot paint the terminal. */
 export const shownValue = (text: string): string => {

@@ -3,6 +3,7 @@
  * §11). Keys, their order and their types are those of the spec's table: other tools read these files.
  */
 import { Either, Schema } from "effect"
+import { isoTime as iso } from "../time.js"
 
 export interface ArchivedSession {
   readonly id: string
@@ -14,7 +15,6 @@ export interface ArchivedSession {
   readonly timeUpdated: number
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** One `archive/retired-sessions.jsonl` line, times in epoch ms: written and fsynced before the session's rows are deleted. */
 export const archiveLine = (s: ArchivedSession, retiredAt: number): string =>

@@ -16,6 +16,11 @@
  * through the newest appends. The indexes describe the newest version only: a table that is not the
  * newest of its store (a branch), or used at an earlier time than its store has seen, is first moved
  * to a fresh store built from what it holds ("re-homed"), so no table a caller holds ever changes.
+ *
+ * One cohesive piece, longer than the 450 lines a file is otherwise held to: the store, its indexes,
+ * the rebuilding and the queries share one mutable representation (`Entry`, `Store`) and keep each
+ * other's invariants (an entry's heap position, heartbeat slot and index memberships move together);
+ * split apart, every part would reach into the others' fields.
  */
 import { CLAIM_TTL_MS } from "../constants.js"
 import { isLive, type Claim } from "../claims.js"
@@ -100,10 +105,6 @@ export interface ClaimTable {
   /** The claims in acquisition order, built when first asked for. */
   list: ReadonlyArray<Claim> | undefined
 }
-
-let visits = 0
-/** Claim entries examined by the indexes and sweeps since the process started (tests count with it). */
-export const claimVisits = (): number => visits
 
 const newStore = (): Store => ({
   entries: new Map(),
@@ -321,7 +322,6 @@ const withOwners = (t: ClaimTable): Store => {
   for (let i = 0; i < s.order.length; i++) {
     const e = s.order[i]!
     const c = e.cur
-    visits++
     if (c === undefined || e.seq !== s.orderSeq[i]) continue
     if (c.ownerSession !== null) addTo(s.byOwner, c.ownerSession, e)
     if (c.targetSession !== null) continue
@@ -452,7 +452,6 @@ const rebuild = (t: ClaimTable, timing: ReaperTiming | undefined): void => {
   s.held = claims.length
   rebuildHeartbeats(s)
   rebuildHeap(s, keys)
-  visits += claims.length
   t.store = s
   t.version = 0
 }
@@ -490,7 +489,6 @@ const expire = (s: Store, at: number): void => {
       e.live = false
       bump(s.live, e.cur!.model, -1)
     }
-    visits++
     s.hbHead++
   }
   // keep the queue's dead prefix small
@@ -512,7 +510,6 @@ export const claimsAt = (t: ClaimTable, at: number, timing: ReaperTiming): Claim
   if (s.timing === undefined || s.timing.hangMinAgeMs !== timing.hangMinAgeMs || s.timing.hangSilenceMs !== timing.hangSilenceMs) {
     s.timing = timing
     rebuildHeap(s)
-    visits += t.size
   }
   if (at !== s.at) expire(s, at)
   if (s.order.length > 2 * t.size + 1024) compactOrder(s)
@@ -528,7 +525,6 @@ const compactOrder = (s: Store): void => {
     order.push(e)
     orderSeq.push(e.seq)
   }
-  visits += s.order.length
   s.order = order
   s.orderSeq = orderSeq
 }
@@ -549,7 +545,6 @@ export const claimsTargeting = (t: ClaimTable, session: string): ReadonlyArray<C
   rehome(t, undefined)
   const set = t.store.byTarget.get(session)
   if (set === undefined) return []
-  visits += set.size
   const es = [...set]
   if (es.length > 1) es.sort(bySeq)
   return es.map((e) => e.cur!)
@@ -574,7 +569,6 @@ export const liveTarget = (t: ClaimTable, session: string | undefined, now: numb
   if (set === undefined) return undefined
   let best: Entry | undefined
   for (const e of set) {
-    visits++
     if (isLive(e.cur!, now) && (best === undefined || e.seq < best.seq)) best = e
   }
   return best?.cur
@@ -584,7 +578,6 @@ export const liveTarget = (t: ClaimTable, session: string | undefined, now: numb
 export const unboundOf = (t: ClaimTable, owner: string): ReadonlyArray<Claim> => {
   const set = withOwners(t).unboundByOwner.get(owner)
   if (set === undefined) return []
-  visits += set.size
   const es = [...set]
   if (es.length > 1) es.sort(bySeq)
   return es.map((e) => e.cur!)
@@ -599,7 +592,6 @@ export const oldestUnbound = (t: ClaimTable, accept: (c: Claim) => boolean): Rea
   while (s.unboundHead < s.unbound.length) {
     const e = s.unbound[s.unboundHead]!
     if (e.cur !== undefined && e.cur.targetSession === null && e.seq === s.unboundSeq[s.unboundHead]) break
-    visits++
     s.unboundHead++
   }
   if (s.unboundHead > 1024 && s.unboundHead * 2 > s.unbound.length) {
@@ -610,7 +602,6 @@ export const oldestUnbound = (t: ClaimTable, accept: (c: Claim) => boolean): Rea
   const out: Array<Claim> = []
   for (let i = s.unboundHead; i < s.unbound.length; i++) {
     const e = s.unbound[i]!
-    visits++
     if (e.cur === undefined || e.cur.targetSession !== null || e.seq !== s.unboundSeq[i]) continue
     if (!accept(e.cur)) break
     out.push(e.cur)
@@ -623,7 +614,6 @@ export const acquisitionOrder = (t: ClaimTable, claims: ReadonlyArray<Claim>): A
   rehome(t, undefined)
   const es = new Set<Entry>()
   for (const c of claims) {
-    visits++
     const e = t.store.entries.get(c.key)
     if (e?.cur !== undefined) es.add(e)
   }
@@ -636,7 +626,6 @@ export const oldestAcquired = (t: ClaimTable): number => {
   const s = t.store
   for (let i = 0; i < s.order.length; i++) {
     const e = s.order[i]!
-    visits++
     if (e.cur !== undefined && e.seq === s.orderSeq[i]) return e.cur.acquiredAt
   }
   return Number.POSITIVE_INFINITY
@@ -659,18 +648,15 @@ export const sweepCandidates = (t: ClaimTable, at: number, blocked: ReadonlySet<
     found.push(e)
   }
   while (s.heap.length > 0 && ready(s.heap[0]!, at)) {
-    visits++
     const e = s.heap[0]!
     heapRemove(s.heap, e)
     take(e)
   }
   for (const e of s.owed) {
-    visits++
     take(e)
   }
   if (blocked !== undefined) {
     for (const key of blocked) {
-      visits++
       const e = s.entries.get(key)
       if (e !== undefined) take(e)
     }

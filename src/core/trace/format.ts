@@ -1,5 +1,6 @@
 /** Output lines (TRACE.md §3): compact JSON, `at` and `type` first, then the fields in the listed order. */
 import type { Decision } from "./machine.js"
+import { isoTime as iso } from "../time.js"
 
 export const formatDecision = (d: Decision): string => {
   switch (d.type) {
@@ -24,7 +25,6 @@ export const formatDecision = (d: Decision): string => {
   }
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString()
 const seconds = (ms: number): string => `${Math.round(ms / 100) / 10}s`
 
 /** One human sentence per decision (`ocpool replay --explain`). */

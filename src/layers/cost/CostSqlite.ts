@@ -4,14 +4,13 @@
  * JavaScript, only one row per session, agent and model (and day), and per group of unreadable rows;
  * those records are decoded with effect/Schema by core/cost/rows.ts.
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { DAY_MS, DB_BUSY_TIMEOUT_MS } from "../../core/constants.js"
+import { DAY_MS } from "../../core/constants.js"
 import { decodeUsage, USAGE_VALUE_MAX } from "../../core/cost/rows.js"
 import { TIME_MAX_MS } from "../../core/limits.js"
 import { CostStore, type UsageQuery } from "../../services/cost/CostStore.js"
-import { DbBusy, NotOpencodeDb } from "../../services/retention/RetentionStore.js"
-import { busyOrFailed, isBusy, messageOf } from "../retention/RetentionSqlite.js"
+import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
 
 /** The columns the report reads. */
 export const COST_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -95,51 +94,38 @@ export const LATEST_MODEL_SQL = `SELECT s.value AS session_id,
    WHERE d ->> '$.role' = 'assistant' AND ${readableAssistant("d")} ORDER BY time_created DESC, id DESC LIMIT 1) AS model
 FROM json_each(?) AS s`
 
+/** The store's methods are traced as `CostStore.<method>` (an Effect member: its traced body applied to no arguments). */
 export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
   Layer.effect(
     CostStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      /**
-       * The client caches a prepared statement by its text, a failed prepare too (a lock held by another
-       * connection fails the prepare that reads the schema): each attempt, begun by checkSchema under
-       * the busy back-off, runs statements of its own text.
-       */
-      let attempt = 0
-      const run = <A extends object>(text: string, params: ReadonlyArray<unknown> = []) => sql.unsafe<A>(`${text} /* attempt ${attempt} */`, params)
-      const openProblem = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new NotOpencodeDb({ reason: messageOf(e) }))
+      // Every statement runs as one of the attempt begun by checkSchema, so a retry under the busy
+      // back-off never meets a prepare that failed under a lock.
+      const attempts = openAttempts(sql)
       return CostStore.of({
-        checkSchema: Effect.gen(function* () {
-          attempt++
-          yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DB_BUSY_TIMEOUT_MS))}`).pipe(Effect.mapError(openProblem))
-          for (const [table, columns] of Object.entries(COST_COLUMNS)) {
-            const info = yield* run<{ name: string }>("SELECT name FROM pragma_table_info(?)", [table]).pipe(Effect.mapError(openProblem))
-            if (info.length === 0) return yield* new NotOpencodeDb({ reason: `no table '${table}'` })
-            const have = new Set(info.map((c) => c.name))
-            const missing = columns.filter((c) => !have.has(c))
-            if (missing.length > 0) return yield* new NotOpencodeDb({ reason: `table '${table}' has no column ${missing.map((c) => `'${c}'`).join(", ")}` })
-          }
-        }),
+        checkSchema: Effect.fn("CostStore.checkSchema")(function* () {
+          yield* attempts.next
+          yield* setBusyTimeout(sql, options.busyTimeoutMs).pipe(Effect.mapError(busyOrNotOpencodeDb))
+          yield* requireColumns(attempts, COST_COLUMNS)
+        })(),
 
-        usage: (query: UsageQuery) =>
-          run<object>(usageSql(query.byDay, query.from !== undefined), query.from === undefined ? [] : [query.from]).pipe(
-            Effect.map((records) => decodeUsage(records, query.byDay)),
-            Effect.mapError(busyOrFailed)
-          ),
+        usage: Effect.fn("CostStore.usage")(function* (query: UsageQuery) {
+          const records = yield* attempts.run<object>(usageSql(query.byDay, query.from !== undefined), query.from === undefined ? [] : [query.from])
+          return decodeUsage(records, query.byDay)
+        }, Effect.mapError(busyOrFailed)),
 
-        parents: Effect.suspend(() => run<{ id: string; parent_id: string | null }>("SELECT id, parent_id FROM session")).pipe(
-          Effect.map((rows) => new Map(rows.map((r) => [r.id, r.parent_id ?? null] as const))),
-          Effect.mapError(busyOrFailed)
-        ),
+        parents: Effect.fn("CostStore.parents")(function* () {
+          const rows = yield* attempts.run<{ id: string; parent_id: string | null }>("SELECT id, parent_id FROM session")
+          return new Map(rows.map((r) => [r.id, r.parent_id ?? null] as const)) as ReadonlyMap<string, string | null>
+        }, Effect.mapError(busyOrFailed))(),
 
-        latestModels: (sessions) =>
-          sessions.length === 0
-            ? Effect.succeed(new Map<string, string>())
-            : // per session, its index read backwards to the first readable assistant message
-              run<{ session_id: string; model: string | null }>(LATEST_MODEL_SQL, [JSON.stringify(sessions)]).pipe(
-                Effect.map((rows) => new Map(rows.flatMap((r) => (r.model === null ? [] : [[r.session_id, r.model] as const])))),
-                Effect.mapError(busyOrFailed)
-              )
+        latestModels: Effect.fn("CostStore.latestModels")(function* (sessions: ReadonlyArray<string>) {
+          if (sessions.length === 0) return new Map<string, string>() as ReadonlyMap<string, string>
+          // per session, its index read backwards to the first readable assistant message
+          const rows = yield* attempts.run<{ session_id: string; model: string | null }>(LATEST_MODEL_SQL, [JSON.stringify(sessions)])
+          return new Map(rows.flatMap((r) => (r.model === null ? [] : [[r.session_id, r.model] as const]))) as ReadonlyMap<string, string>
+        }, Effect.mapError(busyOrFailed))
       })
     })
   )

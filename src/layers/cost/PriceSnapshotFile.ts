@@ -19,5 +19,5 @@ export const readPriceSnapshot = (path: string | undefined): PriceTable | undefi
 export const PriceSnapshotFile = (path: string | undefined = bundledFile("prices.json")) =>
   Layer.effect(
     PriceSnapshot,
-    Effect.map(Effect.cached(Effect.sync(() => readPriceSnapshot(path))), (table) => PriceSnapshot.of({ table }))
+    Effect.map(Effect.cached(Effect.sync(() => readPriceSnapshot(path))), (table) => PriceSnapshot.of({ table: Effect.fn("PriceSnapshot.table")(() => table)() }))
   )

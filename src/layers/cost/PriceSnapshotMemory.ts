@@ -3,4 +3,4 @@ import { Effect, Layer } from "effect"
 import type { PriceTable } from "../../core/prices.js"
 import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
 
-export const PriceSnapshotMemory = (table: PriceTable | undefined) => Layer.succeed(PriceSnapshot, PriceSnapshot.of({ table: Effect.succeed(table) }))
+export const PriceSnapshotMemory = (table: PriceTable | undefined) => Layer.succeed(PriceSnapshot, PriceSnapshot.of({ table: Effect.fn("PriceSnapshot.table")(() => Effect.succeed(table))() }))

@@ -1,14 +1,15 @@
 /**
  * The OmniRoute gateway over HTTP: `GET <baseURL>/models` with the key as a bearer token, bounded by
  * `timeoutMs`; healthy when it answers 200 with at least one model (core/gateway/health.ts). Probed
- * once per process (the config hook runs again on reloads), so its warning is logged once.
+ * once per process (the config hook runs again on reloads), so its warning is logged once; building
+ * the layer probes nothing: the first `register` (the config hook) does.
  */
 import { Effect, Layer } from "effect"
 import { isRecord } from "../../core/json.js"
 import { healthLine, healthOfBody, healthOfFailure, healthOfStatus, healthRequest, type GatewayHealth } from "../../core/gateway/health.js"
 import { OMNIROUTE_PROVIDER, omnirouteProviderBlock, readOmniroute } from "../../core/omniroute.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 import { Gateway } from "../../services/gateway/Gateway.js"
+import { effectLevelOf } from "../opencode/LoggerAppLog.js"
 
 const probe = (baseURL: string, apiKey: string, timeoutMs: number): Effect.Effect<GatewayHealth> =>
   Effect.tryPromise({
@@ -24,28 +25,26 @@ export const GatewayHttp = (option: unknown) =>
   Layer.effect(
     Gateway,
     Effect.gen(function* () {
-      const log = yield* AppLog
       const o = readOmniroute(option)
-      if (o._tag === "Off") return { register: () => Effect.void }
+      if (o._tag === "Off") return { register: () => Effect.withSpan(Effect.void, "Gateway.register") }
       // one answer per process, and one warning with it
       const outcome = yield* Effect.cached(
         o._tag === "Invalid"
-          ? Effect.as(log.log("warn", `omniroute not registered: ${o.reason}`), undefined)
+          ? Effect.as(Effect.logWarning(`omniroute not registered: ${o.reason}`), undefined)
           : Effect.tap(probe(o.baseURL, o.apiKey, o.timeoutMs), (p) => {
               const line = healthLine(o.baseURL, p)
-              return log.log(line.level, line.message)
+              return Effect.logWithLevel(effectLevelOf(line.level), line.message)
             })
       )
       return {
-        register: (config) =>
-          Effect.gen(function* () {
-            const p = yield* outcome
-            if (p === undefined || p._tag !== "Healthy" || o._tag !== "On") return
-            const providers = isRecord(config.provider) ? config.provider : {}
-            // a provider the user named omniroute is theirs: left as it is
-            if (Object.hasOwn(providers, OMNIROUTE_PROVIDER)) return
-            config.provider = { ...providers, [OMNIROUTE_PROVIDER]: omnirouteProviderBlock(o, p.models) }
-          })
+        register: Effect.fn("Gateway.register")(function* (config) {
+          const p = yield* outcome
+          if (p === undefined || p._tag !== "Healthy" || o._tag !== "On") return
+          const providers = isRecord(config.provider) ? config.provider : {}
+          // a provider the user named omniroute is theirs: left as it is
+          if (Object.hasOwn(providers, OMNIROUTE_PROVIDER)) return
+          config.provider = { ...providers, [OMNIROUTE_PROVIDER]: omnirouteProviderBlock(o, p.models) }
+        })
       }
     })
   )

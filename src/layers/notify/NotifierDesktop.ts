@@ -25,37 +25,32 @@ export const makeDesktopNotifier = (o: DesktopOptions): NotifierService => {
   if (o.platform === "darwin") {
     return {
       channel: "osascript",
-      send: (n) =>
-        runTool("osascript", osascriptArgs(n), run).pipe(
-          Effect.map((r): Delivery => {
-            const reason = failureOf("osascript", r, NOTIFY_TIMEOUT_MS, "first")
-            return reason === undefined ? { ok: true, channel: "osascript" } : { ok: false, channel: "osascript", reason }
-          })
-        ),
-      close: () => Effect.succeed({ ok: false, channel: "osascript", reason: FADE_UNSUPPORTED_MAC })
+      send: Effect.fn("Notifier.send")(function* (n) {
+        const reason = failureOf("osascript", yield* runTool("osascript", osascriptArgs(n), run), NOTIFY_TIMEOUT_MS, "first")
+        const d: Delivery = reason === undefined ? { ok: true, channel: "osascript" } : { ok: false, channel: "osascript", reason }
+        return d
+      }),
+      close: () => Effect.withSpan(Effect.succeed<Delivery>({ ok: false, channel: "osascript", reason: FADE_UNSUPPORTED_MAC }), "Notifier.close")
     }
   }
   return {
     channel: "notify-send",
-    send: (n) =>
-      runTool("notify-send", notifySendArgs(n, o.fade), run).pipe(
-        Effect.map((r): Delivery => {
-          const reason = failureOf("notify-send", r, NOTIFY_TIMEOUT_MS, "first")
-          if (reason !== undefined) return { ok: false, channel: "notify-send", reason }
-          const id = o.fade ? printedId(r.stdout) : undefined
-          return id === undefined ? { ok: true, channel: "notify-send" } : { ok: true, channel: "notify-send", id }
-        })
-      ),
-    close: (_key, ids) =>
-      Effect.gen(function* () {
-        let failed: string | undefined
-        for (const id of ids) {
-          const r = yield* runTool("gdbus", closeArgs(id), run)
-          const reason = failureOf("gdbus", r, NOTIFY_TIMEOUT_MS, "first")
-          failed ??= reason === undefined ? undefined : `closing popup ${id}: ${reason}`
-        }
-        return failed === undefined ? { ok: true, channel: "notify-send" } : { ok: false, channel: "notify-send", reason: failed }
-      })
+    send: Effect.fn("Notifier.send")(function* (n) {
+      const r = yield* runTool("notify-send", notifySendArgs(n, o.fade), run)
+      const reason = failureOf("notify-send", r, NOTIFY_TIMEOUT_MS, "first")
+      if (reason !== undefined) return { ok: false, channel: "notify-send", reason }
+      const id = o.fade ? printedId(r.stdout) : undefined
+      return id === undefined ? { ok: true, channel: "notify-send" } : { ok: true, channel: "notify-send", id }
+    }),
+    close: Effect.fn("Notifier.close")(function* (_key, ids) {
+      let failed: string | undefined
+      for (const id of ids) {
+        const r = yield* runTool("gdbus", closeArgs(id), run)
+        const reason = failureOf("gdbus", r, NOTIFY_TIMEOUT_MS, "first")
+        failed ??= reason === undefined ? undefined : `closing popup ${id}: ${reason}`
+      }
+      return failed === undefined ? { ok: true, channel: "notify-send" } : { ok: false, channel: "notify-send", reason: failed }
+    })
   }
 }
 

@@ -55,13 +55,13 @@ export const makeMemoryNotifier = (
         if (typeof o === "object") return after({ ok: true, channel, id: o.id })
         if (o !== "ok") return after({ ok: false, channel, reason: o })
         return after(channel === "notify-send" ? { ok: true, channel, id: nextId++ } : { ok: true, channel })
-      }),
+      }).pipe(Effect.withSpan("Notifier.send")),
     close: (key, ids) =>
       Effect.suspend(() => {
         closes.push({ key, ids: [...ids] })
         const o = next(closeOutcomes, "ok")
         return after(o === "ok" ? { ok: true, channel } : { ok: false, channel, reason: o })
-      })
+      }).pipe(Effect.withSpan("Notifier.close"))
   }
 }
 

@@ -4,7 +4,7 @@ import { Notifier, type Delivery, type NotifierService } from "../../services/no
 
 export const makeNoneNotifier = (reason: string): NotifierService => {
   const refused: Delivery = { ok: false, channel: "none", reason }
-  return { channel: "none", reason, send: () => Effect.succeed(refused), close: () => Effect.succeed(refused) }
+  return { channel: "none", reason, send: () => Effect.withSpan(Effect.succeed(refused), "Notifier.send"), close: () => Effect.withSpan(Effect.succeed(refused), "Notifier.close") }
 }
 
 export const NotifierNone = (reason: string) => Layer.succeed(Notifier, makeNoneNotifier(reason))

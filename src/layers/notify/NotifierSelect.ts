@@ -3,7 +3,7 @@
  * the platform, what is on PATH and the hop host, and the matching notifier is built. `selectNotifier`
  * is the same decision without building anything, for `ocpool doctor`.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { hopHost, hopWanted, isRemote, selectChannel, type NotifyVia, type Selected } from "../../core/notify/channel.js"
@@ -62,4 +62,25 @@ export const makeNotifier = (o: NotifierSelectOptions): NotifierService => {
   }
 }
 
-export const NotifierSelect = (o: NotifierSelectOptions) => Layer.sync(Notifier, () => makeNotifier(o))
+/**
+ * The notifier of the selected channel, selected when first used (its first send or close, or the
+ * first read of its channel) and kept for the process: building it reads nothing, so opencode's start
+ * waits for no PATH search and no `~/.ssh/config`. The selection is synchronous (the channel is a
+ * plain field of the service), hence a memo rather than `Effect.cached`.
+ */
+export const lazyNotifier = (o: NotifierSelectOptions): NotifierService => {
+  let chosen: NotifierService | undefined
+  const selected = (): NotifierService => (chosen ??= makeNotifier(o))
+  return {
+    get channel() {
+      return selected().channel
+    },
+    get reason() {
+      return selected().reason
+    },
+    send: (n, key) => Effect.suspend(() => selected().send(n, key)),
+    close: (key, ids) => Effect.suspend(() => selected().close(key, ids))
+  }
+}
+
+export const NotifierSelect = (o: NotifierSelectOptions) => Layer.sync(Notifier, () => lazyNotifier(o))

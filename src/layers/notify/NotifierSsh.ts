@@ -50,8 +50,8 @@ export const makeSshNotifier = (o: SshOptions): NotifierService => {
   return {
     channel: "ssh",
     // an empty key (a one-off from `ocpool notify`) stays empty: nothing to fade on the desktop
-    send: (n, key) => hop(encodeShow(key === "" ? "" : `${o.shortHost}:${key}`, { ...n, message: withHostSuffix(n.message, o.shortHost) })),
-    close: (key) => hop(encodeClose(key === "" ? "" : `${o.shortHost}:${key}`))
+    send: (n, key) => Effect.withSpan(hop(encodeShow(key === "" ? "" : `${o.shortHost}:${key}`, { ...n, message: withHostSuffix(n.message, o.shortHost) })), "Notifier.send"),
+    close: (key) => Effect.withSpan(hop(encodeClose(key === "" ? "" : `${o.shortHost}:${key}`)), "Notifier.close")
   }
 }
 

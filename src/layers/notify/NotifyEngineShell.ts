@@ -9,15 +9,15 @@ import { initialNotifyState, notifyStep, type NotifyConfig, type NotifyEffect, t
 import type { NotifyKind } from "../../core/notify/content.js"
 import { deliveryLog, NO_DELIVERIES } from "../../core/notify/deliveryLog.js"
 import { fadeCloseAt, popupsShown, sendWaitsForClose, type SentPopup } from "../../core/notify/fade.js"
-import { AppLog, type AppLogService } from "../../services/opencode/AppLog.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
 import { NotifyEngine, type NotifyEngineService } from "../../services/notify/NotifyEngine.js"
 import { SessionLookup, type SessionLookupService } from "../../services/opencode/SessionLookup.js"
+import { effectLevelOf } from "../opencode/LoggerAppLog.js"
 
 /** Popups raised but not yet closed, per root: the sends that raised them. */
 type Raised = Map<string, Array<Fiber.Fiber<SentPopup>>>
 
-export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService, lookup: SessionLookupService, log: AppLogService) =>
+export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService, lookup: SessionLookupService) =>
   Effect.gen(function* () {
     const fibers = yield* FiberSet.make<unknown, never>()
     let state: NotifyState = initialNotifyState
@@ -27,22 +27,24 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
      * remembered under it when the close arrives: a popup raised for the root while its close waits out
      * FADE_MIN_MS (the done after an answer, the next question) would be closed with the old ones. So,
      * on that channel, a send for a root waits behind the root's pending close (at most FADE_MIN_MS;
-     * core/notify/fade.ts).
+     * core/notify/fade.ts). The channel is read at the first send or close, not when the engine is
+     * built: selecting it searches PATH, which opencode's start should not wait for.
      */
     const closing = new Map<string, Fiber.RuntimeFiber<unknown, never>>()
-    const closesByKey = sendWaitsForClose(notifier.channel)
+    let keyed: boolean | undefined
+    const closesByKey = () => (keyed ??= sendWaitsForClose(notifier.channel))
     let deliveries = NO_DELIVERIES
 
     const reportDelivery = (kind: NotifyKind | string, d: Delivery): Effect.Effect<void> => {
       const line = deliveryLog(deliveries, kind, d)
       deliveries = line.memory
-      return log.log(line.level, line.message)
+      return Effect.logWithLevel(effectLevelOf(line.level), line.message)
     }
 
     const carryOut = (e: NotifyEffect): Effect.Effect<void> => {
       switch (e.type) {
         case "log":
-          return log.log(e.level, e.message)
+          return Effect.logWithLevel(effectLevelOf(e.level), e.message)
         case "send":
           return Effect.gen(function* () {
             const send = notifier.send(e.notification, e.root).pipe(
@@ -50,7 +52,7 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
               // when the send returned (the popup was up by then)
               Effect.flatMap((d) => Effect.map(Clock.currentTimeMillis, (doneAt): SentPopup => ({ ok: d.ok, id: d.id, doneAt })))
             )
-            const pending = closesByKey ? closing.get(e.root) : undefined
+            const pending = closesByKey() ? closing.get(e.root) : undefined
             const fiber = yield* FiberSet.run(fibers, pending === undefined ? send : Effect.zipRight(Fiber.await(pending), send))
             if (config.fade) {
               const list = raised.get(e.root) ?? []
@@ -78,11 +80,11 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
               const closeAt = fadeCloseAt(shown.shownAt, after)
               if (closeAt > after) yield* Effect.sleep(Duration.millis(closeAt - after))
               const d = yield* notifier.close(e.root, shown.ids)
-              yield* d.ok ? log.log("debug", `closed the popup of ${e.root} via ${d.channel}`) : log.log("debug", `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
+              yield* Effect.logDebug(d.ok ? `closed the popup of ${e.root} via ${d.channel}` : `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
             }).pipe(Effect.ensuring(forget))
           ).pipe(
             Effect.map((f) => {
-              if (closesByKey && f.unsafePoll() === null) closing.set(e.root, (self = f))
+              if (closesByKey() && f.unsafePoll() === null) closing.set(e.root, (self = f))
             })
           )
         }
@@ -99,13 +101,12 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
       }
     }
 
-    const apply: NotifyEngineService["apply"] = (input) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        // the decision and the state change happen here, synchronously, in arrival order
-        const step = notifyStep(state, input, now, config)
-        state = step.state
-        return step.effects.length === 0 ? Effect.void : Effect.forEach(step.effects, carryOut, { discard: true })
-      })
+    const apply: NotifyEngineService["apply"] = Effect.fn("NotifyEngine.apply")(function* (input) {
+      // the decision and the state change happen here, synchronously, in arrival order
+      const step = notifyStep(state, input, yield* Clock.currentTimeMillis, config)
+      state = step.state
+      if (step.effects.length > 0) yield* Effect.forEach(step.effects, carryOut, { discard: true })
+    })
 
     return { apply, settle: FiberSet.awaitEmpty(fibers) } satisfies NotifyEngineService
   })
@@ -116,7 +117,7 @@ export const NotifyEngineShell = (enabled: boolean, config: NotifyConfig) =>
     ? Layer.scoped(
         NotifyEngine,
         Effect.gen(function* () {
-          return yield* makeNotifyEngine(config, yield* Notifier, yield* SessionLookup, yield* AppLog)
+          return yield* makeNotifyEngine(config, yield* Notifier, yield* SessionLookup)
         })
       )
-    : Layer.succeed(NotifyEngine, { apply: () => Effect.void, settle: Effect.void })
+    : Layer.succeed(NotifyEngine, { apply: () => Effect.withSpan(Effect.void, "NotifyEngine.apply"), settle: Effect.void })

@@ -13,5 +13,5 @@ export const AbortClientMemory = (outcomes: Array<"ok" | string>, calls: Array<s
         const next = outcomes.length > 1 ? outcomes.shift()! : (outcomes[0] ?? "ok")
         const outcome = next === "ok" ? Effect.void : Effect.fail(new AbortFailed({ reason: next }))
         return latencyMs > 0 ? Effect.zipRight(Effect.sleep(Duration.millis(latencyMs)), outcome) : outcome
-      })
+      }).pipe(Effect.withSpan("AbortClient.abort"))
   })

@@ -4,10 +4,11 @@
  * (SPEC §8.3; core/session/running.ts): opencode answers `200 true` even for unknown sessions, so only
  * the status proves it.
  */
-import { Duration, Effect, Layer } from "effect"
-import { ABORT_CONFIRM_POLL, isRunning, pollReads } from "../../core/session/running.js"
+import { Effect, Layer } from "effect"
+import { ABORT_CONFIRM_POLL, isRunning } from "../../core/session/running.js"
 import { AbortClient, AbortFailed } from "../../services/opencode/AbortClient.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
+import { stillRunningAfter } from "./untilIdle.js"
 
 export const ABORT_TIMEOUT_MS = 10_000
 
@@ -22,19 +23,14 @@ const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, ABO
 
 export const AbortClientSdk = (client: SessionClient | undefined, directory: string | undefined) =>
   Layer.succeed(AbortClient, {
-    abort: (id) =>
-      Effect.gen(function* () {
-        if (client === undefined) return yield* new AbortFailed({ reason: "no server url" })
-        const query = directory === undefined ? {} : { query: { directory } }
-        const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort")
-        const bad = failedStatus(r)
-        if (bad !== undefined) return yield* new AbortFailed({ reason: `HTTP ${bad}` })
-        if (r.data === false) return yield* new AbortFailed({ reason: "server says session was not aborted" })
-        for (let read = 0; read < pollReads(ABORT_CONFIRM_POLL); read++) {
-          if (read > 0) yield* Effect.sleep(Duration.millis(ABORT_CONFIRM_POLL.everyMs))
-          const s = yield* call(() => client.session.status(query), "status")
-          if (!isRunning(s.data, id)) return
-        }
-        return yield* new AbortFailed({ reason: "session still running after abort" })
-      })
+    abort: Effect.fn("AbortClient.abort")(function* (id) {
+      if (client === undefined) return yield* new AbortFailed({ reason: "no server url" })
+      const query = directory === undefined ? {} : { query: { directory } }
+      const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort")
+      const bad = failedStatus(r)
+      if (bad !== undefined) return yield* new AbortFailed({ reason: `HTTP ${bad}` })
+      if (r.data === false) return yield* new AbortFailed({ reason: "server says session was not aborted" })
+      const running = Effect.map(call(() => client.session.status(query), "status"), (s) => isRunning(s.data, id))
+      if (yield* stillRunningAfter(running, ABORT_CONFIRM_POLL)) return yield* new AbortFailed({ reason: "session still running after abort" })
+    })
   })

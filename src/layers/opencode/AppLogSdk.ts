@@ -1,17 +1,19 @@
 /**
  * The log through opencode's `client.app.log` (service `opencode-pool`), falling back to stderr when
  * the client is missing or the call fails. Lines below the configured level are dropped. Sending is
- * fire-and-forget: a hook never waits for the log.
+ * fire-and-forget: a hook never waits for the log. The layer installs LoggerAppLog too, so
+ * `Effect.log*` lines take the same way.
  */
 import { Effect, Layer } from "effect"
-import { AppLog, LEVEL_RANK, type LogLevel } from "../../services/opencode/AppLog.js"
+import { AppLog, LEVEL_RANK, type AppLogService, type LogLevel } from "../../services/opencode/AppLog.js"
+import { installAppLogger } from "./LoggerAppLog.js"
 
 export interface LogClient {
   readonly app?: { readonly log?: (options: { body: { service: string; level: LogLevel; message: string } }) => Promise<unknown> }
 }
 
-export const AppLogSdk = (client: LogClient | undefined, level: LogLevel) =>
-  Layer.succeed(AppLog, {
+export const AppLogSdk = (client: LogClient | undefined, level: LogLevel) => {
+  const log: AppLogService = {
     log: (lvl, message) =>
       Effect.sync(() => {
         if (LEVEL_RANK[lvl] < LEVEL_RANK[level]) return
@@ -30,4 +32,6 @@ export const AppLogSdk = (client: LogClient | undefined, level: LogLevel) =>
           fallback()
         }
       })
-  })
+  }
+  return Layer.merge(Layer.succeed(AppLog, log), installAppLogger(log))
+}

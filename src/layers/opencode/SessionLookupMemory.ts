@@ -9,5 +9,5 @@ export const SessionLookupMemory = (sessions: ReadonlyMap<string, SessionFacts> 
         calls.push(id)
         const facts = sessions.get(id)
         return facts === undefined ? Effect.fail(new LookupFailed({ reason: "session not found" })) : Effect.succeed(facts)
-      })
+      }).pipe(Effect.withSpan("SessionLookup.lookup"))
   })

@@ -23,15 +23,14 @@ const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : typeo
 
 export const SessionLookupSdk = (client: SessionGetClient | undefined, directory: string | undefined) =>
   Layer.succeed(SessionLookup, {
-    lookup: (id) =>
-      Effect.gen(function* () {
-        if (client === undefined) return yield* new LookupFailed({ reason: "no opencode client" })
-        const query = directory === undefined ? {} : { query: { directory } }
-        const r = yield* Effect.tryPromise({ try: () => client.session.get({ path: { id }, ...query }), catch: (e) => new LookupFailed({ reason: reasonOf(e) }) }).pipe(
-          Effect.timeoutFail({ duration: Duration.millis(LOOKUP_TIMEOUT_MS), onTimeout: () => new LookupFailed({ reason: `timed out after ${LOOKUP_TIMEOUT_MS} ms` }) })
-        )
-        const facts = yield* Effect.try({ try: () => (r.error === undefined ? sessionFacts(r.data) : undefined), catch: () => new LookupFailed({ reason: "unreadable answer" }) })
-        if (facts === undefined || facts.id !== id) return yield* new LookupFailed({ reason: "session not found" })
-        return facts
-      })
+    lookup: Effect.fn("SessionLookup.lookup")(function* (id) {
+      if (client === undefined) return yield* new LookupFailed({ reason: "no opencode client" })
+      const query = directory === undefined ? {} : { query: { directory } }
+      const r = yield* Effect.tryPromise({ try: () => client.session.get({ path: { id }, ...query }), catch: (e) => new LookupFailed({ reason: reasonOf(e) }) }).pipe(
+        Effect.timeoutFail({ duration: Duration.millis(LOOKUP_TIMEOUT_MS), onTimeout: () => new LookupFailed({ reason: `timed out after ${LOOKUP_TIMEOUT_MS} ms` }) })
+      )
+      const facts = yield* Effect.try({ try: () => (r.error === undefined ? sessionFacts(r.data) : undefined), catch: () => new LookupFailed({ reason: "unreadable answer" }) })
+      if (facts === undefined || facts.id !== id) return yield* new LookupFailed({ reason: "session not found" })
+      return facts
+    })
   })

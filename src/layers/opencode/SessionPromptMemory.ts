@@ -14,11 +14,11 @@ export interface PromptCall {
  */
 export const SessionPromptMemory = (calls: Array<PromptCall>, options: { readonly busyMs?: number; readonly failWith?: string } = {}) =>
   Layer.succeed(SessionPrompt, {
-    whenIdle: () => ((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void),
+    whenIdle: () => Effect.withSpan((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void, "SessionPrompt.whenIdle"),
     prompt: (session, model, agent, text) =>
       Effect.suspend(() => {
         if (options.failWith !== undefined) return Effect.fail(new PromptFailed({ reason: options.failWith }))
         calls.push({ session, model, agent, text })
         return Effect.void
-      })
+      }).pipe(Effect.withSpan("SessionPrompt.prompt"))
   })

@@ -5,10 +5,11 @@
  * the model, the agent and the text. opencode drops a prompt sent while it still runs or retries the
  * session, hence the wait.
  */
-import { Duration, Effect, Layer } from "effect"
-import { IDLE_WAIT_POLL, isRunning, pollReads } from "../../core/session/running.js"
+import { Effect, Layer } from "effect"
+import { IDLE_WAIT_POLL, isRunning } from "../../core/session/running.js"
 import { PromptFailed, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
+import { stillRunningAfter } from "./untilIdle.js"
 
 export const PROMPT_TIMEOUT_MS = 10_000
 
@@ -28,25 +29,20 @@ const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, PRO
 export const SessionPromptSdk = (client: PromptClient | undefined, directory: string | undefined) => {
   const query = directory === undefined ? {} : { query: { directory } }
   return Layer.succeed(SessionPrompt, {
-    whenIdle: (id) =>
-      Effect.gen(function* () {
-        if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
-        for (let read = 0; read < pollReads(IDLE_WAIT_POLL); read++) {
-          if (read > 0) yield* Effect.sleep(Duration.millis(IDLE_WAIT_POLL.everyMs))
-          const s = yield* call(() => client.session.status(query), "status")
-          const bad = failedStatus(s)
-          if (bad !== undefined) return yield* new PromptFailed({ reason: `status: HTTP ${bad}` })
-          if (!isRunning(s.data, id)) return
-        }
-        return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_POLL.forMs / 1000}s` })
-      }),
-    prompt: (id, model, agent, text) =>
-      Effect.gen(function* () {
-        if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
-        const body = { model, ...(agent === undefined ? {} : { agent }), parts: [{ type: "text" as const, text }] }
-        const r = yield* call(() => client.session.promptAsync({ path: { id }, body, ...query }), "prompt")
-        const bad = failedStatus(r)
-        if (bad !== undefined) return yield* new PromptFailed({ reason: `prompt: HTTP ${bad}` })
+    whenIdle: Effect.fn("SessionPrompt.whenIdle")(function* (id) {
+      if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+      const running = Effect.flatMap(call(() => client.session.status(query), "status"), (s) => {
+        const bad = failedStatus(s)
+        return bad === undefined ? Effect.succeed(isRunning(s.data, id)) : Effect.fail(new PromptFailed({ reason: `status: HTTP ${bad}` }))
       })
+      if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_POLL.forMs / 1000}s` })
+    }),
+    prompt: Effect.fn("SessionPrompt.prompt")(function* (id, model, agent, text) {
+      if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+      const body = { model, ...(agent === undefined ? {} : { agent }), parts: [{ type: "text" as const, text }] }
+      const r = yield* call(() => client.session.promptAsync({ path: { id }, body, ...query }), "prompt")
+      const bad = failedStatus(r)
+      if (bad !== undefined) return yield* new PromptFailed({ reason: `prompt: HTTP ${bad}` })
+    })
   })
 }

@@ -7,7 +7,7 @@
  */
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Layer } from "effect"
-import { NotOpencodeDb } from "../../services/retention/RetentionStore.js"
+import { NotOpencodeDb } from "../../services/opencodeDb/errors.js"
 
 export const SqliteNode = (filename: string, options: { readonly readonly?: boolean } = {}) =>
   SqliteClient.layer({ filename, disableWAL: true, readonly: options.readonly === true }).pipe(

@@ -3,4 +3,4 @@ import { Effect, Layer } from "effect"
 import type { ResolvedPool } from "../../core/source.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
 
-export const PoolConfigMemory = (pool: ResolvedPool) => Layer.succeed(PoolConfig, { load: Effect.succeed(pool), watched: [] })
+export const PoolConfigMemory = (pool: ResolvedPool) => Layer.succeed(PoolConfig, { load: Effect.withSpan(Effect.succeed(pool), "PoolConfig.load"), watched: [] })

@@ -1,16 +1,17 @@
 /**
- * The engine's shell: every opencode event goes through `apply`, which, under one mutex, reads the
- * clock, asks the core (`engineStep`) — inside a `PoolStore` transaction when the decision reads shared
- * state — and carries out what it returns: the commit (claims, cooldowns), the recorded lines and
- * decisions, the logs, and the aborts, each forked into a `FiberMap` whose outcome comes back as an
- * `aborted` event. The layer owns the lifetime: the reaper and the pool-file watcher run in its scope,
- * and its finalizer stops every write and removes the claim file.
+ * The engine's shell: every opencode event goes through `apply`, which, holding the engine's memory (a
+ * `SynchronizedRef`: one event at a time), reads the clock, asks the core (`engineStep`) — inside a
+ * `SharedState` transaction when the decision reads shared state — and carries out what it returns:
+ * the commit (claims, cooldowns, quota and fallback records), the recorded lines and decisions, the
+ * logs, and the aborts, each forked into a `FiberMap` whose outcome comes back as an `aborted` event.
+ * The layer owns the lifetime: the reaper and the pool-file watcher run in its scope, and its finalizer
+ * stops every write and removes the claim file.
  */
-import { Cause, Clock, Duration, Effect, Fiber, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
+import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream, SynchronizedRef } from "effect"
 import { statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
-import { engineStep, needsPeers, needsSnapshot, readsOnly, type Applied, type EngineEvent, type SwitchOrder } from "../../core/engine/step.js"
+import { engineStep, needsOf, type Applied, type EngineEvent, type EventNeeds, type SwitchOrder } from "../../core/engine/step.js"
 import { initialEngineState, slotsOf, type EngineState } from "../../core/engine/state.js"
 import { injectConfig } from "../../core/inject.js"
 import type { JsonRecord } from "../../core/json.js"
@@ -23,14 +24,13 @@ import { AbortClient } from "../../services/opencode/AbortClient.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
 import { PoolEngine, VariantRefused, type PoolEngineService } from "../../services/pool/PoolEngine.js"
-import { PoolLock } from "../../services/state/PoolLock.js"
-import { PoolStore, type Commit } from "../../services/state/PoolStore.js"
 import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
-import { QuotaStore } from "../../services/state/QuotaStore.js"
+import { ALL_RECORDS, problemText, SharedState, type Commit, type Needs, type SharedSnapshot } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import { promptTarget, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
-import { FallbackStore } from "../../services/state/FallbackStore.js"
+import { NO_QUOTA_WRITTEN, quotaStep, type QuotaMemo } from "../../core/state/quotaMemo.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
+import { causeLine } from "../../core/causeLine.js"
 
 export interface EngineConfig {
   readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
@@ -52,43 +52,49 @@ const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` :
 const failureLabel = (event: EngineEvent): string =>
   event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`
 
-/** The first line of a failure; never throws (rendering a hostile thrown value, a revoked Proxy say, can). */
-const firstLine = (cause: Cause.Cause<unknown>): string => {
-  try {
-    return Cause.pretty(cause).split("\n")[0] ?? "unknown"
-  } catch {
-    return "unknown (the failure could not be rendered)"
-  }
-}
-
 /** The engine over whatever store, clients and recorder the context provides. Scoped: closing the scope disposes it. */
 export const makeEngine = (config: EngineConfig) =>
   Effect.gen(function* () {
     const log = yield* AppLog
-    const store = yield* PoolStore
+    const store = yield* SharedState
     const aborter = yield* AbortClient
     const recorder = yield* TraceRecorder
     const poolConfig = yield* PoolConfig
-    const lock = yield* PoolLock
     const self = yield* StateDir
-    const mutex = yield* Effect.makeSemaphore(1)
     const aborts = yield* FiberMap.make<string, void, never>()
     const prices = yield* Effect.serviceOption(PriceSnapshot)
-    const quotas = yield* Effect.serviceOption(QuotaStore)
     const prompter = yield* Effect.serviceOption(SessionPrompt)
-    const fallbackStore = yield* Effect.serviceOption(FallbackStore)
     // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
     const advice = yield* FiberSet.make<void, never>()
     const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
-    const stateRef = yield* Ref.make<EngineState>(initialEngineState(config.timing))
-    let closed = false
+    /** What the engine remembers between events; holding it orders every event (one at a time). */
+    const memory = yield* SynchronizedRef.make<EngineMemory>({ state: initialEngineState(config.timing), quotaWritten: NO_QUOTA_WRITTEN, closed: false })
+    const stateNow = Effect.map(SynchronizedRef.get(memory), (m) => m.state)
     let lastConfig: JsonRecord | undefined
 
-    const commitOf = (out: Applied): Commit => ({
-      claims: out.publish ? { claims: out.state.machine.claims, reaped: out.state.machine.reaped } : undefined,
-      cool: out.cool,
-      uncool: out.uncool
-    })
+    /** What one decision changes in shared state; the quota record (throttled here, core/state/quotaMemo.ts) goes with it. */
+    const commitOf = (out: Applied, now: number, quota: QuotaMemo): { readonly commit: Commit; readonly quotaWritten: QuotaMemo } => {
+      const q = quotaStep(quota, out.observed, now)
+      const switches = out.switches ?? []
+      return {
+        commit: {
+          claims: out.publish ? { claims: out.state.machine.claims, reaped: out.state.machine.reaped } : undefined,
+          cool: out.cool,
+          uncool: out.uncool,
+          quota: q.write === undefined ? undefined : [q.write],
+          fallbacks: switches.length === 0 ? undefined : switches.map((sw) => ({ session: sw.session, original: sw.original, active: sw.to, until: sw.until, at: now })),
+          endFallbacks: out.ended === undefined ? undefined : [out.ended]
+        },
+        quotaWritten: q.memo
+      }
+    }
+
+    /** A view's read (without the lock); kinds that could not be read are logged, as a transaction logs them. */
+    const readLogged = (now: number, needs: Needs) =>
+      Effect.tap(store.read(now, needs), (snapshot) => Effect.forEach(snapshot.problems, (p) => log.log("warn", problemText(p)), { discard: true }))
+
+    /** The records a decision reads: cooldowns, and peers' claims only when it routes or shows load (a spawn never reads quota files). */
+    const recordsFor = (needs: EventNeeds): Needs => ({ claims: needs.peers, cooldowns: true })
 
     /** One abort, forked; its outcome is the next event for that claim. */
     const runAbort = (claim: string, session: string): Effect.Effect<void> =>
@@ -125,51 +131,51 @@ export const makeEngine = (config: EngineConfig) =>
       )
 
     /** `given`: a snapshot the caller read for a read-only event (the status view shows the same one). */
-    const decide = (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
+    const decide = (m: EngineMemory, event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
       Effect.gen(function* () {
-        if (closed) return undefined
+        if (m.closed) return [undefined, m] as const
         const now = given?.now ?? (yield* Clock.currentTimeMillis)
-        const state = yield* Ref.get(stateRef)
-        const first = needsSnapshot(event) ? undefined : engineStep(state, event, now)
+        const state = m.state
+        const needs = needsOf(state, event)
+        const first = needs.shared === "none" ? engineStep(state, event, now) : undefined
         let out: Applied
-        if (readsOnly(event)) {
+        let quotaWritten = m.quotaWritten
+        if (needs.shared === "read") {
           // a decision that writes no shared state reads the snapshot without the lock
-          const o = engineStep(state, event, now, given?.snapshot ?? (yield* store.read(now, needsPeers(event))))
+          const o = engineStep(state, event, now, given?.snapshot ?? (yield* readLogged(now, recordsFor(needs))))
           out = o._tag === "Applied" ? o : { ...emptyApplied, state }
         } else if (first?._tag === "Applied") {
           out = first
-          yield* store.commit(now, commitOf(out))
+          const c = commitOf(out, now, quotaWritten)
+          quotaWritten = c.quotaWritten
+          yield* store.commit(now, c.commit)
         } else {
-          out = yield* store.transact(now, needsPeers(event), (snapshot) => {
+          ;[out, quotaWritten] = yield* store.transact(now, recordsFor(needs), (snapshot) => {
             const o = engineStep(state, event, now, snapshot)
             // with a snapshot the core always applies; the guard keeps the types honest
             const applied: Applied = o._tag === "Applied" ? o : { ...emptyApplied, state }
-            return { value: applied, commit: commitOf(applied) }
+            const c = commitOf(applied, now, quotaWritten)
+            return { value: [applied, c.quotaWritten] as const, commit: c.commit }
           })
         }
-        yield* Ref.set(stateRef, out.state)
         yield* recorder.record(out.lines, out.decisions)
-        if (out.observed !== undefined && Option.isSome(quotas)) yield* quotas.value.record(out.observed.model, out.observed.observation, now)
         for (const l of out.logs) yield* log.log(l.level, l.message)
         // forked interruptible, although this region is not: dispose interrupts the aborts still running
         for (const a of out.aborts) yield* FiberMap.run(aborts, a.claim, Effect.interruptible(runAbort(a.claim, a.session)))
-        for (const sw of out.switches ?? []) {
-          if (Option.isSome(fallbackStore)) yield* fallbackStore.value.record({ session: sw.session, original: sw.original, active: sw.to, until: sw.until, at: now })
-          yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
-        }
-        if (out.ended !== undefined && Option.isSome(fallbackStore)) yield* fallbackStore.value.remove(out.ended)
-        return out
+        for (const sw of out.switches ?? []) yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
+        return [out, { state: out.state, quotaWritten, closed: false }] as const
       })
 
-    const apply = (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }): Effect.Effect<Applied | undefined> =>
-      mutex.withPermits(1)(Effect.uninterruptible(decide(event, given))).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.as(log.log("error", `${failureLabel(event)}: ${firstLine(cause)}`), undefined)
+    const apply: (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) => Effect.Effect<Applied | undefined> = Effect.fn("PoolEngine.apply")(
+      (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
+        SynchronizedRef.modifyEffect(memory, (m) => Effect.uninterruptible(decide(m, event, given))).pipe(
+          Effect.catchAllCause((cause) => Effect.as(log.log("error", `${failureLabel(event)}: ${causeLine(cause)}`), undefined))
         )
-      )
+    )
 
-    const applyPool = (pool: ResolvedPool) =>
+    const applyPool = Effect.fn("PoolEngine.applyPool")((pool: ResolvedPool) =>
       Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings, fallbacks: config.fallbacks }))
+    )
 
     /** One warning per slot model the shipped snapshot prices above zero, once per process (US-23); silent without a snapshot. */
     const advisePrices = (slots: ReadonlyArray<Slot>): Effect.Effect<void> =>
@@ -200,41 +206,38 @@ export const makeEngine = (config: EngineConfig) =>
     const service: PoolEngineService = {
       apply,
       applyPool,
-      beforeTask: (session, call, args) =>
-        Effect.gen(function* () {
-          const name = args.subagent_type
-          if (typeof name !== "string") return
-          const taskId = typeof args.task_id === "string" ? args.task_id : undefined
-          const out = yield* apply({ type: "spawn", owner: session, call, base: name, taskId })
-          if (out?.refused !== undefined) return yield* Effect.fail(new VariantRefused(out.refused.requested, out.refused.base))
-          if (out?.agent !== undefined) args.subagent_type = out.agent
-        }),
-      sweep: Effect.asVoid(apply({ type: "sweep" })),
-      configure: (cfg) =>
-        Effect.gen(function* () {
-          lastConfig = cfg
-          const { info, warnings } = bindVariants(cfg, yield* Ref.get(stateRef))
-          for (const w of warnings) yield* log.log("warn", w)
-          yield* log.log("info", info)
-          yield* advisePrices(slotsOf(yield* Ref.get(stateRef)))
-        }),
+      beforeTask: Effect.fn("PoolEngine.beforeTask")(function* (session: string, call: string, args: Record<string, unknown>) {
+        const name = args.subagent_type
+        if (typeof name !== "string") return
+        const taskId = typeof args.task_id === "string" ? args.task_id : undefined
+        const out = yield* apply({ type: "spawn", owner: session, call, base: name, taskId })
+        if (out?.refused !== undefined) return yield* Effect.fail(new VariantRefused(out.refused.requested, out.refused.base))
+        if (out?.agent !== undefined) args.subagent_type = out.agent
+      }),
+      sweep: Effect.withSpan(Effect.asVoid(apply({ type: "sweep" })), "PoolEngine.sweep"),
+      configure: Effect.fn("PoolEngine.configure")(function* (cfg: JsonRecord) {
+        lastConfig = cfg
+        const { info, warnings } = bindVariants(cfg, yield* stateNow)
+        for (const w of warnings) yield* log.log("warn", w)
+        yield* log.log("info", info)
+        yield* advisePrices(slotsOf(yield* stateNow))
+      }),
       reload: Effect.gen(function* () {
         const pool = yield* poolConfig.load
         yield* applyPool(pool)
-        if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* Ref.get(stateRef)).warnings) yield* log.log("warn", w)
+        if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* stateNow).warnings) yield* log.log("warn", w)
         yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
         yield* advisePrices(pool.slots)
-      }),
+      }).pipe(Effect.withSpan("PoolEngine.reload")),
       statusText: Effect.gen(function* () {
         // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
         const now = yield* Clock.currentTimeMillis
-        const snapshot = yield* store.read(now)
+        const snapshot: SharedSnapshot = yield* readLogged(now, ALL_RECORDS)
         const out = yield* apply({ type: "status" }, { now, snapshot })
         const decided = out?.decisions.find((d) => d.type === "status")
-        const state = yield* Ref.get(stateRef)
+        const state = yield* stateNow
         const processes = [{ pid: self.pid, host: self.host, reaped: state.machine.reaped, claims: state.machine.claims, self: true }, ...snapshot.peers]
-        const quota = Option.isSome(quotas) ? yield* quotas.value.readAll(now) : []
-        const fallbacks = Option.isSome(fallbackStore) ? yield* fallbackStore.value.readAll(now) : []
+        const { quota, fallbacks } = snapshot
         const view = statusView({
           origin: state.origin,
           slots: slotsOf(state),
@@ -246,26 +249,28 @@ export const makeEngine = (config: EngineConfig) =>
           fallbacks,
           ...(decided?.type === "status" ? { decided } : {})
         })
-        const failOpens = yield* lock.failOpens
+        const { failOpens } = yield* store.stats
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
-      }),
-      state: Ref.get(stateRef),
+      }).pipe(Effect.withSpan("PoolEngine.statusText")),
+      state: stateNow,
       settle: Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)),
       aborting: FiberMap.size(aborts)
     }
 
     // dispose: the abort fibers are interrupted by the FiberMap's own finalizer (registered first, so run
     // last); this one runs before it: no event is applied after it, and the claim file goes.
-    yield* Effect.addFinalizer(() =>
-      mutex.withPermits(1)(
-        Effect.gen(function* () {
-          closed = true
-          yield* store.removeOwn
-        })
-      )
-    )
+    yield* Effect.addFinalizer(() => SynchronizedRef.updateEffect(memory, (m) => Effect.as(store.removeOwn, { ...m, closed: true })))
     return service
   })
+
+/** The engine's memory between events. */
+interface EngineMemory {
+  readonly state: EngineState
+  /** The quota records this process last wrote (the write throttle's reference). */
+  readonly quotaWritten: QuotaMemo
+  /** Disposed: no event is applied any more. */
+  readonly closed: boolean
+}
 
 const emptyApplied: Omit<Applied, "state"> = { _tag: "Applied", lines: [], decisions: [], aborts: [], publish: false, cool: [], uncool: [], logs: [] }
 
@@ -309,13 +314,6 @@ export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<vo
     return Stream.mergeAll(streams, { concurrency: "unbounded" }).pipe(Stream.debounce(Duration.millis(RELOAD_DEBOUNCE_MS)), Stream.runForEach(() => reload))
   })
 
-/** Runs `eff` until the layer's scope closes (forked as a daemon: fibers forked while a layer is built are interrupted once it is built). */
-const background = <R>(eff: Effect.Effect<unknown, never, R>) =>
-  Effect.gen(function* () {
-    const fiber = yield* Effect.forkDaemon(eff)
-    yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
-  })
-
 /** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
 export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<string>) =>
   Layer.scoped(
@@ -327,8 +325,9 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)
       yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
-      yield* background(reaperLoop(engine, settings.reapMs))
-      yield* background(yield* watchPool(poolConfig.watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${firstLine(c)}`)))))
+      // forked into the layer's scope (a plain fork would end with the fiber that builds the layer)
+      yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
+      yield* Effect.forkScoped(yield* watchPool(poolConfig.watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`)))))
       return engine
     })
   )

@@ -10,7 +10,6 @@ import { Effect, Layer } from "effect"
 import { closeSync, constants, openSync, statSync, writeSync } from "node:fs"
 import { dirname } from "node:path"
 import { formatDecision } from "../../core/trace/format.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
 
@@ -44,26 +43,23 @@ export const TraceRecorderFile = (template: string | undefined) =>
   Layer.effect(
     TraceRecorder,
     Effect.gen(function* () {
-      const log = yield* AppLog
-      if (template === undefined) return { record: () => Effect.void }
+      if (template === undefined) return { record: () => Effect.withSpan(Effect.void, "TraceRecorder.record") }
       const path = tracePath(template, process.pid)
       const decisionsPath = `${path}.decisions.jsonl`
       const why = unusable(path) ?? unusable(decisionsPath)
       let broken = why !== undefined
-      if (why !== undefined) yield* log.log("warn", `trace ${path} cannot be written (${why}); recording stopped, routing continues`)
+      if (why !== undefined) yield* Effect.logWarning(`trace ${path} cannot be written (${why}); recording stopped, routing continues`)
       return {
-        record: (lines, decisions) =>
-          Effect.suspend(() => {
-            if (broken || lines.length === 0) return Effect.void
-            try {
-              append(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
-              if (decisions.length > 0) append(decisionsPath, decisions.map((d) => `${formatDecision(d)}\n`).join(""))
-              return Effect.void
-            } catch (e) {
-              broken = true
-              return log.log("warn", `trace ${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? String(e)}); recording stopped, routing continues`)
-            }
-          })
+        record: Effect.fn("TraceRecorder.record")(function* (lines, decisions) {
+          if (broken || lines.length === 0) return
+          try {
+            append(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
+            if (decisions.length > 0) append(decisionsPath, decisions.map((d) => `${formatDecision(d)}\n`).join(""))
+          } catch (e) {
+            broken = true
+            yield* Effect.logWarning(`trace ${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? String(e)}); recording stopped, routing continues`)
+          }
+        })
       }
     })
   )

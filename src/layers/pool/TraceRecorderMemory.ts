@@ -10,5 +10,5 @@ export const TraceRecorderMemory = (shared: MemoryState) =>
       Effect.sync(() => {
         for (const l of lines) shared.trace.push(JSON.parse(JSON.stringify(l)) as Record<string, unknown>)
         for (const d of decisions) shared.decisions.push(formatDecision(d))
-      })
+      }).pipe(Effect.withSpan("TraceRecorder.record"))
   })

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import { accessSync, constants, statSync } from "node:fs"
 import { delimiter, isAbsolute, join } from "node:path"
-import { Effect } from "effect"
+import { Deferred, Effect, Exit, FiberId } from "effect"
 import { cleanText } from "../../core/notify/text.js"
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -99,6 +99,14 @@ const collector = () => {
   }
 }
 
+/** How a child ended: its exit code or the signal that ended it. */
+interface Ended {
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+const notStarted = (spawnError: string): RunResult => ({ code: null, stdout: "", stderr: "", timedOut: false, spawnError })
+
 /** SIGKILL to the child's process group; the child alone when that fails. */
 const killGroup = (child: ChildProcess): void => {
   const pid = child.pid
@@ -120,10 +128,11 @@ const killGroup = (child: ChildProcess): void => {
 /**
  * Runs `file` with `args` (argv only, `shell: false`) in its own process group. At `timeoutMs` the
  * group is killed and the result comes back at most SETTLE_MS later, even when something ignores the
- * signal or holds the pipes open. Interruption kills the group too.
+ * signal or holds the pipes open. Interruption kills the group too. Both waits are on the fiber's
+ * `Clock`, so tests drive them with the TestClock.
  */
 export const runArgv = (file: string, args: ReadonlyArray<string>, options: RunOptions): Effect.Effect<RunResult> =>
-  Effect.async<RunResult>((resume) => {
+  Effect.suspend(() => {
     const out = collector()
     const err = collector()
     let child: ChildProcess
@@ -136,38 +145,14 @@ export const runArgv = (file: string, args: ReadonlyArray<string>, options: RunO
         windowsHide: true
       })
     } catch (e) {
-      resume(Effect.succeed({ code: null, stdout: "", stderr: "", timedOut: false, spawnError: spawnReason(file, e) }))
-      return
+      return Effect.succeed(notStarted(spawnReason(file, e)))
     }
-
-    let done = false
-    let timedOut = false
-    let exited: { code: number | null; signal: string | null } | undefined
-    let deadline: ReturnType<typeof setTimeout> | undefined
-    let settle: ReturnType<typeof setTimeout> | undefined
-
-    const release = () => {
-      if (deadline !== undefined) clearTimeout(deadline)
-      if (settle !== undefined) clearTimeout(settle)
-      child.stdout?.destroy()
-      child.stderr?.destroy()
-      child.stdin?.destroy()
-    }
-
-    const finish = (spawnError?: string) => {
-      if (done) return
-      done = true
-      release()
-      const result: RunResult = {
-        code: timedOut || spawnError !== undefined ? null : (exited?.code ?? null),
-        ...(exited?.signal != null && !timedOut ? { signal: exited.signal } : {}),
-        stdout: out.text(),
-        stderr: err.text(),
-        timedOut,
-        ...(spawnError === undefined ? {} : { spawnError })
-      }
-      resume(Effect.succeed(result))
-    }
+    // the child's events, as values the fiber waits on
+    const exited = Deferred.unsafeMake<Ended>(FiberId.none)
+    const closed = Deferred.unsafeMake<void>(FiberId.none)
+    const failed = Deferred.unsafeMake<string>(FiberId.none)
+    let exit: Ended | undefined
+    let startFailure: string | undefined
 
     child.stdout?.on("data", out.push)
     child.stderr?.on("data", err.push)
@@ -175,40 +160,51 @@ export const runArgv = (file: string, args: ReadonlyArray<string>, options: RunO
     child.stderr?.on("error", () => {})
     child.on("error", (e) => {
       // a failed start has no pid; errors of a running child (a failed kill) change nothing
-      if (child.pid === undefined) finish(spawnReason(file, e))
+      if (child.pid === undefined) Deferred.unsafeDone(failed, Exit.succeed((startFailure ??= spawnReason(file, e))))
     })
     child.on("exit", (code, signal) => {
-      exited = { code, signal }
-      // something the child started may hold the pipes open: wait briefly, then answer anyway
-      if (!done && settle === undefined) settle = setTimeout(() => finish(), SETTLE_MS)
+      exit ??= { code, signal }
+      Deferred.unsafeDone(exited, Exit.succeed(exit))
     })
     child.on("close", (code, signal) => {
-      exited ??= { code, signal }
-      finish()
+      exit ??= { code, signal }
+      Deferred.unsafeDone(closed, Exit.void)
     })
     if (options.input !== undefined && child.stdin !== null) {
       child.stdin.on("error", () => {})
       child.stdin.end(options.input)
     }
-    deadline = setTimeout(
-      () => {
-        if (done) return
-        // exited in time, only the pipes are still open: answer with the exit code now
-        if (exited !== undefined) return finish()
-        timedOut = true
-        killGroup(child)
-        if (settle !== undefined) clearTimeout(settle)
-        settle = setTimeout(() => finish(), SETTLE_MS)
-      },
-      Math.max(0, options.timeoutMs)
-    )
 
-    return Effect.sync(() => {
-      if (done) return
-      done = true
-      if (exited === undefined) killGroup(child)
-      release()
+    const result = (timedOut: boolean, spawnError?: string): RunResult => ({
+      code: timedOut || spawnError !== undefined ? null : (exit?.code ?? null),
+      ...(exit?.signal != null && !timedOut ? { signal: exit.signal } : {}),
+      stdout: out.text(),
+      stderr: err.text(),
+      timedOut,
+      ...(spawnError === undefined ? {} : { spawnError })
     })
+    // the pipes closed, or the child exited and SETTLE_MS passed (something it started may hold them open)
+    const settled = Effect.race(Deferred.await(closed), Effect.zipRight(Deferred.await(exited), Effect.sleep(SETTLE_MS)))
+    // a failed start may close the pipes in the same turn: its reason is the answer either way
+    const ended = Effect.race(Effect.map(settled, () => result(false, startFailure)), Effect.map(Deferred.await(failed), (reason) => result(false, reason)))
+    const deadline = Effect.suspend(() => {
+      // exited in time, only the pipes are still open: answer with the exit code now
+      if (exit !== undefined) return Effect.succeed(result(false))
+      killGroup(child)
+      return Effect.map(Effect.race(Deferred.await(closed), Effect.sleep(SETTLE_MS)), () => result(true))
+    })
+    return ended.pipe(
+      Effect.timeoutTo({ duration: Math.max(0, options.timeoutMs), onSuccess: Effect.succeed, onTimeout: () => deadline }),
+      Effect.flatten,
+      Effect.onInterrupt(() => Effect.sync(() => exit === undefined && killGroup(child))),
+      Effect.ensuring(
+        Effect.sync(() => {
+          child.stdout?.destroy()
+          child.stderr?.destroy()
+          child.stdin?.destroy()
+        })
+      )
+    )
   })
 
 /** The first (or last) line of a text that is not blank, cleaned and capped; empty when none. */
@@ -235,7 +231,7 @@ export const runTool = (name: string, args: ReadonlyArray<string>, options: RunO
   Effect.suspend(() => {
     const path = which(name, options.env ?? process.env)
     return path === undefined
-    ? Effect.succeed({ code: null, stdout: "", stderr: "", timedOut: false, spawnError: `${name} not found` })
+    ? Effect.succeed(notStarted(`${name} not found`))
     : runArgv(path, args, options).pipe(
         // a start failure names the program, not the path it was found at
         Effect.map((r) => (r.spawnError?.startsWith(path) === true ? { ...r, spawnError: name + r.spawnError.slice(path.length) } : r))

@@ -13,8 +13,8 @@ export const DbHostMemory = (facts: DbHostFacts) =>
   Layer.succeed(
     DbHost,
     DbHost.of({
-      bytes: (db) => Effect.sync(() => dbBytes(db)),
-      freeBytes: () => Effect.succeed(facts.freeBytes),
-      openBy: () => Effect.succeed(facts.openBy)
+      bytes: Effect.fn("DbHost.bytes")((db: string) => Effect.sync(() => dbBytes(db))),
+      freeBytes: Effect.fn("DbHost.freeBytes")((_db: string) => Effect.succeed(facts.freeBytes)),
+      openBy: Effect.fn("DbHost.openBy")((_db: string) => Effect.succeed(facts.openBy))
     })
   )

@@ -65,8 +65,8 @@ const openByLsof = (db: string, self: number = process.pid): ReadonlyArray<numbe
 export const DbHostProc = Layer.succeed(
   DbHost,
   DbHost.of({
-    bytes: (db) => Effect.sync(() => dbBytes(db)),
-    freeBytes: (db) =>
+    bytes: Effect.fn("DbHost.bytes")((db: string) => Effect.sync(() => dbBytes(db))),
+    freeBytes: Effect.fn("DbHost.freeBytes")((db: string) =>
       Effect.sync(() => {
         try {
           const s = statfsSync(dirname(db))
@@ -74,8 +74,9 @@ export const DbHostProc = Layer.succeed(
         } catch {
           return undefined
         }
-      }),
-    openBy: (db) =>
+      })
+    ),
+    openBy: Effect.fn("DbHost.openBy")((db: string) =>
       Effect.sync(() => {
         try {
           return process.platform === "linux" ? openByProc(db) ?? openByLsof(db) : openByLsof(db)
@@ -83,5 +84,6 @@ export const DbHostProc = Layer.succeed(
           return undefined
         }
       })
+    )
   })
 )

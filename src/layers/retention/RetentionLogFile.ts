@@ -49,7 +49,15 @@ export const RetentionLogFile = (dataDir: string | undefined = defaultDataDir())
     const fail = (path: string) => Effect.fail(new RetentionLogError({ path, reason: noHomeReason("XDG_DATA_HOME") }))
     const archivePath = join("$XDG_DATA_HOME", "opencode-pool", "archive", "retired-sessions.jsonl")
     const runPath = (log: RunLog) => join("$XDG_DATA_HOME", "opencode-pool", "runs", `${log}.jsonl`)
-    return Layer.succeed(RetentionLog, RetentionLog.of({ archivePath, runPath, archive: (lines) => (lines.length === 0 ? Effect.void : fail(archivePath)), run: (log) => fail(runPath(log)) }))
+    return Layer.succeed(
+      RetentionLog,
+      RetentionLog.of({
+        archivePath,
+        runPath,
+        archive: Effect.fn("RetentionLog.archive")((lines: ReadonlyArray<string>) => (lines.length === 0 ? Effect.void : fail(archivePath))),
+        run: Effect.fn("RetentionLog.run")((log: RunLog, _line: string) => fail(runPath(log)))
+      })
+    )
   }
   const archivePath = join(dataDir, "archive", "retired-sessions.jsonl")
   const runPath = (log: RunLog) => join(dataDir, "runs", `${log}.jsonl`)
@@ -58,8 +66,8 @@ export const RetentionLogFile = (dataDir: string | undefined = defaultDataDir())
     RetentionLog.of({
       archivePath,
       runPath,
-      archive: (lines) => (lines.length === 0 ? Effect.void : appendSynced(archivePath, lines)),
-      run: (log, line) => appendSynced(runPath(log), [line])
+      archive: Effect.fn("RetentionLog.archive")((lines: ReadonlyArray<string>) => (lines.length === 0 ? Effect.void : appendSynced(archivePath, lines))),
+      run: Effect.fn("RetentionLog.run")((log: RunLog, line: string) => appendSynced(runPath(log), [line]))
     })
   )
 }

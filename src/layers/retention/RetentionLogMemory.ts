@@ -12,14 +12,15 @@ export interface MemoryLines {
 export const memoryLines = (): MemoryLines => ({ archive: [], runs: { "session-retire": [], "event-prune": [] } })
 
 export const RetentionLogMemory = (lines: MemoryLines = memoryLines()) => {
-  const guard = (path: string) => (lines.failWith === undefined ? Effect.void : Effect.fail(new RetentionLogError({ path, reason: lines.failWith })))
+  const guard = (path: string): Effect.Effect<void, RetentionLogError> =>
+    lines.failWith === undefined ? Effect.void : Effect.fail(new RetentionLogError({ path, reason: lines.failWith }))
   return Layer.succeed(
     RetentionLog,
     RetentionLog.of({
       archivePath: "<memory>/archive/retired-sessions.jsonl",
       runPath: (log) => `<memory>/runs/${log}.jsonl`,
-      archive: (appended) => guard("archive").pipe(Effect.tap(() => lines.archive.push(...appended))),
-      run: (log, line) => guard(log).pipe(Effect.tap(() => lines.runs[log].push(line)))
+      archive: Effect.fn("RetentionLog.archive")((appended: ReadonlyArray<string>) => guard("archive").pipe(Effect.tap(() => lines.archive.push(...appended)))),
+      run: Effect.fn("RetentionLog.run")((log: RunLog, line: string) => guard(log).pipe(Effect.tap(() => lines.runs[log].push(line))))
     })
   )
 }

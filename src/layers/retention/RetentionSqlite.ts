@@ -5,9 +5,9 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Exit, Layer, Option } from "effect"
-import { DB_BUSY_TIMEOUT_MS } from "../../core/constants.js"
 import type { EventRow } from "../../core/retention/events.js"
-import { DbBusy, DbFailed, NotOpencodeDb, RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../../services/retention/RetentionStore.js"
+import { RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../../services/retention/RetentionStore.js"
+import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
 
 /** The columns the sweeps read or match on; anything less is not an opencode database this tool understands. */
 export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -16,41 +16,25 @@ export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> =
   event_sequence: ["aggregate_id", "owner_id"]
 }
 
-const codeOf = (e: SqlError.SqlError): string => {
-  const cause = e.cause as { readonly code?: unknown } | undefined
-  return typeof cause?.code === "string" ? cause.code : ""
-}
-
-export const messageOf = (e: SqlError.SqlError): string => {
-  const cause = e.cause as { readonly message?: unknown } | undefined
-  return typeof cause?.message === "string" ? cause.message : e.message
-}
-
-export const isBusy = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(e))
-
-export const busyOrFailed = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new DbFailed({ reason: messageOf(e) }))
-
 export interface RetentionSqliteOptions {
   /** `PRAGMA busy_timeout` (SPEC §1 DB_BUSY_TIMEOUT_MS); tests shorten it. */
   readonly busyTimeoutMs?: number
 }
 
+/**
+ * The store's methods are traced as `RetentionStore.<method>`; a member that is an Effect rather than
+ * a function is its traced body applied to no arguments (it runs afresh each time it is run).
+ */
 export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
   Layer.effect(
     RetentionStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      /**
-       * The statements that open the database. The client caches a prepared statement by its text, and
-       * a failed prepare too (a lock held by another connection fails the prepare that reads the
-       * schema): each try of the open step therefore uses statements of its own text.
-       */
-      let openTry = 0
-      const openStatement = (text: string) => `${text} /* open ${openTry} */`
+      const attempts = openAttempts(sql)
       const pragmas = Effect.gen(function* () {
-        yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DB_BUSY_TIMEOUT_MS))}`)
+        yield* setBusyTimeout(sql, options.busyTimeoutMs)
         yield* sql.unsafe("PRAGMA foreign_keys = ON")
-        const mode = yield* sql.unsafe<{ journal_mode: string }>(openStatement("PRAGMA journal_mode"))
+        const mode = yield* attempts.run<{ journal_mode: string }>("PRAGMA journal_mode")
         // In WAL mode a commit need not fsync to stay consistent; opencode runs its database the same way.
         if (String(mode[0]?.journal_mode).toLowerCase() === "wal") {
           yield* sql.unsafe("PRAGMA synchronous = NORMAL")
@@ -63,7 +47,6 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
       // That first try counts as the schema check's first: its failure is reported there, not run again.
       let unreported = Option.getOrUndefined(yield* pragmas.pipe(Effect.flip, Effect.option))
       let pragmasFailed = unreported !== undefined
-      const openProblem = (e: SqlError.SqlError) => (isBusy(e) ? new DbBusy({ reason: messageOf(e) }) : new NotOpencodeDb({ reason: messageOf(e) }))
 
       /** BEGIN IMMEDIATE, the body, COMMIT; ROLLBACK on any failure. Returns the time the write lock was held. */
       const immediate = <A, E>(body: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<{ readonly value: A; readonly ms: number }, E | SqlError.SqlError> =>
@@ -116,59 +99,51 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
         })
 
       return RetentionStore.of({
-        checkSchema: Effect.gen(function* () {
-          openTry++
+        checkSchema: Effect.fn("RetentionStore.checkSchema")(function* () {
+          yield* attempts.next
           if (unreported !== undefined) {
             const failure = unreported
             unreported = undefined
-            return yield* openProblem(failure)
+            return yield* busyOrNotOpencodeDb(failure)
           }
           if (pragmasFailed) {
-            yield* pragmas.pipe(Effect.mapError(openProblem))
+            yield* pragmas.pipe(Effect.mapError(busyOrNotOpencodeDb))
             pragmasFailed = false
           }
-          for (const [table, columns] of Object.entries(REQUIRED_COLUMNS)) {
-            const info = yield* sql.unsafe<{ name: string }>(openStatement("SELECT name FROM pragma_table_info(?)"), [table]).pipe(Effect.mapError(openProblem))
-            if (info.length === 0) return yield* new NotOpencodeDb({ reason: `no table '${table}'` })
-            const have = new Set(info.map((c) => c.name))
-            const missing = columns.filter((c) => !have.has(c))
-            if (missing.length > 0) return yield* new NotOpencodeDb({ reason: `table '${table}' has no column ${missing.map((c) => `'${c}'`).join(", ")}` })
-          }
-        }),
+          yield* requireColumns(attempts, REQUIRED_COLUMNS)
+        })(),
 
-        sessions: sql<{
-          id: string
-          project_id: string
-          parent_id: string | null
-          workspace_id: string | null
-          directory: string
-          title: string
-          time_created: number
-          time_updated: number
-        }>`SELECT id, project_id, parent_id, workspace_id, directory, title, time_created, time_updated FROM session`.pipe(
-          Effect.map((rows) =>
-            rows.map(
-              (r): SessionRow => ({
-                id: r.id,
-                projectId: r.project_id,
-                parentId: r.parent_id,
-                workspaceId: r.workspace_id,
-                directory: r.directory,
-                title: r.title,
-                timeCreated: Number(r.time_created),
-                timeUpdated: Number(r.time_updated)
-              })
-            )
-          ),
-          Effect.mapError(busyOrFailed)
-        ),
+        sessions: Effect.fn("RetentionStore.sessions")(function* () {
+          const rows = yield* sql<{
+            id: string
+            project_id: string
+            parent_id: string | null
+            workspace_id: string | null
+            directory: string
+            title: string
+            time_created: number
+            time_updated: number
+          }>`SELECT id, project_id, parent_id, workspace_id, directory, title, time_created, time_updated FROM session`
+          return rows.map(
+            (r): SessionRow => ({
+              id: r.id,
+              projectId: r.project_id,
+              parentId: r.parent_id,
+              workspaceId: r.workspace_id,
+              directory: r.directory,
+              title: r.title,
+              timeCreated: Number(r.time_created),
+              timeUpdated: Number(r.time_updated)
+            })
+          )
+        }, Effect.mapError(busyOrFailed))(),
 
-        syncedAggregates: sql<{ aggregate_id: string }>`SELECT aggregate_id FROM event_sequence WHERE owner_id IS NOT NULL`.pipe(
-          Effect.map((rows) => new Set(rows.map((r) => r.aggregate_id))),
-          Effect.mapError(busyOrFailed)
-        ),
+        syncedAggregates: Effect.fn("RetentionStore.syncedAggregates")(function* () {
+          const rows = yield* sql<{ aggregate_id: string }>`SELECT aggregate_id FROM event_sequence WHERE owner_id IS NOT NULL`
+          return new Set(rows.map((r) => r.aggregate_id)) as ReadonlySet<string>
+        }, Effect.mapError(busyOrFailed))(),
 
-        sessionTables: Effect.gen(function* () {
+        sessionTables: Effect.fn("RetentionStore.sessionTables")(function* () {
           const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
             AND name NOT IN ('session', 'event', 'event_sequence') ORDER BY name`
           const out: Array<SessionTable> = []
@@ -178,32 +153,31 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
             const refs = yield* sql<{ table: string }>`SELECT "table" FROM pragma_foreign_key_list(${name})`
             out.push({ name, references: refs.map((r) => r.table) })
           }
-          return out
-        }).pipe(Effect.mapError(busyOrFailed)),
+          return out as ReadonlyArray<SessionTable>
+        }, Effect.mapError(busyOrFailed))(),
 
-        scanEvents: (pageSize, onPage) =>
-          Effect.gen(function* () {
-            let after = Number.MIN_SAFE_INTEGER
-            let total = 0
-            for (;;) {
-              // octet_length reads the size from the record header, not the text.
-              const values = yield* sql`SELECT rowid, id, aggregate_id, octet_length(data) FROM event
-                WHERE rowid > ${after} ORDER BY rowid LIMIT ${pageSize}`.values
-              // id and aggregate_id are NOT NULL text columns, octet_length an integer: the row is an EventRow.
-              const page = values as unknown as ReadonlyArray<EventRow>
-              if (page.length === 0) return total
-              total += page.length
-              after = Number(page[page.length - 1]![0])
-              onPage(page)
-            }
-          }).pipe(Effect.mapError(busyOrFailed)),
+        scanEvents: Effect.fn("RetentionStore.scanEvents")(function* (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) {
+          let after = Number.MIN_SAFE_INTEGER
+          let total = 0
+          for (;;) {
+            // octet_length reads the size from the record header, not the text.
+            const values = yield* sql`SELECT rowid, id, aggregate_id, octet_length(data) FROM event
+              WHERE rowid > ${after} ORDER BY rowid LIMIT ${pageSize}`.values
+            // id and aggregate_id are NOT NULL text columns, octet_length an integer: the row is an EventRow.
+            const page = values as unknown as ReadonlyArray<EventRow>
+            if (page.length === 0) return total
+            total += page.length
+            after = Number(page[page.length - 1]![0])
+            onPage(page)
+          }
+        }, Effect.mapError(busyOrFailed)),
 
-        countTree: (tree) => treeCounts(tree).pipe(Effect.mapError(busyOrFailed)),
+        countTree: Effect.fn("RetentionStore.countTree")((tree: TreeDelete) => treeCounts(tree), Effect.mapError(busyOrFailed)),
 
-        treeChanged: (tree) => changedSince(tree).pipe(Effect.mapError(busyOrFailed)),
+        treeChanged: Effect.fn("RetentionStore.treeChanged")((tree: TreeDelete) => changedSince(tree), Effect.mapError(busyOrFailed)),
 
-        deleteTree: (tree) =>
-          immediate(
+        deleteTree: Effect.fn("RetentionStore.deleteTree")(function* (tree: TreeDelete) {
+          const { value, ms } = yield* immediate(
             Effect.gen(function* () {
               const reason = yield* changedSince(tree)
               if (reason !== undefined) return { _tag: "Changed", reason } as const
@@ -216,13 +190,12 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               yield* deleteIn("session", "id", tree.ids)
               return { _tag: "Deleted", rows } as const
             })
-          ).pipe(
-            Effect.map(({ value, ms }): TreeOutcome => (value._tag === "Deleted" ? { _tag: "Deleted", rows: value.rows, ms } : value)),
-            Effect.mapError(busyOrFailed)
-          ),
+          )
+          return (value._tag === "Deleted" ? { _tag: "Deleted", rows: value.rows, ms } : value) satisfies TreeOutcome as TreeOutcome
+        }, Effect.mapError(busyOrFailed)),
 
-        deleteEvents: (events, graceCutoff) =>
-          immediate(
+        deleteEvents: Effect.fn("RetentionStore.deleteEvents")(function* (events: { readonly ids: ReadonlyArray<string>; readonly aggregates: ReadonlyArray<string> }, graceCutoff: number) {
+          const { value, ms } = yield* immediate(
             Effect.gen(function* () {
               const aggregates = [...new Set(events.aggregates)]
               // Protection is re-checked under the write lock: a session may have gone into sync, into a
@@ -237,24 +210,23 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
               const changed = yield* sql<{ n: number }>`SELECT changes() AS n`
               return { rows: Number(changed[0]?.n ?? 0), kept: [...kept] }
             })
-          ).pipe(
-            Effect.map(({ value, ms }) => ({ ...value, ms })),
-            Effect.mapError(busyOrFailed)
-          ),
+          )
+          return { ...value, ms }
+        }, Effect.mapError(busyOrFailed)),
 
-        checkpoint: sql.unsafe("PRAGMA wal_checkpoint(PASSIVE)").pipe(Effect.ignore),
+        checkpoint: Effect.fn("RetentionStore.checkpoint")(() => sql.unsafe("PRAGMA wal_checkpoint(PASSIVE)"), Effect.ignore)(),
 
-        dataVersion: sql<{ data_version: number }>`PRAGMA data_version`.pipe(
-          Effect.map((r) => Number(r[0]?.data_version ?? 0)),
-          Effect.orElseSucceed(() => 0)
-        ),
+        dataVersion: Effect.fn("RetentionStore.dataVersion")(function* () {
+          const r = yield* sql<{ data_version: number }>`PRAGMA data_version`
+          return Number(r[0]?.data_version ?? 0)
+        }, Effect.orElseSucceed(() => 0))(),
 
-        vacuum: Effect.gen(function* () {
+        vacuum: Effect.fn("RetentionStore.vacuum")(function* () {
           yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
           yield* sql.unsafe("VACUUM")
           // In WAL mode VACUUM writes the new pages to the WAL; the file only shrinks once they are checkpointed.
           yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
-        }).pipe(Effect.mapError(busyOrFailed))
+        }, Effect.mapError(busyOrFailed))()
       })
     })
   )

@@ -1,16 +1,22 @@
 /** The shared state behind the memory layers: several "processes" (each its own pid) can share one. */
 import { Effect } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
+import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
+import type { QuotaRecord } from "../../core/quota/record.js"
+import type { Holder } from "../../core/state/holder.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
 export interface MemoryState {
   /** pid → that process's published claims. */
   readonly processes: Map<number, ProcessSnapshot>
-  /** pid → when it last published (a claim file's mtime). */
-  readonly written: Map<number, number>
+  /** pid → the holder of that table and the lease its last publish gave it (a claim file's mtime + DEAD_FILE_MS). */
+  readonly holders: Map<number, { readonly holder: Holder; readonly leaseUntil: number }>
   /** Pids a test declared dead (`kill(pid, 0)` would answer ESRCH). */
   readonly dead: Set<number>
   readonly cooldowns: Map<string, Cooldown>
+  readonly quota: Map<string, QuotaRecord>
+  /** session → its fallback record. */
+  readonly fallbacks: Map<string, FallbackRecord>
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
   readonly trace: Array<Record<string, unknown>>
@@ -20,9 +26,11 @@ export interface MemoryState {
 
 export const memoryState = (): MemoryState => ({
   processes: new Map(),
-  written: new Map(),
+  holders: new Map(),
   dead: new Set(),
   cooldowns: new Map(),
+  quota: new Map(),
+  fallbacks: new Map(),
   lock: Effect.unsafeMakeSemaphore(1),
   trace: [],
   decisions: []

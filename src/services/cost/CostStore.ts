@@ -4,7 +4,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { UsageScan } from "../../core/cost/rows.js"
-import type { DbBusy, DbFailed, NotOpencodeDb } from "../retention/RetentionStore.js"
+import type { DbBusy, DbFailed, NotOpencodeDb } from "../opencodeDb/errors.js"
 
 export interface UsageQuery {
   /** Messages created at or after this time (ms), and those whose time is not a date; undefined: every message. */

@@ -1,12 +1,19 @@
 /** The plugin's log: opencode's `client.app.log`, with stderr as the fallback (SPEC §2.2 log level). */
-import { Context, type Effect } from "effect"
-
-export type LogLevel = "debug" | "info" | "warn" | "error"
+import { Context, type Cause, type Effect } from "effect"
+import type { LogLevel } from "../../core/options.js"
+export type { LogLevel }
 
 export const LEVEL_RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3 }
 
+/** What an `Effect.log*` call carried besides its text: the cause, typed, and the annotations. */
+export interface LogDetails {
+  readonly cause: Cause.Cause<unknown>
+  readonly annotations: Readonly<Record<string, unknown>>
+}
+
 export interface AppLogService {
-  readonly log: (level: LogLevel, message: string) => Effect.Effect<void>
+  /** `details` comes only from `Effect.log*` calls (through LoggerAppLog) that had a cause or annotations. */
+  readonly log: (level: LogLevel, message: string, details?: LogDetails) => Effect.Effect<void>
 }
 
 export class AppLog extends Context.Tag("opencode-pool/AppLog")<AppLog, AppLogService>() {}

@@ -1,7 +1,7 @@
 /**
  * The plugin's decision engine as a service: opencode events in, the core machine's decisions carried
- * out (claims published, cooldowns written, aborts called, lines recorded, logs). One mutex orders every
- * event; after dispose nothing is written.
+ * out (claims published, cooldown, quota and fallback records written through `SharedState`, aborts
+ * called, lines recorded, logs). One event at a time; after dispose nothing is written.
  */
 import { Context, type Effect } from "effect"
 import type { EngineEvent, Applied } from "../../core/engine/step.js"
@@ -21,7 +21,7 @@ export class VariantRefused extends Error {
 }
 
 export interface PoolEngineService {
-  /** Applies one event under the engine's mutex and carries out its effects; `undefined` once disposed. */
+  /** Applies one event (one at a time) and carries out its effects; `undefined` once disposed. */
   readonly apply: (event: EngineEvent) => Effect.Effect<Applied | undefined>
   /** `tool.execute.before` for `task`: rewrites `args.subagent_type`, or fails for a hand-named variant. */
   readonly beforeTask: (session: string, call: string, args: Record<string, unknown>) => Effect.Effect<void, VariantRefused>

@@ -2,19 +2,12 @@
  * opencode's database as the retention sweeps see it (SPEC §11): the facts the core selects from, and
  * the delete transactions. Driver-agnostic: the live layer runs over any `@effect/sql` SqlClient.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, type Effect } from "effect"
 import type { EventRow } from "../../core/retention/events.js"
 import type { ArchivedSession } from "../../core/retention/records.js"
 import type { SessionFacts } from "../../core/retention/trees.js"
+import type { DbBusy, DbFailed, NotOpencodeDb } from "../opencodeDb/errors.js"
 
-/** The database is busy (SQLITE_BUSY / SQLITE_LOCKED after the busy timeout); a transaction was rolled back, a read read nothing. */
-export class DbBusy extends Data.TaggedError("DbBusy")<{ readonly reason: string }> {}
-
-/** Any other database failure. */
-export class DbFailed extends Data.TaggedError("DbFailed")<{ readonly reason: string }> {}
-
-/** The file is not an opencode database: a required table or column is missing, or it is not SQLite at all. */
-export class NotOpencodeDb extends Data.TaggedError("NotOpencodeDb")<{ readonly reason: string }> {}
 
 export type SessionRow = SessionFacts & ArchivedSession
 

@@ -1,0 +1,145 @@
+/**
+ * What the engine takes and gives (SPEC §6–§8): the opencode events the hooks hand it, what one event
+ * needs of the shared state, and the outcome of stepping one (the next state, the trace lines applied,
+ * the machine's decisions and the effects the shell carries out). Types, and the one `NeedSnapshot`.
+ */
+import type { Cooldown } from "../cooldown.js"
+import type { Slot } from "../pool.js"
+import type { QuotaObservation } from "../quota/headers.js"
+import type { Decision } from "../trace/decision.js"
+import type { TraceInput } from "../trace/input.js"
+import type { AbortRequest } from "../trace/machine.js"
+import type { LogLevel } from "../options.js"
+import type { EngineState } from "./state.js"
+
+export type { LogLevel } from "../options.js"
+
+export interface LogLine {
+  readonly level: LogLevel
+  readonly message: string
+}
+
+/** One opencode happening, as the hooks see it. */
+export type EngineEvent =
+  | {
+      readonly type: "pool"
+      readonly slots: ReadonlyArray<Slot>
+      readonly origin: string
+      readonly warnings: ReadonlyArray<string>
+      /** The option `fallbackModels` (US-50), validated. */
+      readonly fallbacks?: ReadonlyArray<string> | undefined
+    }
+  | { readonly type: "spawn"; readonly owner: string; readonly call: string; readonly base: string; readonly taskId?: string | undefined }
+  | { readonly type: "taskEnd"; readonly claim: string; readonly ok: boolean }
+  | { readonly type: "child"; readonly id: string; readonly parent: string; readonly agent?: string | undefined; readonly title?: string | undefined }
+  | { readonly type: "activity"; readonly session: string }
+  | { readonly type: "ask"; readonly session: string; readonly id: string }
+  | { readonly type: "answered"; readonly session: string; readonly id: string }
+  | { readonly type: "busy"; readonly session: string }
+  | { readonly type: "idle"; readonly session: string }
+  | { readonly type: "output"; readonly session: string }
+  /** `chat.params`: a model request of `session` starts, on `model` (`provider/model`) for `agent`. */
+  | { readonly type: "request"; readonly session: string; readonly model?: string | undefined; readonly agent?: string | undefined }
+  /** `chat.message`: a user message of `session` is created on `model` for `agent` (US-50: it may run on a fallback instead). */
+  | { readonly type: "message"; readonly session: string; readonly model: string; readonly agent?: string | undefined }
+  /** The outcome of carrying out a `switch` (US-50): the "continue" prompt on `to` was sent, or why not. */
+  | { readonly type: "switched"; readonly session: string; readonly to: string; readonly ok: boolean; readonly reason: string }
+  | { readonly type: "error"; readonly session: string; readonly error: unknown; readonly model?: string | undefined }
+  | { readonly type: "retry"; readonly session: string; readonly message: string; readonly next: number; readonly provider?: string | undefined }
+  /**
+   * A provider answered a request of `session` with an error status (issue 19): what it said, kept for
+   * the retry status opencode publishes next (which carries only a message).
+   */
+  | {
+      readonly type: "failed"
+      readonly session: string
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+      readonly body: string
+    }
+  | { readonly type: "sweep" }
+  | { readonly type: "aborted"; readonly claim: string; readonly ok: boolean; readonly reason: string }
+  | { readonly type: "status" }
+  /**
+   * A provider response's rate-limit headers (issue 12): `model` when the shell could tell it from the
+   * request, else the model of the claim whose session sent it; `reserve` the option `quotaReserve`.
+   */
+  | {
+      readonly type: "response"
+      readonly headers: Readonly<Record<string, string>>
+      readonly model?: string | undefined
+      readonly session?: string | undefined
+      readonly reserve: number
+    }
+  /** A model request of `session` is being built (issue 12, US-49): the coaching line, when it is due. */
+  | { readonly type: "coach"; readonly session: string; readonly model: string }
+
+export interface Applied {
+  readonly _tag: "Applied"
+  readonly state: EngineState
+  /** The input lines applied to the trace machine, in order: what the recorder writes. */
+  readonly lines: ReadonlyArray<TraceInput>
+  readonly decisions: ReadonlyArray<Decision>
+  /** Aborts to carry out; each outcome comes back as an `aborted` event. */
+  readonly aborts: ReadonlyArray<AbortRequest>
+  /** Whether this process's claims (or its reaped count) changed and must be published. */
+  readonly publish: boolean
+  /** Cooldown records to write (the machine's records after this event). */
+  readonly cool: ReadonlyArray<Cooldown>
+  /** Models whose record the machine dropped (a success after the window): their files go. */
+  readonly uncool: ReadonlyArray<string>
+  readonly logs: ReadonlyArray<LogLine>
+  /** For `spawn`: the agent to run (`<base>-<n>`), or the refusal of a hand-named variant. */
+  readonly agent?: string | undefined
+  readonly refused?: { readonly requested: string; readonly base: string } | undefined
+  /** For `response`: the quota the headers stated, for the quota records every process reads. */
+  readonly observed?: { readonly model: string; readonly observation: QuotaObservation } | undefined
+  /** For `coach`: the line to add to the request's system prompt, or undefined (a child, or nothing new to say). */
+  readonly coach?: string | undefined
+  /** Root sessions to continue on a fallback model (US-50): the shell aborts (or waits for idle), then prompts "continue". */
+  readonly switches?: ReadonlyArray<SwitchOrder> | undefined
+  /** For `message`: the model the user message runs on instead of the one it named (US-50). */
+  readonly model?: string | undefined
+  /** For `message`: the session whose fallback episode ended (its original recovered). */
+  readonly ended?: string | undefined
+}
+
+/** A `switch` decision with what the shell needs to carry it out. */
+export interface SwitchOrder {
+  readonly session: string
+  /** The model the episode started on (`from` is a fallback when that one ran out too). */
+  readonly original: string
+  readonly from: string
+  readonly to: string
+  readonly via: "abort" | "idle"
+  /** The agent of the session's last user message, so "continue" runs as the same agent. */
+  readonly agent: string | undefined
+  readonly until: number
+  /** `Switched to <to>: <from> hit its quota, resets <HH:MM>Z`: the log line and the notification's text. */
+  readonly text: string
+}
+
+/**
+ * What deciding one event needs of the shared state, declared before the event is stepped: `none`
+ * (this process's state is enough), `read` (the snapshot read without the pool lock: the decision
+ * writes nothing shared) or `transact` (read, decide and write under the lock); `peers` when the
+ * decision counts the other processes' claims (routing, the status view). The shell turns it into
+ * the records it asks the `SharedState` port for.
+ */
+export interface EventNeeds {
+  readonly shared: "none" | "read" | "transact"
+  readonly peers: boolean
+}
+
+/**
+ * The event's decision reads shared state (its `EventNeeds` say so, before anything is stepped) and no
+ * snapshot was given: nothing changed; the shell reads the snapshot and steps the event with it.
+ */
+export interface NeedSnapshot {
+  readonly _tag: "NeedSnapshot"
+}
+
+export type StepOutcome = Applied | NeedSnapshot
+
+export const NEED_SNAPSHOT: NeedSnapshot = { _tag: "NeedSnapshot" }
+

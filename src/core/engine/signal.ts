@@ -1,0 +1,152 @@
+/**
+ * Limit signals (SPEC §7): a session's error, a provider's failed response and the retry status
+ * opencode publishes after it become `limit` and `retry` lines; the machine classifies and cools
+ * (reading and writing the shared cooldowns) and aborts the pooled target. Here: reading the error,
+ * the dedupe, joining a failed response to its retry, and the one-time warnings (out of credit,
+ * rejected credentials, a model unavailable).
+ */
+import { classifyError } from "../classify.js"
+import { withNewest } from "../newest.js"
+import { providerOf } from "../signals.js"
+import { getClaim } from "../trace/claimTable.js"
+import type { Decision } from "../trace/decision.js"
+import type { TraceInput } from "../trace/input.js"
+import { clockTime, clockTimeFrom } from "./decisionLog.js"
+import { primaryOf } from "./fallback.js"
+import { FAILURE_MATCH_MS, FAILURES_MAX, SIGNAL_DEDUPE_MS } from "./state.js"
+import { endTask } from "./task.js"
+import { local, NONE, setIn, TRANSACT, type Handlers, type Turn } from "./turn.js"
+
+/** What the error of a session event carries, as far as it is read. */
+type ErrorShape = { readonly name?: unknown; readonly data?: Record<string, unknown> }
+const errorShape = (error: unknown): ErrorShape => (typeof error === "object" && error !== null ? error : {}) as ErrorShape
+
+/** An abort of the session (opencode's own or ours) is no signal: it only ends the task, never a success. */
+const isAbort = (error: unknown): boolean => errorShape(error).name === "MessageAbortedError"
+
+/**
+ * Whether a `limit` or `retry` line says its provider's account is out of credit (issue 19), attributed
+ * as the machine attributes it: the line's model, else `model` (the live claim's, or the primary's).
+ */
+const isCredit = (line: TraceInput, model: string | undefined): boolean => {
+  if (line.type === "limit") return classifyError({ text: line.text, status: line.status, headers: line.headers, body: line.body, model: line.model ?? model, provider: line.provider })?.credit === true
+  if (line.type === "retry") return classifyError({ text: line.message, status: line.status, headers: line.headers, body: line.body, model, provider: line.provider })?.credit === true
+  return false
+}
+
+/** Signal dedupe (SPEC §7.1): the same text on the same session within SIGNAL_DEDUPE_MS is dropped. */
+const firstSignal = (turn: Turn, session: string, text: string): boolean => {
+  const key = `${session}\u0000${text}`
+  const last = turn.state.signals.get(key)
+  if (last !== undefined && turn.at - last < SIGNAL_DEDUPE_MS) return false
+  turn.set("signals", setIn(turn.state.signals, key, turn.at))
+  return true
+}
+
+/** Warns once until `until` under `key` (a provider or model); false when already warned. */
+const warnOnce = (turn: Turn, key: string, until: number): boolean => {
+  if ((turn.state.warnedUntil.get(key) ?? 0) > turn.at) return false
+  turn.set("warnedUntil", setIn(turn.state.warnedUntil, key, until))
+  return true
+}
+
+/** A classified signal's line: cool, abort the pooled target (pending), one-time warnings. */
+const signal = (turn: Turn, line: TraceInput, session: string, text: string): void => {
+  const target = turn.liveTarget(session)
+  const decisions = turn.apply(line)
+  const cool = decisions.find((d): d is Extract<Decision, { type: "cool" }> => d.type === "cool")
+  if (cool === undefined) return
+  if (target !== undefined && getClaim(turn.machine.table, target.key) !== undefined) {
+    turn.set("signalled", setIn(turn.state.signalled, target.key, cool.reason))
+  }
+  const primary = "primary" in line ? line.primary : undefined
+  if (cool.reason === "quota" && cool.scope === "provider" && isCredit(line, target?.model ?? primary)) {
+    const provider = providerOf(cool.models[0]!)
+    const until = Math.max(cool.until, ...cool.models.map((m) => turn.machine.cooldowns.get(m)?.until ?? 0))
+    if (!warnOnce(turn, `credit:${provider}`, until)) return
+    turn.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${clockTimeFrom(until, turn.at)}`)
+    return
+  }
+  if (cool.reason !== "unavailable" && cool.reason !== "auth") return
+  const key = cool.reason === "auth" ? `auth:${providerOf(cool.models[0]!)}` : `unavailable:${cool.models[0]}`
+  if (!warnOnce(turn, key, cool.until)) return
+  turn.log(
+    "warn",
+    cool.reason === "auth"
+      ? `provider ${providerOf(cool.models[0]!)} rejected its credentials; ${cool.models.length} slot(s) cool for 15m`
+      : `model ${cool.models[0]} unavailable ("${text.slice(0, 80)}"); not routed until ${clockTime(cool.until)}`
+  )
+}
+
+export const signalHandlers: Handlers<"error" | "failed" | "retry"> = {
+  error: {
+    // the dedupe depends on the time, so every error but an abort declares the shared state
+    needs: (_state, event) => (isAbort(event.error) ? NONE : TRANSACT),
+    run: (turn, event) => {
+      const e = errorShape(event.error)
+      if (isAbort(event.error)) {
+        const c = turn.liveTarget(event.session)
+        if (c !== undefined) endTask(turn, c.key, false)
+        return
+      }
+      const text = JSON.stringify(event.error ?? null)
+      if (!firstSignal(turn, event.session, text)) return
+      const status = typeof e.data?.statusCode === "number" ? e.data.statusCode : undefined
+      const headers = typeof e.data?.responseHeaders === "object" && e.data.responseHeaders !== null ? (e.data.responseHeaders as Record<string, unknown>) : undefined
+      const metadata = e.data?.metadata as { provider?: unknown } | undefined
+      const provider = typeof metadata?.provider === "string" ? metadata.provider : undefined
+      signal(
+        turn,
+        {
+          at: turn.at,
+          type: "limit",
+          text,
+          ...(status === undefined ? {} : { status }),
+          ...(headers === undefined ? {} : { headers }),
+          ...(event.model === undefined ? {} : { model: event.model }),
+          ...(provider === undefined ? {} : { provider }),
+          session: event.session,
+          ...primaryOf(turn, event.session),
+          abort: "pending",
+          ...turn.shared()
+        } as TraceInput,
+        event.session,
+        text
+      )
+    }
+  },
+  failed: local((turn, event) => {
+    turn.set("failures", withNewest(turn.state.failures, event.session, { at: turn.at, status: event.status, headers: event.headers, body: event.body }, FAILURES_MAX))
+  }),
+  retry: {
+    needs: () => TRANSACT,
+    run: (turn, event) => {
+      const at = turn.at
+      if (!firstSignal(turn, event.session, event.message)) return
+      const seen = turn.state.failures.get(event.session)
+      const failure = seen !== undefined && at - seen.at <= FAILURE_MATCH_MS ? seen : undefined
+      if (seen !== undefined) {
+        const failures = new Map(turn.state.failures)
+        failures.delete(event.session)
+        turn.set("failures", failures)
+      }
+      signal(
+        turn,
+        {
+          at,
+          type: "retry",
+          session: event.session,
+          message: event.message,
+          next: event.next,
+          ...(event.provider === undefined ? {} : { provider: event.provider }),
+          ...(failure === undefined ? {} : { status: failure.status, headers: failure.headers, body: failure.body }),
+          ...primaryOf(turn, event.session),
+          abort: "pending",
+          ...turn.shared()
+        } as TraceInput,
+        event.session,
+        event.message
+      )
+    }
+  }
+}

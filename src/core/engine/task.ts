@@ -1,0 +1,72 @@
+/**
+ * A pooled task's life in the engine (SPEC §6, §8.2): the `task` spawn routed (or a hand-named
+ * variant refused), its child session bound to the claim, and its end. A spawn of a pooled base routes
+ * on every process's load; a successful end may clear a cooldown record: both read shared state.
+ */
+import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
+import { childAgent } from "../session/title.js"
+import { withChild, withoutBusy } from "../session/tree.js"
+import { handNamedVariant } from "../spawn/handNamed.js"
+import { getClaim, unboundOf } from "../trace/claimTable.js"
+import type { EngineState } from "./state.js"
+import { prepareSweep } from "./sweep.js"
+import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers, type Turn } from "./turn.js"
+
+/** Whether ending claim `key` is a success (it then reads shared state: a success clears a record). */
+const endsInSuccess = (state: EngineState, key: string, ok: boolean): boolean =>
+  ok && !state.signalled.has(key) && getClaim(state.machine.table, key) !== undefined
+
+/** A task's end: a signalled claim's end is not a success. */
+export const endTask = (turn: Turn, key: string, ok: boolean): void => {
+  const c = getClaim(turn.machine.table, key)
+  if (c === undefined) return
+  const success = ok && !turn.state.signalled.has(key)
+  if (c.targetSession !== null) turn.state = withoutBusy(turn.state, c.targetSession)
+  turn.apply(success ? { at: turn.at, type: "release", claim: key, ok: true, ...turn.shared() } : { at: turn.at, type: "release", claim: key, ok: false })
+}
+
+export const taskHandlers: Handlers<"spawn" | "taskEnd" | "child"> = {
+  spawn: {
+    // a hand-named variant is only refused, and another base is not the pool's
+    needs: (_state, event) => (handNamedVariant(event.base) === undefined && isPooledBase(event.base) ? TRANSACT_WITH_PEERS : NONE),
+    run: (turn, event) => {
+      const at = turn.at
+      const variant = handNamedVariant(event.base)
+      const claim = `${event.owner}:${event.call}`
+      if (variant === undefined && !isPooledBase(event.base)) return
+      if (variant !== undefined) {
+        turn.apply({ at, type: "spawn", claim, base: event.base, session: event.owner })
+        turn.refused = variant
+        return
+      }
+      const prepared = prepareSweep(turn)
+      const decisions = turn.apply({ at, type: "spawn", claim, base: event.base, session: event.owner, ...prepared, ...turn.shared(true), abort: "pending" })
+      turn.set("lastSweepAt", at)
+      const route = decisions.find((x) => x.type === "route")
+      if (route?.type === "route") turn.agent = route.agent
+      if (event.taskId !== undefined && event.taskId !== "") turn.apply({ at, type: "bind", claim, session: event.taskId, activity: true })
+    }
+  },
+  taskEnd: {
+    needs: (state, event) => (endsInSuccess(state, event.claim, event.ok) ? TRANSACT : NONE),
+    run: (turn, event) => endTask(turn, event.claim, event.ok)
+  },
+  child: local((turn, event) => {
+    const at = turn.at
+    turn.state = withChild(turn.state, event.parent, { id: event.id, createdAt: at, agent: event.agent })
+    if (turn.state.primaries.has(event.id)) {
+      const primaries = new Map(turn.state.primaries)
+      primaries.delete(event.id)
+      turn.set("primaries", primaries)
+    }
+    // the child's agent, or the pooled variant its title names; an unnamed child takes the oldest unbound claim
+    const variant = childAgent(event.agent, event.title)
+    const unbound = unboundOf(turn.machine.table, event.parent)
+    let match = unbound.find((c) => `${c.base}-${c.slot}` === variant)
+    if (match === undefined && (variant === undefined || VARIANT_PATTERN.test(variant))) match = unbound[0]
+    if (match !== undefined) {
+      turn.set("sampled", setIn(turn.state.sampled, event.id, at))
+      turn.apply({ at, type: "bind", claim: match.key, session: event.id, activity: true })
+    }
+  })
+}

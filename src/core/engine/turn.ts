@@ -1,0 +1,166 @@
+/**
+ * One event's turn of the engine: the state as it changes, the trace lines fed to the machine, its
+ * decisions, and the effects collected for the shell (aborts, logs, the spawn's agent, coaching, switches).
+ * Mutable only inside one `engineStep` call; the handlers (one module per feature) work through it, and
+ * `outcome` turns it into the immutable `Applied`.
+ */
+import type { Claim } from "../claims.js"
+import type { Cooldown } from "../cooldown.js"
+import type { QuotaObservation } from "../quota/headers.js"
+import { getClaim, liveTarget } from "../trace/claimTable.js"
+import type { Decision } from "../trace/decision.js"
+import type { TraceInput } from "../trace/input.js"
+import { step, type AbortRequest, type TraceState } from "../trace/machine.js"
+import { logDecision } from "./decisionLog.js"
+import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine, SwitchOrder } from "./events.js"
+import { readsShared } from "./sharedLines.js"
+import { peerCooling, peerLoad, type PoolSnapshot } from "./snapshot.js"
+import type { EngineState } from "./state.js"
+
+/** A copy of `m` with `k` set: the engine's maps are small and never changed in place. */
+export { setIn } from "../maps.js"
+
+/** What `shared` adds to a line that reads shared state. */
+export interface SharedFields {
+  readonly peers?: Record<string, number>
+  readonly peerCooling?: ReturnType<typeof peerCooling>
+}
+
+export class Turn {
+  state: EngineState
+  readonly lines: Array<TraceInput> = []
+  readonly decisions: Array<Decision> = []
+  readonly aborts: Array<AbortRequest> = []
+  readonly logs: Array<LogLine> = []
+  /** Models the machine cooled in this turn: their records are written. */
+  readonly cooled = new Set<string>()
+  agent: string | undefined
+  refused: { readonly requested: string; readonly base: string } | undefined
+  observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
+  coachLine: string | undefined
+  readonly switches: Array<SwitchOrder> = []
+  model: string | undefined
+  ended: string | undefined
+  /** Why the abort whose outcome this turn applies failed (for its log line). */
+  abortReason: string | undefined
+
+  constructor(
+    state: EngineState,
+    readonly at: number,
+    readonly snapshot: PoolSnapshot | undefined
+  ) {
+    this.state = state
+  }
+
+  get machine(): TraceState {
+    return this.state.machine
+  }
+
+  log(level: LogLevel, message: string): void {
+    this.logs.push({ level, message })
+  }
+
+  set<K extends keyof EngineState>(key: K, value: EngineState[K]): void {
+    this.state = { ...this.state, [key]: value }
+  }
+
+  /**
+   * `peerCooling` (and with `withPeers`, `peers`) for a line that reads shared state. Only events whose
+   * `EventNeeds` declare the shared state get here with a snapshot; without one there is nothing to add.
+   */
+  shared(withPeers = false): SharedFields {
+    if (this.snapshot === undefined) return {}
+    const peers = withPeers ? peerLoad(this.snapshot.peers, this.at) : undefined
+    const cooling = peerCooling(this.machine.cooldowns, this.snapshot.cooldowns, this.at)
+    return { ...(peers === undefined ? {} : { peers }), ...(cooling === undefined ? {} : { peerCooling: cooling }) }
+  }
+
+  /** Applies one line to the trace machine; the decisions' logs follow. */
+  apply(line: TraceInput): ReadonlyArray<Decision> {
+    // an event declared as needing nothing shared must never feed a line that reads it: say so loudly
+    if (this.snapshot === undefined && readsShared(line)) this.log("error", `internal: ${line.type} decided without the shared state`)
+    const before = this.machine
+    const r = step(before, line)
+    if (r._tag === "Invalid") {
+      this.log("error", `internal: the trace machine refused ${line.type}: ${r.message}`)
+      return []
+    }
+    const requested = r.requests
+    // a line that requested an abort is recorded saying so; an unused `pending` would only be noise
+    const recorded = requested.length > 0 ? line : withoutPending(line)
+    this.lines.push(recorded)
+    this.state = { ...this.state, machine: r.state }
+    for (const w of r.warnings) this.log("warn", w)
+    for (const d of r.decisions) {
+      this.decisions.push(d)
+      logDecision(this, d, before)
+    }
+    for (const a of requested) {
+      this.aborts.push(a)
+      const c = getClaim(r.state.table, a.claim)
+      this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`)
+    }
+    return r.decisions
+  }
+
+  liveTarget(session: string): Claim | undefined {
+    return liveTarget(this.machine.table, session, this.at)
+  }
+
+  /** The turn as the engine's answer: what changed since `before`, and every effect collected. */
+  outcome(before: EngineState): Applied {
+    const was = before.machine
+    const after = this.machine
+    const cool: Array<Cooldown> = []
+    for (const m of this.cooled) {
+      const r = after.cooldowns.get(m)
+      if (r !== undefined) cool.push(r)
+    }
+    const uncool: Array<string> = []
+    for (const m of was.cooldowns.keys()) if (!after.cooldowns.has(m)) uncool.push(m)
+    return {
+      _tag: "Applied",
+      state: this.state,
+      lines: this.lines,
+      decisions: this.decisions,
+      aborts: this.aborts,
+      publish: after.table !== was.table || after.reaped !== was.reaped,
+      cool,
+      uncool,
+      logs: this.logs,
+      agent: this.agent,
+      refused: this.refused,
+      observed: this.observed,
+      coach: this.coachLine,
+      switches: this.switches.length === 0 ? undefined : this.switches,
+      model: this.model,
+      ended: this.ended
+    }
+  }
+}
+
+const withoutPending = (line: TraceInput): TraceInput => {
+  if (!("abort" in line) || line.abort !== "pending") return line
+  const { abort: _abort, ...rest } = line
+  return rest as TraceInput
+}
+
+/**
+ * One feature's handling of one event type: what it needs of the shared state (declared from the
+ * state and the event alone, before anything is stepped: a time-dependent answer errs towards
+ * reading), and the step itself.
+ */
+export interface Handler<E extends EngineEvent> {
+  readonly needs: (state: EngineState, event: E) => EventNeeds
+  readonly run: (turn: Turn, event: E) => void
+}
+
+/** A feature's handlers, by the event types it owns. */
+export type Handlers<K extends EngineEvent["type"]> = { readonly [T in K]: Handler<Extract<EngineEvent, { readonly type: T }>> }
+
+export const NONE: EventNeeds = { shared: "none", peers: false }
+export const TRANSACT: EventNeeds = { shared: "transact", peers: false }
+export const TRANSACT_WITH_PEERS: EventNeeds = { shared: "transact", peers: true }
+export const READ_WITH_PEERS: EventNeeds = { shared: "read", peers: true }
+/** A handler that never reads shared state. */
+export const local = <E extends EngineEvent>(run: (turn: Turn, event: E) => void): Handler<E> => ({ needs: () => NONE, run })

@@ -1,0 +1,36 @@
+/**
+ * The shared-state port over files in the state directory (SPEC §5): `claims.<pid>.json` per process,
+ * `cooldown.<enc>.json`, `quota.<enc>.json` and `fallback.<enc>.json` per record, and `pool.lock`
+ * around each transaction (stale takeover, fail-open counted in `stats`). Holders, `{ host, pid,
+ * startToken }` as the files name them, are judged by pid and start token on this host and by lease
+ * everywhere (core/state/holder.ts). Synchronous file calls: the transaction runs on every spawn, where
+ * asynchronous file APIs measured 4× slower (SPEC §5.3). Without a usable directory every record lives
+ * in this process only.
+ */
+import { Effect, Layer } from "effect"
+import { SharedState } from "../../services/state/SharedState.js"
+import { StateDir } from "../../services/state/StateDir.js"
+import { claimFilesOn } from "./claimFiles.js"
+import { cooldownFilesOn } from "./cooldownFiles.js"
+import { fallbackFilesOn } from "./fallbackFiles.js"
+import { poolLockOn } from "./poolLock.js"
+import { quotaFilesOn } from "./quotaFiles.js"
+import { sharedStateOver } from "./sharedStateOver.js"
+
+/** The port over the `StateDir` in context; `lockWaitMs`: how long a transaction waits for `pool.lock` before going ahead. */
+export const SharedStateFile = (lockWaitMs: number) =>
+  Layer.scoped(
+    SharedState,
+    Effect.gen(function* () {
+      const state = yield* StateDir
+      // other processes' dead records are deleted only in a trusted directory (SPEC §2.1)
+      const clean = state.trusted === true
+      return yield* sharedStateOver({
+        claims: yield* claimFilesOn(state),
+        cooldowns: cooldownFilesOn(state.dir, clean),
+        quota: quotaFilesOn(state.dir, clean),
+        fallbacks: fallbackFilesOn(state.dir, clean),
+        lock: yield* poolLockOn(state, lockWaitMs)
+      })
+    })
+  )

@@ -1,0 +1,58 @@
+/**
+ * The shared-state port in memory (tests): several "processes" (each its own pid) share one
+ * `MemoryState`, its one lock and its tables. A claims table's holder is `{ host, pid, startToken }`
+ * with the lease its last publish gave it, judged by the file backend's rules (core/state/holder.ts):
+ * a pid the test declared dead, or a lease run out, and the table is dropped.
+ */
+import { Effect, Layer } from "effect"
+import { DEAD_FILE_MS } from "../../core/constants.js"
+import { holderGone } from "../../core/state/holder.js"
+import { SharedState } from "../../services/state/SharedState.js"
+import { cooldownsInMemory } from "./cooldownFiles.js"
+import { fallbacksInMemory } from "./fallbackFiles.js"
+import type { MemoryState } from "./MemoryState.js"
+import { quotaInMemory } from "./quotaFiles.js"
+import { sharedStateOver, type ClaimRecords, type StateLock } from "./sharedStateOver.js"
+
+/** Process `pid`'s claims part: its table published under its pid, the others' read while their holder holds. */
+const claimsInMemory = (shared: MemoryState, pid: number, host: string): ClaimRecords => {
+  const forget = (p: number) => {
+    shared.processes.delete(p)
+    shared.holders.delete(p)
+  }
+  return {
+    readPeers: (now) =>
+      Effect.sync(() =>
+        [...shared.processes.values()].filter((p) => {
+          if (p.pid === pid) return false
+          const held = shared.holders.get(p.pid)
+          const gone = held !== undefined && holderGone(held.holder, held.leaseUntil, { pidState: shared.dead.has(p.pid) ? "dead" : "alive" }, host, now)
+          if (gone) forget(p.pid)
+          return !gone
+        })
+      ),
+    publish: (own, now) =>
+      Effect.sync(() => {
+        shared.processes.set(pid, { pid, host, reaped: own.reaped, claims: own.claims })
+        // a memory process has no start token: its pid is never reused under it
+        shared.holders.set(pid, { holder: { host, pid, startToken: null }, leaseUntil: now + DEAD_FILE_MS })
+      }),
+    removeOwn: Effect.sync(() => forget(pid))
+  }
+}
+
+/** The one semaphore of a shared memory state; never fails open. */
+const lockInMemory = (shared: MemoryState): StateLock => ({ withLock: (body) => shared.lock.withPermits(1)(body), failOpens: Effect.succeed(0) })
+
+/** The port for process `pid` on `shared`. */
+export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memory") =>
+  Layer.effect(
+    SharedState,
+    sharedStateOver({
+      claims: claimsInMemory(shared, pid, host),
+      cooldowns: cooldownsInMemory(shared.cooldowns),
+      quota: quotaInMemory(shared.quota),
+      fallbacks: fallbacksInMemory(shared.fallbacks),
+      lock: lockInMemory(shared)
+    })
+  )

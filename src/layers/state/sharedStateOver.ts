@@ -1,0 +1,115 @@
+/**
+ * The shared-state port over one backend's parts: one part per record kind (claims, cooldowns, quota
+ * records, fallback records) and the backend's lock, composed into the same read–decide–write sequence
+ * whatever they run on. The parts are plain values private to the backends (SharedStateFile,
+ * SharedStateMemory build them; nothing outside src/layers/state names them); a new record kind is one
+ * more part here and in each backend. Reads take only what `needs` asks for: a spawn reads claims and
+ * cooldowns, never quota files.
+ */
+import { Data, Effect, Option } from "effect"
+import type { Cooldown } from "../../core/cooldown.js"
+import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
+import type { QuotaRecord } from "../../core/quota/record.js"
+import type { ProcessSnapshot } from "../../core/status.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
+import { problemText, type Commit, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
+
+/** A claims or cooldowns part could not read or write its records (a transaction logs it; a view shows it). */
+export class RecordsError extends Data.TaggedError("RecordsError")<{ readonly reason: string }> {}
+
+/** Each process's own claims table (SPEC §5.1–5.2), judged by its holder (core/state/holder.ts). */
+export interface ClaimRecords {
+  /** Every other process's claims whose holder is not gone. */
+  readonly readPeers: (now: number) => Effect.Effect<ReadonlyArray<ProcessSnapshot>, RecordsError>
+  readonly publish: (own: OwnClaims, now: number) => Effect.Effect<void, RecordsError>
+  readonly removeOwn: Effect.Effect<void>
+}
+
+/** One record per key (a model's cooldown, a model's quota, a root session's fallback), kept until `readAll` finds it over. */
+export interface KeyedRecords<A, E = never> {
+  /** The records not over at `now`. */
+  readonly readAll: (now: number) => Effect.Effect<ReadonlyArray<A>, E>
+  readonly write: (records: ReadonlyArray<A>) => Effect.Effect<void, E>
+  readonly remove: (key: string) => Effect.Effect<void, E>
+}
+
+/** Cooldowns (SPEC §5.4): past their decay window they are over. */
+export type CooldownRecords = KeyedRecords<Cooldown, RecordsError>
+/** Quota records (US-48), sorted by model; a write that cannot be made is skipped (the next record tries again). */
+export type QuotaRecords = Omit<KeyedRecords<QuotaRecord>, "remove">
+/** Fallback records (US-50), sorted by session; a write that cannot be made is skipped. */
+export type FallbackRecords = KeyedRecords<FallbackRecord>
+
+/** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
+export interface StateLock {
+  readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly failOpens: Effect.Effect<number>
+}
+
+export interface SharedStateParts {
+  readonly claims: ClaimRecords
+  readonly cooldowns: CooldownRecords
+  readonly quota: QuotaRecords
+  readonly fallbacks: FallbackRecords
+  readonly lock: StateLock
+}
+
+const NO_PEERS: ReadonlyArray<ProcessSnapshot> = []
+const NO_QUOTA: ReadonlyArray<QuotaRecord> = []
+const NO_FALLBACKS: ReadonlyArray<FallbackRecord> = []
+
+/** The port over `parts`; the log is optional (the CLI reads without one). */
+export const sharedStateOver = (parts: SharedStateParts) =>
+  Effect.gen(function* () {
+    const { claims, cooldowns, quota, fallbacks, lock } = parts
+    const log = yield* Effect.serviceOption(AppLog)
+    const warn = (message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log("warn", message) })
+    const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
+      Effect.sync(() => (problems.push({ kind, reason: e.reason }), empty))
+
+    const read = Effect.fn("SharedState.read")(function* (now: number, needs: Needs) {
+      const problems: Array<ReadProblem> = []
+      const peers = needs.claims ? yield* claims.readPeers(now).pipe(Effect.catchAll(orProblem("claims", problems, NO_PEERS))) : NO_PEERS
+      const table = new Map<string, Cooldown>()
+      if (needs.cooldowns) for (const c of yield* cooldowns.readAll(now).pipe(Effect.catchAll(orProblem("cooldowns", problems, [])))) table.set(c.model, c)
+      const records = needs.quota ? yield* quota.readAll(now) : NO_QUOTA
+      const active = needs.fallbacks ? yield* fallbacks.readAll(now) : NO_FALLBACKS
+      return { peers, cooldowns: table, quota: records, fallbacks: active, problems } satisfies SharedSnapshot
+    })
+
+    const commit = Effect.fn("SharedState.commit")(function* (now: number, c: Commit) {
+      if (c.cool.length > 0) yield* cooldowns.write(c.cool).pipe(Effect.catchAll((e) => warn(`writing cooldowns failed: ${e.reason}`)))
+      for (const model of c.uncool) yield* cooldowns.remove(model).pipe(Effect.catchAll(() => Effect.void))
+      if (c.claims !== undefined) yield* claims.publish(c.claims, now).pipe(Effect.catchAll((e) => warn(`publishing claims failed: ${e.reason}`)))
+      if (c.quota !== undefined && c.quota.length > 0) yield* quota.write(c.quota)
+      if (c.fallbacks !== undefined && c.fallbacks.length > 0) yield* fallbacks.write(c.fallbacks)
+      for (const session of c.endFallbacks ?? []) yield* fallbacks.remove(session)
+    })
+
+    // the one generic method: `Effect.fn` would lose its type parameter, so the span is put on by hand
+    const transact = <A>(now: number, needs: Needs, decide: (snapshot: SharedSnapshot) => { readonly value: A; readonly commit: Commit }) =>
+      lock
+        .withLock(
+          Effect.gen(function* () {
+            const snapshot = yield* read(now, needs)
+            // a transaction logs the kinds it could not read; views decide for themselves
+            yield* Effect.forEach(snapshot.problems, (p) => warn(problemText(p)), { discard: true })
+            const decided = decide(snapshot)
+            yield* commit(now, decided.commit)
+            return decided.value
+          })
+        )
+        .pipe(Effect.withSpan("SharedState.transact"))
+
+    const service: SharedStateService = {
+      transact,
+      commit,
+      read,
+      removeOwn: Effect.withSpan(claims.removeOwn, "SharedState.removeOwn"),
+      stats: Effect.withSpan(
+        Effect.map(lock.failOpens, (failOpens) => ({ failOpens })),
+        "SharedState.stats"
+      )
+    }
+    return service
+  })

@@ -1,0 +1,90 @@
+/**
+ * The one port for every record the processes on a machine share (SPEC §5): claims, cooldowns, quota
+ * records and fallback records. A decision that reads shared state runs as one transaction (the
+ * backend's lock, read what it needs, a pure `decide`, write its commit); a decision that reads nothing
+ * only commits; views read without the lock. Which backend runs it (files, memory) is chosen in one
+ * place: src/layers/state/sharedStateLayer.ts.
+ *
+ * A new record kind (permits, say) is one more field in `Needs`, `SharedSnapshot` and `Commit`, one more
+ * part in src/layers/state/sharedStateOver.ts and its constructor in each backend; the contract suite
+ * (test/layers/state/sharedState.contract.ts) says what every backend must do with it.
+ */
+import { Context, type Effect } from "effect"
+import type { Claim } from "../../core/claims.js"
+import type { Cooldown, CooldownTable } from "../../core/cooldown.js"
+import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
+import type { QuotaRecord } from "../../core/quota/record.js"
+import type { ProcessSnapshot } from "../../core/status.js"
+
+/** Which records a decision reads; the others are not read at all (a spawn pays only for what it routes on). */
+export interface Needs {
+  /** The other processes' claims. */
+  readonly claims?: boolean
+  readonly cooldowns?: boolean
+  readonly quota?: boolean
+  readonly fallbacks?: boolean
+}
+
+/** Every record kind: what views (`pool_status`, `ocpool status`) read. */
+export const ALL_RECORDS: Needs = { claims: true, cooldowns: true, quota: true, fallbacks: true }
+
+/** A record kind that could not be read (it reads as empty), with why. */
+export interface ReadProblem {
+  readonly kind: "claims" | "cooldowns"
+  readonly reason: string
+}
+
+/** What a decision reads; a kind `Needs` did not ask for is empty. */
+export interface SharedSnapshot {
+  /** Live holders' claims, this process's own left out (dead holders and expired leases are not read). */
+  readonly peers: ReadonlyArray<ProcessSnapshot>
+  /** Cooldowns still worth keeping (past their decay window they are gone). */
+  readonly cooldowns: CooldownTable
+  /** Quota records not stale at `now`, sorted by model. */
+  readonly quota: ReadonlyArray<QuotaRecord>
+  /** Fallback records not over at `now`, sorted by session. */
+  readonly fallbacks: ReadonlyArray<FallbackRecord>
+  /** Kinds that could not be read; transactions log them, views decide. */
+  readonly problems: ReadonlyArray<ReadProblem>
+}
+
+export interface OwnClaims {
+  readonly claims: ReadonlyArray<Claim>
+  readonly reaped: number
+}
+
+/** What one decision changed in shared state. */
+export interface Commit {
+  /** This process's claims, when they changed. */
+  readonly claims?: OwnClaims | undefined
+  readonly cool: ReadonlyArray<Cooldown>
+  readonly uncool: ReadonlyArray<string>
+  /** Quota records to write as they are: the write throttle is decided before (core/quota/write.ts). */
+  readonly quota?: ReadonlyArray<QuotaRecord> | undefined
+  readonly fallbacks?: ReadonlyArray<FallbackRecord> | undefined
+  /** Sessions whose fallback records go (their episode ended). */
+  readonly endFallbacks?: ReadonlyArray<string> | undefined
+}
+
+export interface SharedStateStats {
+  /** Transactions that went ahead without the lock, since start (SPEC §5.3). */
+  readonly failOpens: number
+}
+
+/** Every method is the span `SharedState.<method>` (a transaction's read and commit inside its own). */
+export interface SharedStateService {
+  /** Under the lock: read what `needs` asks for, decide, write the commit. Failures are logged, never raised. */
+  readonly transact: <A>(now: number, needs: Needs, decide: (snapshot: SharedSnapshot) => { readonly value: A; readonly commit: Commit }) => Effect.Effect<A>
+  /** Writes a commit that read no shared state. */
+  readonly commit: (now: number, commit: Commit) => Effect.Effect<void>
+  /** The records as they are now, without the lock (views). */
+  readonly read: (now: number, needs: Needs) => Effect.Effect<SharedSnapshot>
+  /** Removes this process's claims (dispose). */
+  readonly removeOwn: Effect.Effect<void>
+  readonly stats: Effect.Effect<SharedStateStats>
+}
+
+export class SharedState extends Context.Tag("opencode-pool/SharedState")<SharedState, SharedStateService>() {}
+
+/** The warning a transaction logs for a kind it could not read. */
+export const problemText = (p: ReadProblem): string => (p.kind === "claims" ? `reading peer claims failed: ${p.reason}` : `reading cooldowns failed: ${p.reason}`)

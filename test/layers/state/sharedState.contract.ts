@@ -1,0 +1,200 @@
+/**
+ * The shared-state contract (SPEC §5): what every backend of the `SharedState` port must do, as one
+ * suite over a backend factory. SharedStateFile and SharedStateMemory run it; a new backend only has to
+ * pass it. Time is the wall clock: the file backend's leases are file times.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import type { Claim } from "../../../src/core/claims.js"
+import { DEAD_FILE_MS, STRIKE_DECAY_MS } from "../../../src/core/constants.js"
+import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
+import type { QuotaRecord } from "../../../src/core/quota/record.js"
+import { ALL_RECORDS, SharedState, type Commit, type SharedStateService } from "../../../src/services/state/SharedState.js"
+import { recordSpans } from "../../support/spans.js"
+
+/** One shared state several "processes" use. */
+export interface Shared {
+  /** The port of a live process `n` (1, 2, 3: distinct processes on this host). */
+  readonly process: (n: number) => Layer.Layer<SharedState>
+  /** The port of a process whose holder is dead on this host (its pid no longer runs). */
+  readonly dead: () => Layer.Layer<SharedState>
+}
+
+export interface Backend {
+  readonly name: string
+  /** A fresh, empty shared state. */
+  readonly make: () => Shared
+}
+
+const claim = (key: string, model: string, at: number): Claim => ({
+  key,
+  base: "explore",
+  slot: 1,
+  model,
+  acquiredAt: at,
+  heartbeatAt: at,
+  ownerSession: "s",
+  targetSession: null,
+  abortAttempts: 0,
+  abortPending: false,
+  abortOrigin: null,
+  abortInFlight: false,
+  endedInFlight: false
+})
+const cooldown = (model: string, until: number, strikes = 1): Cooldown => ({ model, reason: "rate_limit", strikes, scope: "model", since: until - 60_000, until, source: "backoff" })
+const quota = (model: string, remaining: number, seenAt: number): QuotaRecord => ({ model, requests: { remaining, limit: 100, resetAt: seenAt + 600_000 }, seenAt })
+const fallback = (session: string, until: number, at: number): FallbackRecord => ({ session, original: "a/x", active: "b/y", until, at })
+const nothing: Commit = { cool: [], uncool: [] }
+
+/** Runs `f` with process `n`'s port (each call builds it afresh: a new process reads what the others left). */
+const on = <A>(layer: Layer.Layer<SharedState>, f: (s: SharedStateService) => Effect.Effect<A>) => Effect.scoped(Effect.flatMap(SharedState, f).pipe(Effect.provide(layer)))
+
+export const sharedStateContract = (backend: Backend) =>
+  describe(`SharedState contract: ${backend.name}`, () => {
+    it.live("US-40 a transaction reads what another process committed: its claims and cooldowns, never its own claims", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { claims: { claims: [claim("k1", "a/x", now)], reaped: 2 }, cool: [cooldown("a/x", now + 60_000)], uncool: [] }))
+        const seen = yield* on(s.process(2), (p) =>
+          p.transact(now + 1, { claims: true, cooldowns: true }, (snap) => ({ value: snap, commit: { claims: { claims: [claim("k2", "b/y", now)], reaped: 0 }, cool: [], uncool: [] } }))
+        )
+        expect(seen.peers.map((x) => [x.reaped, x.claims.map((c) => c.key)])).toEqual([[2, ["k1"]]])
+        expect([...seen.cooldowns.keys()]).toEqual(["a/x"])
+        expect(seen.problems).toEqual([])
+        // each process reads the other's claims, never its own
+        const back = yield* on(s.process(1), (p) => p.read(now + 2, { claims: true }))
+        expect(back.peers.flatMap((x) => x.claims.map((c) => c.key))).toEqual(["k2"])
+      })
+    })
+
+    it.live("US-48 a commit's quota and fallback records are read back by every process; records given are written as they are (throttling is not the backend's job)", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, quota: [quota("m/x", 55, now)], fallbacks: [fallback("root", now + 60_000, now)] }))
+        // the same band a millisecond later: the backend writes it all the same
+        yield* on(s.process(1), (p) => p.commit(now + 1, { ...nothing, quota: [quota("m/x", 54, now + 1), quota("a/y", 9, now + 1)] }))
+        const seen = yield* on(s.process(2), (p) => p.read(now + 2, ALL_RECORDS))
+        expect(seen.quota).toEqual([quota("a/y", 9, now + 1), quota("m/x", 54, now + 1)])
+        expect(seen.fallbacks).toEqual([fallback("root", now + 60_000, now)])
+      })
+    })
+
+    it.live("US-50 uncool and endFallbacks remove records; a transaction's commit is written", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { cool: [cooldown("a/x", now + 60_000), cooldown("b/y", now + 60_000)], uncool: [], fallbacks: [fallback("r1", now + 60_000, now), fallback("r2", now + 60_000, now)] }))
+        yield* on(s.process(2), (p) => p.transact(now, { cooldowns: true }, () => ({ value: undefined, commit: { cool: [], uncool: ["a/x"], endFallbacks: ["r1"] } })))
+        const seen = yield* on(s.process(3), (p) => p.read(now, ALL_RECORDS))
+        expect([...seen.cooldowns.keys()]).toEqual(["b/y"])
+        expect(seen.fallbacks.map((r) => r.session)).toEqual(["r2"])
+      })
+    })
+
+    it.live("US-40 removeOwn takes this process's claims away", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => Effect.zipRight(p.commit(now, { ...nothing, claims: { claims: [claim("k1", "a/x", now)], reaped: 0 } }), p.removeOwn))
+        expect((yield* on(s.process(2), (p) => p.read(now, { claims: true }))).peers).toEqual([])
+      })
+    })
+
+    it.live("US-41 a dead holder's claims are not read", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.dead(), (p) => p.commit(now, { ...nothing, claims: { claims: [claim("ghost", "a/x", now)], reaped: 0 } }))
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, claims: { claims: [claim("k1", "a/x", now)], reaped: 0 } }))
+        const seen = yield* on(s.process(2), (p) => p.read(now, { claims: true }))
+        expect(seen.peers.flatMap((x) => x.claims.map((c) => c.key))).toEqual(["k1"])
+      })
+    })
+
+    it.live("US-41 claims past their holder's lease are not read", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, claims: { claims: [claim("k1", "a/x", now)], reaped: 0 } }))
+        expect((yield* on(s.process(2), (p) => p.read(now + DEAD_FILE_MS - 60_000, { claims: true }))).peers).toHaveLength(1)
+        expect((yield* on(s.process(2), (p) => p.read(now + DEAD_FILE_MS + 60_000, { claims: true }))).peers).toEqual([])
+      })
+    })
+
+    it.live("US-48 expired records are not read: a cooldown past its decay window, a stale quota record, a fallback that is over", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) =>
+          p.commit(now, {
+            cool: [cooldown("old/x", now - STRIKE_DECAY_MS - 1), cooldown("new/y", now + 60_000)],
+            uncool: [],
+            quota: [{ model: "old/x", requests: { remaining: 0, limit: 10, resetAt: now - 1 }, seenAt: now - 60_000 }, quota("new/y", 5, now)],
+            fallbacks: [fallback("over", now - 1, now - 60_000), fallback("on", now + 60_000, now)]
+          })
+        )
+        const seen = yield* on(s.process(2), (p) => p.read(now, ALL_RECORDS))
+        expect([...seen.cooldowns.keys()]).toEqual(["new/y"])
+        expect(seen.quota.map((r) => r.model)).toEqual(["new/y"])
+        expect(seen.fallbacks.map((r) => r.session)).toEqual(["on"])
+      })
+    })
+
+    it.live("US-40 only what `needs` asks for is read", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) =>
+          p.commit(now, { claims: { claims: [claim("k1", "a/x", now)], reaped: 0 }, cool: [cooldown("a/x", now + 60_000)], uncool: [], quota: [quota("a/x", 5, now)], fallbacks: [fallback("r", now + 60_000, now)] })
+        )
+        const seen = yield* on(s.process(2), (p) => p.transact(now, { cooldowns: true }, (snap) => ({ value: snap, commit: nothing })))
+        expect([seen.peers, seen.quota, seen.fallbacks, seen.cooldowns.size]).toEqual([[], [], [], 1])
+        const all = yield* on(s.process(2), (p) => p.read(now, ALL_RECORDS))
+        expect([all.peers.length, all.quota.length, all.fallbacks.length, all.cooldowns.size]).toEqual([1, 1, 1, 1])
+      })
+    })
+
+    it.live("US-40 transactions of several processes are serialised: none reads a state another is about to change", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const bump = (n: number) =>
+        on(s.process(n), (p) =>
+          p.transact(now, { cooldowns: true }, (snap) => ({ value: undefined, commit: { cool: [cooldown("c/x", now + 60_000, (snap.cooldowns.get("c/x")?.strikes ?? 0) + 1)], uncool: [] } }))
+        )
+      return Effect.gen(function* () {
+        yield* Effect.all([1, 2, 3, 1, 2, 3].map(bump), { concurrency: "unbounded" })
+        expect((yield* on(s.process(1), (p) => p.read(now, { cooldowns: true }))).cooldowns.get("c/x")?.strikes).toBe(6)
+        expect(yield* on(s.process(1), (p) => p.stats)).toEqual({ failOpens: 0 })
+      })
+    })
+
+    it.live("US-40 every method is the span SharedState.<method>; a transaction's read and commit are inside its span", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const spans = recordSpans()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) =>
+          Effect.gen(function* () {
+            yield* p.transact(now, { claims: true }, () => ({ value: undefined, commit: nothing }))
+            yield* p.commit(now, nothing)
+            yield* p.read(now, { cooldowns: true })
+            yield* p.removeOwn
+            yield* p.stats
+          }).pipe(Effect.withTracer(spans.tracer))
+        )
+        expect(spans.spans.map((x) => [x.name, x.parent])).toEqual([
+          ["SharedState.transact", undefined],
+          ["SharedState.read", "SharedState.transact"],
+          ["SharedState.commit", "SharedState.transact"],
+          ["SharedState.commit", undefined],
+          ["SharedState.read", undefined],
+          ["SharedState.removeOwn", undefined],
+          ["SharedState.stats", undefined]
+        ])
+        expect(spans.spans.every((x) => x.exit?._tag === "Success")).toBe(true)
+      })
+    })
+  })
