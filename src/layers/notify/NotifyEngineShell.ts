@@ -108,7 +108,7 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
       if (step.effects.length > 0) yield* Effect.forEach(step.effects, carryOut, { discard: true })
     })
 
-    return { apply, settle: FiberSet.awaitEmpty(fibers) } satisfies NotifyEngineService
+    return { apply, settle: Effect.withSpan(FiberSet.awaitEmpty(fibers), "NotifyEngine.settle") } satisfies NotifyEngineService
   })
 
 /** The engine, or one that does nothing when notifications are off (`notify:false`). */
@@ -120,4 +120,4 @@ export const NotifyEngineShell = (enabled: boolean, config: NotifyConfig) =>
           return yield* makeNotifyEngine(config, yield* Notifier, yield* SessionLookup)
         })
       )
-    : Layer.succeed(NotifyEngine, { apply: () => Effect.withSpan(Effect.void, "NotifyEngine.apply"), settle: Effect.void })
+    : Layer.succeed(NotifyEngine, { apply: () => Effect.withSpan(Effect.void, "NotifyEngine.apply"), settle: Effect.withSpan(Effect.void, "NotifyEngine.settle") })

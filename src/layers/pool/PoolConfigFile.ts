@@ -7,6 +7,6 @@ export { bundledFile, bundledPreset, configDir, gatherSources, loadPool, type Po
 
 export const PoolConfigFile = (o: PoolSourceOptions) =>
   Layer.sync(PoolConfig, () => ({
-    load: Effect.sync(() => loadPool(o)),
+    load: Effect.withSpan(Effect.sync(() => loadPool(o)), "PoolConfig.load"),
     watched: gatherSources(o).watched
   }))

@@ -252,9 +252,9 @@ export const makeEngine = (config: EngineConfig) =>
         const { failOpens } = yield* store.stats
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
       }).pipe(Effect.withSpan("PoolEngine.statusText")),
-      state: stateNow,
-      settle: Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)),
-      aborting: FiberMap.size(aborts)
+      state: Effect.withSpan(stateNow, "PoolEngine.state"),
+      settle: Effect.withSpan(Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)), "PoolEngine.settle"),
+      aborting: Effect.withSpan(FiberMap.size(aborts), "PoolEngine.aborting")
     }
 
     // dispose: the abort fibers are interrupted by the FiberMap's own finalizer (registered first, so run
