@@ -11,6 +11,7 @@ import type { Cooldown } from "../../../src/core/cooldown.js"
 import type { FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../../src/core/quota/record.js"
 import { ALL_RECORDS, SharedState, type Commit, type SharedStateService } from "../../../src/services/state/SharedState.js"
+import { makeClaim } from "../../helpers.js"
 import { recordSpans } from "../../support/spans.js"
 
 /** One shared state several "processes" use. */
@@ -27,21 +28,7 @@ export interface Backend {
   readonly make: () => Shared
 }
 
-const claim = (key: string, model: string, at: number): Claim => ({
-  key,
-  base: "explore",
-  slot: 1,
-  model,
-  acquiredAt: at,
-  heartbeatAt: at,
-  ownerSession: "s",
-  targetSession: null,
-  abortAttempts: 0,
-  abortPending: false,
-  abortOrigin: null,
-  abortInFlight: false,
-  endedInFlight: false
-})
+const claim = (key: string, model: string, at: number): Claim => makeClaim(key, model, "explore", at)
 const cooldown = (model: string, until: number, strikes = 1): Cooldown => ({ model, reason: "rate_limit", strikes, scope: "model", since: until - 60_000, until, source: "backoff" })
 const quota = (model: string, remaining: number, seenAt: number): QuotaRecord => ({ model, requests: { remaining, limit: 100, resetAt: seenAt + 600_000 }, seenAt })
 const fallback = (session: string, until: number, at: number): FallbackRecord => ({ session, original: "a/x", active: "b/y", until, at })
