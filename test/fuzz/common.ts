@@ -15,6 +15,18 @@ export const fuzzParams = (runs: number = FUZZ_RUNS): fc.Parameters<unknown> => 
   endOnFailure: true
 })
 
+/**
+ * A yield to the event loop every `every`-th call. A property whose cases await only promises never
+ * returns to the event loop, and vitest's worker must answer its runner within 60 s (a fixed RPC
+ * timeout): a family that runs longer without a macrotask fails the whole run though every case passed.
+ */
+export const breather = (every = 100): (() => Promise<void>) => {
+  let calls = 0
+  return async () => {
+    if (++calls % every === 0) await new Promise<void>((r) => setImmediate(r))
+  }
+}
+
 /** A vitest timeout that grows with the case count (each case is bounded on its own). */
 export const fuzzTimeout = (msPerCase: number, runs: number = FUZZ_RUNS): number => Math.max(30_000, Math.ceil(runs * msPerCase))
 

@@ -16,7 +16,7 @@ import opencodePool from "../../src/plugin/index.js"
 import { VariantRefused } from "../../src/services/pool/PoolEngine.js"
 import { boot, childCreated, POOL2, spawn, tmp, type Booted } from "../plugin/boot.js"
 import { cyclic, hostileArray, nullProto, revoked, throwingGetters, trapEverything, unprintable, type Trap } from "../plugin/hostile.js"
-import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
+import { breather, FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 
 /** Each hook call must settle within this (a hang is a failure, not a slow test). */
 const CASE_MS = 5_000
@@ -53,10 +53,7 @@ const restore = (vars: Record<string, string | undefined>) => {
 }
 
 /** Every 100th call yields to the event loop: the hooks write with synchronous I/O, and the test runner must be heard. */
-let calls = 0
-const breathe = async (): Promise<void> => {
-  if (++calls % 100 === 0) await new Promise((r) => setImmediate(r))
-}
+const breathe = breather(100)
 
 /**
  * Files the plugin could have written into the working directory since `before` (the working tree is

@@ -32,7 +32,7 @@ import type { LogLevel } from "../../src/services/opencode/AppLog.js"
 import { SharedState } from "../../src/services/state/SharedState.js"
 import { StateDir } from "../../src/services/state/StateDir.js"
 import { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
-import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
+import { breather, FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
 
 /** One case (boot, one read, one trace record) must end within this; a loop never would. */
 const CASE_MS = 2_000
@@ -233,9 +233,11 @@ describe("fuzz: plugin options and environments", () => {
       const parent = mkdtempSync(join(tmpdir(), "ocpool-fuzz-opts-"))
       const fifo = spawnSync("mkfifo", [join(parent, "shared.fifo")]).status === 0 ? join(parent, "shared.fifo") : undefined
       let n = 0
+      const breathe = breather(50)
       try {
         await fc.assert(
           fc.asyncProperty(cases, async (c) => {
+            await breathe()
             const root = join(parent, String(n++))
             mkdirSync(root)
             try {

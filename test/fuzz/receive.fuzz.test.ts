@@ -40,7 +40,7 @@ import { encodeHopToken, PROBE_ANSWER, readHopToken, shellAnswer } from "../../s
 import { decodePayload, encodeProbe, type Received } from "../../src/core/notify/payload.js"
 import { decodePopups } from "../../src/core/notify/popups.js"
 import type { Icon, Sound, Urgency } from "../../src/core/notify/sound.js"
-import { FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
+import { breather, FUZZ_RUNS, fuzzParams, fuzzTimeout, hostileString } from "./common.js"
 import { clean, points, text, WHITESPACE } from "./textOracle.js"
 import { readArgvLog, recordArgvLine } from "../support/argvLog.js"
 
@@ -588,8 +588,10 @@ describe("fuzz: ocpool receive", () => {
     async () => {
       let n = 0
       real = 0
+      const breathe = breather(50)
       await fc.assert(
         fc.asyncProperty(payload, async (p) => {
+          await breathe()
           reset()
           useRealSpawn(n++, FUZZ_RUNS)
           const want = oracle(p)
