@@ -1,7 +1,16 @@
-/** What the benchmarks share: command-line flags, a deterministic PRNG, the repository's paths, opencode ids, the generated-database cache. */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+/**
+ * What the benchmarks share: command-line flags, a deterministic PRNG, the repository's paths, opencode
+ * ids, the generated-database cache, and the routing pick's bare file-work reference (a busy pool's
+ * claim files and the bare synchronous work over them) that other costs are measured against.
+ */
+import { spawn, type ChildProcess } from "node:child_process"
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { encodeClaimFile } from "../src/core/claimFile.js"
+import type { Claim } from "../src/core/claims.js"
+import { startTimeOf } from "../src/layers/state/proc.js"
 
 /** The value after `--name`, if the flag is given. */
 export const argValue = (name: string): string | undefined => {
@@ -95,4 +104,71 @@ export const cachedDatabase = <M extends GeneratedMeta>(
   renameSync(`${path}.tmp`, path)
   writeFileSync(metaPath, JSON.stringify(meta))
   return { path, meta, fresh: true }
+}
+
+/** The q-quantile of the samples (nearest rank, upper). */
+export const quantile = (xs: ReadonlyArray<number>, q: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!
+}
+
+/** The busy pool of the file-work reference: 32 live peer processes holding 14 claims each over 4 models. */
+export const PEERS = 32
+export const PER_PEER = 14
+export const MODELS = ["zen/a", "zen/b", "go/c", "go/d"]
+
+/** Live peer processes (`sleep 600`), so the dead-holder checks (kill 0, /proc start time) run as in real use; the caller kills them. */
+export const spawnPeers = async (n = PEERS): Promise<Array<ChildProcess>> => {
+  const peers = Array.from({ length: n }, () => spawn("sleep", ["600"], { stdio: "ignore" }))
+  await new Promise((r) => setTimeout(r, 200))
+  return peers
+}
+
+/** Each peer's claim file in `stateDir`: `PER_PEER` claims spread over `MODELS`, as a running plugin writes it. */
+export const writePeerClaims = (stateDir: string, peers: ReadonlyArray<ChildProcess>, now: number): void => {
+  for (const p of peers) {
+    const claims: Array<Claim> = Array.from({ length: PER_PEER }, (_, k) => ({
+      key: `ses_peer${p.pid}:call_${k}`,
+      base: "explore",
+      slot: 1 + (k % 4),
+      model: MODELS[k % 4]!,
+      acquiredAt: now,
+      heartbeatAt: now,
+      ownerSession: `ses_peer${p.pid}`,
+      targetSession: `ses_child${p.pid}_${k}`,
+      abortAttempts: 0,
+      abortPending: false,
+      abortOrigin: null,
+      abortInFlight: false,
+      endedInFlight: false
+    }))
+    writeFileSync(join(stateDir, `claims.${p.pid}.json`), encodeClaimFile({ pid: p.pid!, startTime: startTimeOf(p.pid!), host: hostname(), writtenAt: now, reaped: 0, claims }), { mode: 0o600 })
+  }
+}
+
+/**
+ * The routing pick's floor (bench:route, bench:permits): the same file work, bare and synchronous: take
+ * `pool.lock`, readdir + read + JSON.parse every claim file, publish a file (write + rename), drop the
+ * lock. `samples` times in ms, after `warmup` unmeasured rounds.
+ */
+export const bareFileWork = (stateDir: string, samples: number, warmup = 200): Array<number> => {
+  const bare: Array<number> = []
+  const own = join(stateDir, "bench-own.json")
+  for (let i = 0; i < samples + warmup; i++) {
+    const t0 = process.hrtime.bigint()
+    const fd = openSync(join(stateDir, "pool.lock"), "wx", 0o600)
+    writeSync(fd, JSON.stringify({ pid: process.pid, at: Date.now() }))
+    closeSync(fd)
+    let n = 0
+    for (const name of readdirSync(stateDir)) {
+      if (!name.startsWith("claims.") || !name.endsWith(".json")) continue
+      n += Object.keys((JSON.parse(readFileSync(join(stateDir, name), "utf8")) as { claims: object }).claims).length
+    }
+    writeFileSync(`${own}.tmp`, JSON.stringify({ n, at: Date.now() }), { mode: 0o600 })
+    renameSync(`${own}.tmp`, own)
+    unlinkSync(join(stateDir, "pool.lock"))
+    const t1 = process.hrtime.bigint()
+    if (i >= warmup) bare.push(Number(t1 - t0) / 1e6)
+  }
+  return bare
 }

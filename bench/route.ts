@@ -4,60 +4,27 @@
  * processes holding 14 claims each, next to a bare synchronous readdir + read + JSON.parse + lock +
  * publish of the same files, measured in the same run. Prints p50/p99 of both and the ratios.
  */
-import { spawn, type ChildProcess } from "node:child_process"
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs"
-import { hostname, tmpdir } from "node:os"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { encodeClaimFile } from "../src/core/claimFile.js"
-import type { Claim } from "../src/core/claims.js"
 import { parseSettings } from "../src/core/options.js"
 import { AbortClientMemory } from "../src/layers/opencode/AbortClientMemory.js"
 import { NotifierNone } from "../src/layers/notify/NotifierNone.js"
 import { AppLogMemory } from "../src/layers/opencode/AppLogMemory.js"
-import { startTimeOf } from "../src/layers/state/proc.js"
 import { makeHooks } from "../src/plugin/hooks.js"
 import { liveLayer } from "../src/plugin/live.js"
-import { arg } from "./common.js"
+import { arg, bareFileWork, MODELS, PEERS, PER_PEER, quantile, spawnPeers, writePeerClaims } from "./common.js"
 
 const N = arg("spawns", 2000)
-const PEERS = 32
-const PER_PEER = 14
-const MODELS = ["zen/a", "zen/b", "go/c", "go/d"]
-
-const quantile = (xs: ReadonlyArray<number>, q: number): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!
-}
 const ms = (x: number) => `${x.toFixed(3)} ms`
 
 const dir = mkdtempSync(join(tmpdir(), "ocpool-bench-route-"))
 const stateDir = join(dir, "state")
-const peers: Array<ChildProcess> = []
+const peers = await spawnPeers()
 try {
-  // 32 live peer processes, so the dead-holder checks (kill 0, /proc start time) run as in real use.
-  for (let i = 0; i < PEERS; i++) peers.push(spawn("sleep", ["600"], { stdio: "ignore" }))
-  await new Promise((r) => setTimeout(r, 200))
   const { settings } = parseSettings({ stateDir, reapMs: 3_600_000, models: { slots: MODELS.map((model) => ({ model, weight: 100 })) } }, {})
   const hooks = await makeHooks(liveLayer({ client: undefined, directory: dir }, settings, { log: AppLogMemory([]), abort: AbortClientMemory(["ok"], []), notifier: NotifierNone("not in this run") }), { settings, warnings: [] })
-  const now = Date.now()
-  for (const p of peers) {
-    const claims: Array<Claim> = Array.from({ length: PER_PEER }, (_, k) => ({
-      key: `ses_peer${p.pid}:call_${k}`,
-      base: "explore",
-      slot: 1 + (k % 4),
-      model: MODELS[k % 4]!,
-      acquiredAt: now,
-      heartbeatAt: now,
-      ownerSession: `ses_peer${p.pid}`,
-      targetSession: `ses_child${p.pid}_${k}`,
-      abortAttempts: 0,
-      abortPending: false,
-      abortOrigin: null,
-      abortInFlight: false,
-      endedInFlight: false
-    }))
-    writeFileSync(join(stateDir, `claims.${p.pid}.json`), encodeClaimFile({ pid: p.pid!, startTime: startTimeOf(p.pid!), host: hostname(), writtenAt: now, reaped: 0, claims }), { mode: 0o600 })
-  }
+  writePeerClaims(stateDir, peers, Date.now())
 
   const route: Array<number> = []
   for (let i = 0; i < N + 200; i++) {
@@ -71,24 +38,7 @@ try {
   await hooks.dispose!()
 
   // The floor: the same file work, bare and synchronous.
-  const bare: Array<number> = []
-  const own = join(stateDir, "bench-own.json")
-  for (let i = 0; i < N + 200; i++) {
-    const t0 = process.hrtime.bigint()
-    const fd = openSync(join(stateDir, "pool.lock"), "wx", 0o600)
-    writeSync(fd, JSON.stringify({ pid: process.pid, at: Date.now() }))
-    closeSync(fd)
-    let n = 0
-    for (const name of readdirSync(stateDir)) {
-      if (!name.startsWith("claims.") || !name.endsWith(".json")) continue
-      n += Object.keys((JSON.parse(readFileSync(join(stateDir, name), "utf8")) as { claims: object }).claims).length
-    }
-    writeFileSync(`${own}.tmp`, JSON.stringify({ n, at: Date.now() }), { mode: 0o600 })
-    renameSync(`${own}.tmp`, own)
-    unlinkSync(join(stateDir, "pool.lock"))
-    const t1 = process.hrtime.bigint()
-    if (i >= 200) bare.push(Number(t1 - t0) / 1e6)
-  }
+  const bare = bareFileWork(stateDir, N)
 
   const r50 = quantile(route, 0.5)
   const r99 = quantile(route, 0.99)

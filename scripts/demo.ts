@@ -4,9 +4,9 @@
  * with `ocpool status` along the way, the notifications a person gets (through a stand-in desktop: small
  * `notify-send` and `gdbus` scripts that record what would pop up and close; the cooling step answers with
  * a real provider's published 429 from test/fixtures/provider-errors/), a root session that runs
- * out of quota continuing on a fallback model by itself, then replays the trace the
- * plugin recorded, and reports with `ocpool cost` what the work cost and what the pool saved. Loopback
- * only; everything it starts is stopped at the end.
+ * out of quota continuing on a fallback model by itself, reports with `ocpool cost` what the work cost
+ * and what the pool saved, shows two sessions' test runs taking turns on a heavy-work budget of 1, then
+ * replays the trace the plugin recorded. Loopback only; everything it starts is stopped at the end.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -16,6 +16,7 @@ import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, 
 import { poolLogLines } from "../test/e2e/poolLog.js"
 import type { Cooldown } from "../src/core/cooldown.js"
 import { cooldownFileName, decodeCooldown } from "../src/core/cooldownFile.js"
+import { decodePermits } from "../src/layers/state/permitCodec.js"
 
 const root = new URL("../", import.meta.url).pathname
 const POOL = "# the demo pool: two free models on the fake provider, one slot each\nfakeB/pool-b 1\nfakeB/pool-c 1\n"
@@ -23,13 +24,15 @@ const bold = (s: string) => (process.stdout.isTTY ? `\u001b[1m${s}\u001b[0m` : s
 const step = (s: string) => console.log(`\n${bold(`== ${s}`)}`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-const status = (oc: OpencodeHandle) => {
+/** `ocpool status` against the demo's state dir: its output (stderr after stdout). */
+const statusText = (oc: OpencodeHandle): string => {
   const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "status", "--state-dir", oc.stateDir], {
     encoding: "utf8",
     env: { ...process.env, XDG_CONFIG_HOME: oc.configHome }
   })
-  console.log(`$ ocpool status\n${r.stdout.trimEnd()}${r.stderr === "" ? "" : `\n${r.stderr.trimEnd()}`}`)
+  return `${r.stdout.trimEnd()}${r.stderr === "" ? "" : `\n${r.stderr.trimEnd()}`}`
 }
+const status = (oc: OpencodeHandle) => console.log(`$ ocpool status\n${statusText(oc)}`)
 
 const until = async <A>(f: () => Promise<A> | A, ok: (a: A) => boolean, ms: number): Promise<A> => {
   const end = Date.now() + ms
@@ -55,6 +58,44 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string> =>
 }
 
 const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLines(oc.readLog()).slice(since)
+
+/** The requests waiting for a heavy-work permit now (the state dir's permits file, read directly). */
+const permitsQueued = (oc: OpencodeHandle): number => {
+  const file = join(oc.stateDir, "permits.json")
+  if (!existsSync(file)) return 0
+  const d = decodePermits(readFileSync(file, "utf8"))
+  return d._tag === "Entries" ? d.entries.filter((e) => e.grantedAt === undefined).length : 0
+}
+
+/** The text of a session's bash tool outputs. */
+const bashOutput = async (oc: OpencodeHandle, session: string): Promise<string> =>
+  (await oc.messages(session))
+    .flatMap((m) => m.parts)
+    .filter((p) => p.type === "tool" && p["tool"] === "bash")
+    .map((p) => String(p["state"]?.output ?? ""))
+    .join("\n")
+
+/**
+ * The demo's test suite: `make test` appends `<shell pid> start|end <ms>` to runs.log around a 3 s sleep,
+ * so the runs' times show whether they overlapped.
+ */
+const MAKEFILE = 'test:\n\t@id=$$$$; echo "$$id start $$(date +%s%3N)" >> runs.log; sleep 3; echo "$$id end $$(date +%s%3N)" >> runs.log\n'
+interface MakeRun {
+  readonly id: string
+  readonly start: number
+  readonly end?: number | undefined
+}
+const makeRuns = (dir: string): Array<MakeRun> => {
+  const file = join(dir, "runs.log")
+  const runs: Array<MakeRun> = []
+  if (!existsSync(file)) return runs
+  for (const [id, what, at] of readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => l.split(" "))) {
+    if (what === "start") runs.push({ id: id!, start: Number(at) })
+    const i = runs.findIndex((r) => r.id === id)
+    if (what === "end" && i >= 0) runs[i] = { ...runs[i]!, end: Number(at) }
+  }
+  return runs
+}
 
 /** A real provider's published error payload from the classification corpus (test/fixtures/provider-errors/). */
 interface CorpusCase {
@@ -147,7 +188,7 @@ try {
   oc = await startOpencode({
     binary,
     configJson: pricedConfig(fake.url),
-    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local", fallbackModels: ["fakeB/backup"] }]],
+    pluginPaths: [[join(root, "dist/opencode-plugin.js"), { reapMs: 1000, hangMinAgeMs: 5000, hangSilenceMs: 5000, trace: join(traceDir, "pool-%p.jsonl"), notify: true, notifyVia: "local", fallbackModels: ["fakeB/backup"], permits: { heavy: 1 } }]],
     env: { PATH: `${desktop.bin}:${process.env.PATH ?? ""}`, OCPOOL_SOUND: undefined },
     setup: (dirs) => {
       mkdirSync(join(dirs.configHome, "opencode-pool"), { recursive: true })
@@ -280,7 +321,43 @@ try {
   console.log(`(demo prices per 1M tokens: fakeA/pool-a $15 in / $75 out, the pool's fakeB models free; the fake counts 19 tokens a call)`)
   console.log(`$ ocpool cost\n${cost.stdout.trimEnd()}${cost.stderr === "" ? "" : `\n${cost.stderr.trimEnd()}`}`)
 
-  step("8. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  step("8. heavy work takes turns: two sessions run `make test` at once on a budget of 1; the second waits for the first")
+  const work = join(traceDir, "heavy")
+  mkdirSync(work)
+  writeFileSync(join(work, "Makefile"), MAKEFILE)
+  console.log(`option permits: {heavy: 1} (default: half the effective CPUs); ${work}/Makefile's test target sleeps 3 s and records when it starts and ends`)
+  console.log("make, npm test, cargo build, pytest, docker build… wait in opencode's tool.execute.before for a machine-wide permit; the command itself is never rewritten")
+  const t0 = Date.now()
+  const turns = await Promise.all(
+    ["tests A", "tests B"].map(async (title) => {
+      const session = (await oc!.createSession({ title })).id
+      return { title, session, mark: await oc!.prompt(session, `run the tests [[fake:bash:make -s -C ${work} test]]`) }
+    })
+  )
+  console.log(`prompted ${turns.map((t) => `${t.title} (${t.session})`).join(" and ")} to run: make -s -C ${work} test`)
+  if ((await until(() => permitsQueued(oc!), (n) => n === 1, 60_000)) !== 1) throw new Error("no bash command waited for a heavy-work permit")
+  const shown = statusText(oc).split("\n")
+  const from = shown.indexOf("permits:")
+  const to = from < 0 ? -1 : shown.findIndex((l, i) => i > from && !l.startsWith("  "))
+  console.log("while the second waits, ocpool status shows the queue:")
+  console.log(`$ ocpool status   # its permits: section\n${from < 0 ? "(no permits: section)" : shown.slice(from, to < 0 ? undefined : to).join("\n")}`)
+  for (const t of turns) await oc.waitIdle(t.session, t.mark, 90_000)
+  const runs = makeRuns(work)
+  const secs = (at: number | undefined) => (at === undefined ? "?" : `${((at - t0) / 1000).toFixed(2)} s`)
+  for (const [i, r] of runs.entries()) console.log(`  make test run ${i + 1} (shell pid ${r.id}): started ${secs(r.start)}, ended ${secs(r.end)}`)
+  const [one, two] = runs
+  if (runs.length !== 2 || one?.end === undefined || two?.end === undefined) throw new Error(`expected two finished make test runs, found ${runs.length}`)
+  if (two.start < one.end) throw new Error(`the runs overlapped: run 2 started ${two.start - one.end} ms before run 1 ended`)
+  console.log(`  -> no overlap: run 2 started ${((two.start - one.end) / 1000).toFixed(2)} s after run 1 ended`)
+  const waited: Array<string> = []
+  for (const t of turns) {
+    for (const l of (await bashOutput(oc, t.session)).split("\n").filter((x) => x.startsWith("[opencode-pool] waited"))) waited.push(`  ${t.title}'s tool output ends with: ${l}`)
+  }
+  if (waited.length === 0) throw new Error("no tool output says it waited for a heavy-work permit")
+  for (const l of waited) console.log(l)
+  console.log("other shells and agents take the same turns: ocpool run -- npm test; ocpool mcp for other harnesses (docs/OPERATIONS.md, Heavy work)")
+
+  step("9. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
   const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
   const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
   const lines = readFileSync(trace, "utf8").trim().split("\n")
@@ -288,7 +365,12 @@ try {
   console.log(`$ ocpool replay pool-${oc.pid}.jsonl --expect pool-${oc.pid}.jsonl.decisions.jsonl   # exit ${replay.status}: ${lines.length} input lines, ${decided.length} decisions reproduced${replay.stderr === "" ? "" : `\n${replay.stderr.trimEnd()}`}`)
   console.log("the hang, as recorded: the sweep asked for the abort, its outcome arrived as its own line")
   for (const l of lines.filter((x) => x.includes('"abort":"pending"') || x.includes('"type":"aborted"')).slice(-2)) console.log(`  in:  ${l.length > 160 ? `${l.slice(0, 157)}...` : l}`)
-  for (const l of decided.slice(-3)) console.log(`  out: ${l}`)
+  for (const l of decided.filter((x) => !x.includes('"type":"permit"')).slice(-3)) console.log(`  out: ${l}`)
+  const permitLines = decided.filter((x) => x.includes('"type":"permit"'))
+  if (permitLines.length > 0) {
+    console.log(`the heavy-work turns, as decided: ${permitLines.length} permit decisions, the last ones:`)
+    for (const l of permitLines.slice(-3)) console.log(`  out: ${l}`)
+  }
   console.log("record your own: OCPOOL_TRACE=/tmp/pool-%p.jsonl opencode …, then ocpool replay /tmp/pool-<pid>.jsonl --explain")
 } catch (e) {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)

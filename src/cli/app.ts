@@ -19,13 +19,16 @@ import { replayCommand } from "./replay.js"
 import { statusCommand } from "./status.js"
 import { sweepCommand } from "./sweep/command.js"
 import { tunnelCommand } from "./tunnel.js"
+import { runCommand } from "./run.js"
+import { permitsCommand } from "./permits.js"
+import { mcpCommand } from "./mcp.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -52,6 +55,13 @@ export const USAGE = [
   "  receive                                                               the hop's forced command (payload in $SSH_ORIGINAL_COMMAND)",
   "  tunnel setup --host H [--user U] [--port P] [--alias A] [--key PATH] [--receiver CMD] [--print]",
   "                                                                        set up the ssh hop to your desktop",
+  "  run [--budget NAME] [--weight N] [--wait DUR] [--timeout DUR] [--reason TEXT] -- CMD [ARGS…]",
+  "                                                                        run a heavy command when a permit is free",
+  "  permits [--json] [--state-dir DIR]                                    the heavy-work budgets, holders and queue",
+  "  permits release ID [--force] [--json]                                 free a stuck permit",
+  "  mcp [--state-dir DIR]                                                 the permits as a stdio MCP server, for other agent harnesses",
+  "  init --mcp claude-code|codex|cursor|print [--remove] [--dry-run] [--force] [--json]",
+  "                                                                        add the MCP server to that harness's config (or take it out)",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")
 
@@ -59,7 +69,11 @@ const usageError = (message: string | undefined): Effect.Effect<number> =>
   Effect.zipRight(message === undefined ? Effect.void : diagnostic(message), Console.error(USAGE)).pipe(Effect.as(2))
 
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
-const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.some((a) => /^--wizard(=|$)/.test(a))
+const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => {
+  // words after `--` are another program's (`ocpool run -- CMD --wizard`)
+  const end = args.indexOf("--")
+  return !io.stdinIsTTY && (end < 0 ? args : args.slice(0, end)).some((a) => /^--wizard(=|$)/.test(a))
+}
 
 
 /** One command's run: @effect/cli's validation errors add the usage and exit 2 (SPEC §12.1), typed failures their codes. */

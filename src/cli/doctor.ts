@@ -29,6 +29,11 @@ import { ChecksFailed } from "./errors.js"
 import { opencodeGlobalDir } from "./install.js"
 import { cliPool, readState, stateDirFor } from "./stateView.js"
 import { stateDirOption } from "./status.js"
+import { availableParallelism } from "node:os"
+import { budgetsJson } from "../core/permits/view.js"
+import { readMachineFacts } from "../layers/permits/MachineFactsProc.js"
+import { machineText } from "./permits.js"
+import { cliBudgets } from "./shared/budgets.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {
@@ -316,6 +321,17 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
       })
     )
     checks.push(
+      yield* guarded("permits", () => {
+        // heavy-work budgets (issue 21): what is held and waited for; a holder gone is freed by the next permit step
+        const budgets = budgetsJson(cliBudgets(), s.permits)
+        const gone = s.permits.filter((e) => e.gone).length
+        const detail = budgets
+          .map((b) => `${b.name} ${b.used}/${b.capacity ?? "?"} used, ${b.queue.length} waiting${b.source === null ? "" : ` (capacity ${b.source})`}`)
+          .join("; ")
+        return { id: "permits", status: gone > 0 ? "warn" : "ok", detail: gone > 0 ? `${detail}; ${gone} entr${gone === 1 ? "y" : "ies"} of a gone holder (freed at the next permit step, or 'ocpool permits release ID')` : detail }
+      })
+    )
+    checks.push(
       yield* guarded("tmp-files", () => {
         const tmps = s.exists ? readdirSync(s.dir).filter((n) => n.endsWith(".tmp")).length : 0
         return tmps > 0 ? [{ id: "tmp-files", status: "warn", detail: `${tmps} *.tmp file(s); removed after 60 s by the next reader${cleaned ? "" : " (not here: the directory is not trusted)"}` }] : []
@@ -335,6 +351,7 @@ export const runChecks = (stateFlag: string | undefined, probe = false, facts: N
     groups.push(yield* guarded("ssh-hop", () => sshHopCheck(facts)))
     groups.push(yield* guarded("fade", () => fadeCheck(facts)))
     groups.push(yield* guarded("plugin", pluginCheck))
+    groups.push(yield* guarded("machine", machineCheck))
     groups.push(
       yield* guarded("runtime", () => {
         const [major, minor] = process.versions.node.split(".").map(Number)
@@ -380,8 +397,14 @@ export const doctorCommand = Command.make(
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription(
-    "Check the pool source, state directory, claims, cooldowns, lock, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
+    "Check the pool source, state directory, claims, cooldowns, lock, heavy-work permits, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
   ))
+
+/** The machine's facts heavy-work capacity `auto` is read from (issue 21): effective CPUs, memory, pressure. */
+const machineCheck = (): Check => {
+  const facts = readMachineFacts("/", availableParallelism())
+  return { id: "machine", status: "ok", detail: machineText(facts).replace(/^machine: /, "") }
+}
 
 /** Where opencode's database is (the sweeps' resolution, SPEC §11.1) and how big it has grown. */
 const opencodeDbCheck = (): Check => {

@@ -22,7 +22,11 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["notify"],
   ["receive"],
   ["tunnel"],
-  ["tunnel", "setup"]
+  ["tunnel", "setup"],
+  ["run"],
+  ["permits"],
+  ["permits", "release"],
+  ["mcp"]
 ]
 
 /** Every argv (after `ocpool`) whose output is pre-rendered: each command's `--help` and `-h`, and `--version`. */

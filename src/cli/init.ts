@@ -4,7 +4,7 @@
  * opencode's config (install.ts).
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { join } from "node:path"
 import { BUILT_IN_SLOTS } from "../core/preset.js"
 import { writeFileAtomic } from "../layers/fs/atomicWrite.js"
@@ -15,6 +15,8 @@ import { noHomeReason } from "../layers/fs/xdg.js"
 import { printableJson } from "../core/printable.js"
 import { InitRefused, PathUnusable, UsageProblem } from "./errors.js"
 import { install, installationRoot, pluginEntryFor, type InstallOutcome, type InstallTarget } from "./install.js"
+import { initMcp, MCP_TARGETS, mcpReport, mcpSnippets } from "./initMcp.js"
+import { CurrentIo } from "./output.js"
 
 /** The line to add by hand: the entry `init --global` would write for this installation. */
 const pluginLine = (): string => {
@@ -90,11 +92,23 @@ export const initCommand = Command.make(
     project: Options.boolean("project").pipe(Options.withDescription("Add the plugin to this directory's opencode.json[c] and create the pool file if there is none")),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("With --global/--project: print the unified diff of the config and write nothing")),
     remove: Options.boolean("remove").pipe(Options.withDescription("With --global/--project: take the plugin entry out of that config (uninstall); the pool file is kept")),
-    json: Options.boolean("json").pipe(Options.withDescription('{"path","format","written"} on stdout; with --global/--project also "config":{"path","entry","changed","created","diff"}'))
+    json: Options.boolean("json").pipe(Options.withDescription('{"path","format","written"} on stdout; with --global/--project also "config":{"path","entry","changed","created","diff"}')),
+    mcp: Options.choice("mcp", MCP_TARGETS).pipe(
+      Options.optional,
+      Options.withDescription("Add the heavy-work permits' MCP server (ocpool mcp) to that harness's user config (~/.claude.json, ~/.codex/config.toml, ~/.cursor/mcp.json), or print the snippets; with --remove take it out, --dry-run print the diff, --force replace a different 'ocpool' entry")
+    )
   },
   (args) =>
     Effect.gen(function* () {
       if (args.global && args.project) return yield* new UsageProblem({ message: "init takes --global or --project, not both" })
+      if (Option.isSome(args.mcp)) {
+        if (args.global || args.project) return yield* new UsageProblem({ message: "--mcp goes without --global or --project" })
+        if (args.mcp.value === "print") return yield* Console.log(mcpSnippets())
+        const io = yield* CurrentIo
+        const o = yield* initMcp(args.mcp.value, { remove: args.remove, force: args.force, dryRun: args.dryRun }, io.env.HOME)
+        if (args.json) return yield* Console.log(printableJson(JSON.stringify(o)))
+        return yield* Console.log(mcpReport(o, args.dryRun))
+      }
       const target: InstallTarget | undefined = args.global ? "global" : args.project ? "project" : undefined
       if (target === undefined) {
         if (args.dryRun || args.remove) return yield* new UsageProblem({ message: "--dry-run and --remove go with --global or --project" })

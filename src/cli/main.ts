@@ -10,6 +10,8 @@ runCli(process.argv, processIo()).pipe(
   Effect.provide(LoggerStderr),
   NodeRuntime.runMain({
     disableErrorReporting: true,
+    // the pretty logger runMain installs would print every Effect.log* line a second time, on stdout
+    disablePrettyLogger: true,
     // runCli never fails and has already drained its output: the code is final.
     teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? Number(exit.value) : 1)
   })

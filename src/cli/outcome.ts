@@ -3,8 +3,10 @@
  * by the full command tree (app.ts) and the fast `status` path (statusMain.ts). No @effect/cli here: the
  * fast path must not load it.
  */
-import { Cause, Effect, Logger, Option } from "effect"
+import { Cause, Effect, Layer, Logger, Option } from "effect"
 import { describeFailure, type CliFailure, type BadInput, type CostUnknown, type PathUnusable, type SweepIncomplete } from "./errors.js"
+import { stderrLine, stderrLogger as processStderrLogger } from "../layers/process/LoggerStderr.js"
+import { appLevelOf, lineOf } from "../layers/opencode/LoggerAppLog.js"
 import { type CliIo, diagnostic, drain, forStream, isClosedPipe, OutputFailed, recordedFailure, withIo, writeOut, writeReason } from "./output.js"
 
 /** One diagnostic line and the exit code it stands for. */
@@ -46,10 +48,9 @@ const defectLine = (defect: unknown): string => {
  * never a pretty-printed cause on stdout.
  */
 const stderrLogger = (io: CliIo) =>
-  Logger.make(({ logLevel, message }) => {
-    const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+  Logger.make<unknown, void>(({ logLevel, message, cause }) => {
     try {
-      io.stderr.write(forStream(io, io.stderr, `ocpool: ${logLevel.label.toLowerCase()}: ${text.split("\n")[0]!.slice(0, 300)}\n`), () => {})
+      io.stderr.write(forStream(io, io.stderr, stderrLine(appLevelOf(logLevel), lineOf(message, cause).slice(0, 300))), () => {})
     } catch {
       // stderr is gone: nowhere to say it
     }
@@ -85,5 +86,7 @@ export const finishRun = (run: Effect.Effect<number, unknown>, io: CliIo): Effec
       )
     ),
     withIo(io),
-    Effect.provide(Logger.replace(Logger.defaultLogger, stderrLogger(io)))
+    // one logger: the io's stderr in place of Effect's default and of main.ts's process-wide LoggerStderr
+    // (which still serves fibers that outlive this scope), so a line is never printed twice
+    Effect.provide(Layer.merge(Logger.remove(processStderrLogger), Logger.replace(Logger.defaultLogger, stderrLogger(io))))
   )

@@ -11,7 +11,8 @@ import { gatherSources } from "../layers/pool/PoolConfigFile.js"
 import type { FallbackRecord } from "../core/quota/fallbackRecord.js"
 import { sharedStateLayer } from "../layers/state/sharedStateLayer.js"
 import { inspectStateDir, resolveStateDir, type StateDirChoice } from "../layers/state/StateDirFile.js"
-import { ALL_RECORDS, SharedState, type Needs, type SharedSnapshot } from "../services/state/SharedState.js"
+import { ALL_RECORDS, problemText, SharedState, type Needs, type SharedSnapshot } from "../services/state/SharedState.js"
+import type { PermitView } from "../core/permits/types.js"
 import { StateDir } from "../services/state/StateDir.js"
 import { StateUnreadable } from "./errors.js"
 
@@ -24,6 +25,8 @@ export interface StateSnapshot {
   readonly quota: ReadonlyArray<QuotaRecord>
   /** Root sessions running on a fallback model whose original still cools, sorted by session (US-50). */
   readonly fallbacks: ReadonlyArray<FallbackRecord>
+  /** Permit entries of every budget, holders judged (issue 21). */
+  readonly permits: ReadonlyArray<PermitView>
   readonly now: number
   /** At most one: why the directory was read but not cleaned (core/stateTrust.ts). */
   readonly warnings: ReadonlyArray<string>
@@ -92,10 +95,12 @@ export const readState = (flag: string | undefined) =>
     const opened = yield* openState(flag)
     const { dir, exists, warnings } = opened
     const { now, snapshot } = yield* readShared(opened, ALL_RECORDS)
-    const problem = snapshot.problems[0]
+    // an unreadable permits file is a warning (the next permit step rewrites it whole); claims and cooldowns are not
+    const problem = snapshot.problems.find((p) => p.kind !== "permits")
     if (problem !== undefined) return yield* new StateUnreadable({ dir, reason: problem.reason })
-    const { peers: processes, cooldowns, quota, fallbacks } = snapshot
-    return { dir, exists, processes, cooldowns, quota, fallbacks, now, warnings } satisfies StateSnapshot
+    const permitProblems = snapshot.problems.filter((p) => p.kind === "permits").map(problemText)
+    const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
+    return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...permitProblems] } satisfies StateSnapshot
   })
 
 /** The CLI's pool: `--pool FILE`, the user config directory, the bundled preset, the built-in fallback (SPEC §9). */

@@ -6,6 +6,8 @@ import { printableJson } from "../core/printable.js"
 import { readTextFile } from "../layers/fs/safeRead.js"
 import { FileUnreadable } from "./errors.js"
 import { cliPool, readState } from "./stateView.js"
+import { budgetsJson } from "../core/permits/view.js"
+import { cliBudgets } from "./shared/budgets.js"
 
 export interface StatusFlags {
   readonly pool: string | undefined
@@ -23,6 +25,17 @@ export const statusRun = (args: StatusFlags) =>
     }
     const state = yield* readState(args.stateDir)
     const pool = cliPool(poolFile)
-    const view = statusView({ origin: pool.origin, slots: pool.slots, processes: state.processes, cooldowns: state.cooldowns, quota: state.quota, fallbacks: state.fallbacks, now: state.now, warnings: [...pool.warnings, ...state.warnings] })
+    const permits = budgetsJson(cliBudgets(), state.permits)
+    const view = statusView({
+      origin: pool.origin,
+      slots: pool.slots,
+      processes: state.processes,
+      cooldowns: state.cooldowns,
+      quota: state.quota,
+      fallbacks: state.fallbacks,
+      permits,
+      now: state.now,
+      warnings: [...pool.warnings, ...state.warnings]
+    })
     yield* Console.log(args.json ? printableJson(JSON.stringify(view)) : renderStatus(view, { now: state.now, processes: state.processes }))
   })

@@ -5,6 +5,8 @@ import { resolveMaxSlots } from "./pool.js"
 import { parseFallbackModels } from "./quota/fallback.js"
 import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
+import { DEFAULT_HEAVY_RULES, type HeavyRules } from "./permits/heavy.js"
+import { parsePermitSettings, type BudgetSetting } from "./permits/settings.js"
 
 /** A log line's level: the one definition (the engine's log lines, the `logLevel` option). */
 export type LogLevel = "debug" | "info" | "warn" | "error"
@@ -40,6 +42,10 @@ export interface Settings {
   readonly coach: boolean
   /** Fallback models for root sessions (issue 12, US-50), in order, validated like pool entries. */
   readonly fallbackModels: ReadonlyArray<string>
+  /** Heavy-work budgets (issue 21): `heavy` first (capacity `auto` unless set), then the user's. */
+  readonly permits: ReadonlyArray<BudgetSetting>
+  /** Which bash commands wait for a permit; `false` (option `heavyCommands: false`) turns gating off. */
+  readonly heavy: HeavyRules | false
 }
 
 export const DEFAULTS: Settings = {
@@ -63,7 +69,9 @@ export const DEFAULTS: Settings = {
   delegate: true,
   quotaReserve: QUOTA_RESERVE_DEFAULT,
   coach: true,
-  fallbackModels: []
+  fallbackModels: [],
+  permits: [{ name: "heavy", capacity: "auto", source: "default" }],
+  heavy: DEFAULT_HEAVY_RULES
 }
 
 const LogLevelSchema = Schema.Literal("debug", "info", "warn", "error")
@@ -119,6 +127,8 @@ export const parseSettings = (
   }
   const fallbackModels = parseFallbackModels(o.fallbackModels)
   warnings.push(...fallbackModels.warnings)
+  const permitSettings = parsePermitSettings(o, env)
+  warnings.push(...permitSettings.warnings)
   const envTrace = env.OCPOOL_TRACE
   const settings: Settings = {
     enabled: !isDisabled(o, env),
@@ -149,7 +159,9 @@ export const parseSettings = (
         warnings
       ) ?? QUOTA_RESERVE_DEFAULT,
     coach: bool("coach", o.coach, DEFAULTS.coach, warnings),
-    fallbackModels: fallbackModels.models
+    fallbackModels: fallbackModels.models,
+    permits: permitSettings.permits,
+    heavy: permitSettings.heavy
   }
   return { settings, warnings }
 }

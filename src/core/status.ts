@@ -9,6 +9,7 @@ import type { Slot } from "./pool.js"
 import { printable } from "./printable.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./quota/record.js"
 import { isOver, type FallbackRecord } from "./quota/fallbackRecord.js"
+import { permitSection, type BudgetJson } from "./permits/view.js"
 import type { Pass } from "./routing.js"
 import type { Decision } from "./trace/decision.js"
 import { liveLoadByModel, slotLoadsOf, slotStatus } from "./slotStatus.js"
@@ -33,6 +34,8 @@ export interface StatusInput {
   readonly quota?: ReadonlyArray<QuotaRecord>
   /** Root sessions on a fallback model (issue 12, US-50); shown only when some is not over. */
   readonly fallbacks?: ReadonlyArray<FallbackRecord>
+  /** Heavy-work budgets (issue 21); the view shows them only when some entry holds or waits. */
+  readonly permits?: ReadonlyArray<BudgetJson>
   /**
    * The plugin's own `status` decision, when it made one for this view: its loads, cooling and next
    * slot are shown as decided (so `pool_status` names what the trace records; issue 20).
@@ -86,6 +89,8 @@ export interface StatusView {
   readonly quota?: ReadonlyArray<QuotaEntry>
   /** Present only when some root session runs on a fallback while its original cools. */
   readonly fallbacks?: ReadonlyArray<FallbackEntry>
+  /** Present only when some permit is held or waited for (issue 21): every budget, with its holders and queue. */
+  readonly permits?: ReadonlyArray<BudgetJson>
 }
 
 const figuresJson = (f: QuotaFigures | undefined): QuotaFiguresJson | null =>
@@ -102,7 +107,7 @@ export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): 
  * The §9 JSON object. Loads, cooling and the next pick come from `slotStatus`, the function the trace's
  * `status` decision uses, over live claims by model of every process (issue 20: one status).
  */
-export const statusView = ({ cooldowns, decided, fallbacks, now, origin, processes, quota, slots, warnings }: StatusInput): StatusView => {
+export const statusView = ({ cooldowns, decided, fallbacks, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
   const status = decided ?? computed(slots, processes, cooldowns, now)
   const slotViews = status.slots.map((s): SlotStatus => {
@@ -125,7 +130,8 @@ export const statusView = ({ cooldowns, decided, fallbacks, now, origin, process
     reaped: processes.reduce((n, p) => n + p.reaped, 0),
     warnings,
     ...(entries.length > 0 ? { quota: entries } : {}),
-    ...(switched.length > 0 ? { fallbacks: switched } : {})
+    ...(switched.length > 0 ? { fallbacks: switched } : {}),
+    ...(permits !== undefined && permits.some((b) => b.holders.length > 0 || b.queue.length > 0) ? { permits } : {})
   }
 }
 
@@ -208,6 +214,7 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
     out.push("fallbacks:")
     for (const f of view.fallbacks) out.push(`  ${f.session}  ${f.original} → ${f.active}  until ${clock(f.until)}Z (${remaining(f.until - now)})`)
   }
+  if (view.permits !== undefined) out.push(...permitSection(view.permits, now))
   for (const p of processes) {
     const live = p.claims.filter((c) => isLive(c, now))
     out.push(`process ${p.pid}@${p.host}${p.self === true ? " (this process)" : ""}: ${live.length} claim${live.length === 1 ? "" : "s"}, reaped ${p.reaped}`)

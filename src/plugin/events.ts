@@ -66,6 +66,34 @@ export const taskCall = (input: unknown, output: unknown): TaskCall | undefined 
   return { session: text(field(input, "sessionID")), call: text(field(input, "callID")), agent, taskId: text(field(args, "task_id")), args }
 }
 
+/** Commands longer than this are judged on their first COMMAND_MAX characters (issue 21). */
+export const COMMAND_MAX = 100_000
+
+/** A `bash` call as `tool.execute.before`/`after` read it (issue 21); `undefined` for another tool or unreadable ids. */
+export interface BashCall {
+  readonly session: string
+  readonly call: string
+  /** `args.command` (from the output in `before`, the input in `after`), its first COMMAND_MAX characters. */
+  readonly command: string
+}
+
+export const bashCall = (input: unknown, args: unknown): BashCall | undefined => {
+  if (field(input, "tool") !== "bash") return undefined
+  const session = text(field(input, "sessionID"))
+  const call = text(field(input, "callID"))
+  const raw = field(args, "command")
+  if (session === undefined || call === undefined || typeof raw !== "string") return undefined
+  return { session, call, command: raw.length > COMMAND_MAX ? raw.slice(0, COMMAND_MAX) : raw }
+}
+
+/** The ids of a finished `bash` call (`tool.execute.after`). */
+export const bashEnd = (input: unknown): { readonly session: string; readonly call: string } | undefined => {
+  if (field(input, "tool") !== "bash") return undefined
+  const session = text(field(input, "sessionID"))
+  const call = text(field(input, "callID"))
+  return session === undefined || call === undefined ? undefined : { session, call }
+}
+
 /** The claim `tool.execute.after` ends (`<session>:<call>`), for a `task` call with readable ids. */
 export const taskEndClaim = (input: unknown): string | undefined => {
   if (field(input, "tool") !== "task") return undefined

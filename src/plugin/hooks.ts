@@ -6,7 +6,7 @@
  * and which no hostile input can suppress. After `dispose` the hooks do nothing.
  */
 import type { Hooks } from "@opencode-ai/plugin"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/fs/dirs.js"
@@ -23,7 +23,15 @@ import { decodeBusEvent } from "../core/bus/decode.js"
 import { causeLine } from "../core/causeLine.js"
 import { installQuotaFetch, type FailureReport, type ResponseReport } from "./quotaFetch.js"
 import { slotsOf } from "../core/engine/state.js"
-import { appendIndex, coachTarget, engineEventsOf, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { appendIndex, bashCall, bashEnd, coachTarget, engineEventsOf, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
+import { heavyOf } from "../core/permits/heavy.js"
+import { PermitGate } from "../services/permits/PermitGate.js"
+import { Permits } from "../services/permits/Permits.js"
+import { budgetsJsonOf } from "../layers/permits/PermitsShell.js"
+import { permitSection } from "../core/permits/view.js"
+import { printable } from "../core/printable.js"
+import { PermitGateShell } from "../layers/permits/PermitGateShell.js"
+import { permitsLayer } from "../layers/permits/permitsLayer.js"
 import { spawnGate } from "../core/spawn/handNamed.js"
 import { promptTarget } from "../services/opencode/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
@@ -47,6 +55,19 @@ export interface HookOptions {
 
 export type EngineHooks = Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService; readonly sensing: Sensing }
 
+/** A permit's reason: the command's first line, at most 200 characters. */
+const reasonOf = (command: string): string => {
+  const first = command.trim().split("\n", 1)[0] ?? ""
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first
+}
+
+/** Appends `line` to a tool's output text (guarded: a hostile output is left as it is). */
+const appendOutput = (output: unknown, line: string): void => {
+  const was = field(output, "output")
+  if (typeof was !== "string") return
+  assign(output, "output", was.endsWith("\n") || was === "" ? `${was}${line}` : `${was}\n${line}`)
+}
+
 /** How long a retry status waits for the error body of its session that is still being read (issue 19). */
 const FAILURE_WAIT_MS = 500
 
@@ -57,8 +78,14 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   }
   const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
   const engines = Layer.mergeAll(PoolEngineShell(o.settings, o.warnings), NotifyEngineShell(o.settings.notify, notifyConfig), GatewayHttp(o.settings.omniroute))
-  const runtime = ManagedRuntime.make(Layer.provideMerge(engines, layer))
+  const withEngines = Layer.provideMerge(engines, layer)
+  // heavy-work permits (issue 21): the gate over the permits port, on the same shared state
+  const gateLayer = PermitGateShell.pipe(Layer.provideMerge(permitsLayer(o.settings.permits)))
+  const runtime = ManagedRuntime.make(Layer.provideMerge(gateLayer, withEngines))
   const engine = await runtime.runPromise(PoolEngine)
+  const permitGate = await runtime.runPromise(PermitGate)
+  const permits = await runtime.runPromise(Permits)
+  const heavy = o.settings.heavy
   const notifications = await runtime.runPromise(NotifyEngine)
   const gateway = await runtime.runPromise(Gateway)
   let disposed = false
@@ -137,6 +164,15 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     },
     "tool.execute.before": async (input, output) => {
       if (disposed) return
+      if (heavy !== false) {
+        // a heavy bash command waits here for its permit; its command is never rewritten (issue 21)
+        const bash = bashCall(input, field(output, "args"))
+        if (bash !== undefined) {
+          const h = heavyOf(bash.command, heavy)
+          if (h !== undefined) await run(permitGate.before({ session: bash.session, call: bash.call, command: reasonOf(bash.command), budget: h.budget, weight: h.weight }), "heavy-work permit")
+          return
+        }
+      }
       const task = taskCall(input, output)
       if (task === undefined) return
       const gate = spawnGate(task.agent, task.session, task.call)
@@ -158,7 +194,13 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         await log("error", `routing could not rewrite the task call ${gate.session}:${gate.call} to ${String(routed)}; spawn unchanged`)
       }
     },
-    "tool.execute.after": async (input) => {
+    "tool.execute.after": async (input, output) => {
+      const bash = bashEnd(input)
+      if (bash !== undefined) {
+        const line = await run(permitGate.after(bash.session, bash.call), "heavy-work permit")
+        if (line !== undefined) appendOutput(output, line)
+        return
+      }
       const claim = taskEndClaim(input)
       if (claim !== undefined) await run(engine.apply({ type: "taskEnd", claim, ok: true }), "release")
     },
@@ -207,6 +249,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         const notified = inputs.length > 0 ? run(Effect.forEach(inputs, notifications.apply, { discard: true }), "notification") : undefined
         const events = engineEventsOf(bus)
         for (const e of events) if (e.type === "retry") await failureRead(e.session)
+        // an abort or error of a session ends its permit waits at once and releases what it holds
+        for (const e of events) if (e.type === "error") await run(permitGate.sessionEnded(e.session), "heavy-work permit")
         if (events.length > 0) {
           const applied = await run(Effect.forEach(events, engine.apply), "event")
           await announceSwitches(applied ?? [])
@@ -220,7 +264,13 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       pool_status: {
         description: POOL_STATUS_DESCRIPTION,
         args: {},
-        execute: async () => (await run(engine.statusText, "pool_status")) ?? "opencode-pool: status unavailable"
+        execute: async () => {
+          const text = await run(engine.statusText, "pool_status")
+          if (text === undefined) return "opencode-pool: status unavailable"
+          // the heavy-work queue (issue 21), with the capacities this process knows
+          const queue = await run(Effect.map(Effect.zip(permits.status, Clock.currentTimeMillis), ([views, now]) => permitSection(budgetsJsonOf(views), now)), "pool_status")
+          return queue === undefined || queue.length === 0 ? text : `${text}\n${queue.map(printable).join("\n")}`
+        }
       }
     },
     dispose: async () => {

@@ -270,7 +270,9 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         delegate: false,
         quotaReserve: 0.1,
         coach: false,
-        fallbackModels: [" zen/a ", "go/b"]
+        fallbackModels: [" zen/a ", "go/b"],
+        permits: { heavy: 1024, gpu: 1 },
+        heavyCommands: false
       },
       {}
     )
@@ -296,7 +298,12 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       delegate: false,
       quotaReserve: 0.1,
       coach: false,
-      fallbackModels: ["zen/a", "go/b"]
+      fallbackModels: ["zen/a", "go/b"],
+      permits: [
+        { name: "heavy", capacity: 1024, source: "option" },
+        { name: "gpu", capacity: 1, source: "option" }
+      ],
+      heavy: false
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

@@ -4,7 +4,8 @@
  * with E2E_DEBUG=1), then the fake.
  */
 import { afterAll, beforeAll } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { join } from "node:path"
 import { ensureOpencode, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle, type StartOpencodeOptions } from "./harness.js"
 import { poolLogLines } from "./poolLog.js"
@@ -23,7 +24,8 @@ export const e2eWorld = (debugLines = 60): E2eWorld => {
   let fake: FakeLlm | undefined
   const servers: Array<OpencodeHandle> = []
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT })
+    // asynchronously: a build that blocked the worker past 60 s would fail the run (vitest's fixed RPC timeout)
+    await promisify(execFile)(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT })
     ;[binary, fake] = await Promise.all([ensureOpencode(), startFakeLlm()])
   }, 240_000)
   afterAll(async () => {

@@ -20,6 +20,32 @@ const value = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(n
 const name = fc.oneof({ weight: 3, arbitrary: fc.constantFrom("c1", "c2", "c3", "s1", "s2") }, { weight: 1, arbitrary: hostileString })
 const peerCooling = fc.array(fc.record({ model: fc.constantFrom(...MODELS), until: time, reason: fc.constantFrom(...REASONS), strikes: fc.oneof(fc.nat(6), hostileNumber) }), { maxLength: 3 })
 
+/** Permit lines: mostly plausible fields (so some reach the machine), now and then a hostile one. */
+const mostly = <A>(plausible: fc.Arbitrary<A>): fc.Arbitrary<unknown> => fc.oneof({ weight: 40, arbitrary: plausible }, { weight: 1, arbitrary: value })
+const permitTime = fc.integer({ min: 0, max: 3_600_000 }).map((d) => T + d)
+const permitHolder = fc.record({ host: fc.constantFrom("box", "other"), pid: mostly(fc.integer({ min: 1, max: 5 })), startToken: mostly(fc.constantFrom(null, "1", "2")), via: mostly(fc.constantFrom("plugin", "run", "mcp")) }, { requiredKeys: ["host", "pid", "via"] })
+const permitEntry = fc.record(
+  { id: fc.constantFrom("p1", "p2", "p3"), token: fc.constantFrom("t1", "t2"), budget: fc.constantFrom("heavy", "gpu", "constructor"), weight: mostly(fc.integer({ min: 0, max: 3 })), reason: fc.oneof(fc.constant("npm test"), hostileString), holder: permitHolder, seq: mostly(fc.nat(9)), requestedAt: mostly(permitTime), grantedAt: mostly(permitTime), seenAt: mostly(permitTime), headSince: mostly(permitTime), pausedAt: mostly(permitTime), ahead: mostly(fc.nat(3)), gone: fc.boolean() },
+  { requiredKeys: ["id", "token", "budget", "weight", "reason", "holder", "seq", "requestedAt"] }
+)
+const permitOp = mostly(
+  fc.oneof(
+    fc.record({ op: fc.constant("request"), entry: permitEntry }),
+    fc.record({ op: fc.constantFrom("poll", "release"), id: fc.constantFrom("p1", "p2", "p9"), token: fc.constantFrom("t1", "t2") }),
+    fc.record({ op: fc.constant("cancel"), id: fc.constantFrom("p1", "p2"), token: fc.constantFrom("t1", "t2"), cause: fc.constantFrom("aborted", "timeout", "wait", "error", "dispose", "forced") }),
+    fc.record({ op: fc.constant("rebind"), id: fc.constantFrom("p1", "p2"), token: fc.constantFrom("t1", "t2"), group: fc.record({ pgid: mostly(fc.nat(9)), startToken: mostly(fc.constantFrom(null, "5")) }) }),
+    fc.record({ op: fc.constant("free"), id: fc.constantFrom("p1", "p2", "p9"), force: mostly(fc.boolean()) }),
+    fc.record({ op: fc.constantFrom("settle", "steal") })
+  )
+)
+const permitLine = fc.record({
+  type: fc.constant("permit"),
+  at: time,
+  op: permitOp,
+  capacities: fc.dictionary(fc.constantFrom("heavy", "gpu", "__proto__"), mostly(fc.integer({ min: 1, max: 3 }))),
+  entries: fc.uniqueArray(permitEntry, { maxLength: 3, selector: (e) => e.id })
+})
+
 const structured: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record({ type: fc.constant("pool"), at: time, slots: fc.array(fc.oneof(fc.record({ model: fc.constantFrom(...MODELS), weight: fc.oneof(fc.nat(5), value) }), value), { maxLength: 4 }), hangMinAgeMs: fc.oneof(fc.constant(undefined), hostileNumber), hangSilenceMs: fc.oneof(fc.constant(undefined), fc.nat(10_000_000)) }),
   fc.record({ type: fc.constant("spawn"), at: time, claim: name, base: fc.constantFrom("explore", "implement", "context", "explore-2", "build"), session: name, peers: fc.dictionary(fc.constantFrom(...MODELS), hostileNumber), peerCooling }),
@@ -30,13 +56,15 @@ const structured: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record({ type: fc.constant("limit"), at: time, text: fc.oneof(fc.constantFrom("rate limit", "quota exceeded", "limit reached", "overloaded"), hostileString), status: fc.oneof(fc.constantFrom(429, 500, 401, 404), hostileNumber), headers: fc.dictionary(fc.constantFrom("retry-after", "retry-after-ms", "x-ratelimit-reset"), fc.oneof(fc.constantFrom("5", "1e16", "-1", "Infinity"), hostileString)), model: fc.constantFrom(...MODELS), session: name, abort: fc.constantFrom("ok", "fail", "pending"), peerCooling }),
   fc.record({ type: fc.constant("retry"), at: time, session: name, message: fc.oneof(fc.constantFrom("rate limit", "busy"), hostileString), next: time, provider: fc.constantFrom("zen", "go") }),
   fc.record({ type: fc.constant("sweep"), at: time, blocked: fc.array(name, { maxLength: 2 }), spinning: fc.array(name, { maxLength: 2 }), aborts: fc.dictionary(name, fc.constantFrom("ok", "fail", "pending", "maybe")) }),
-  fc.record({ type: fc.constant("status"), at: time, peerCooling })
+  fc.record({ type: fc.constant("status"), at: time, peerCooling }),
+  permitLine,
+  permitLine
 )
 
 /** One line: a structured one (sometimes with a field replaced by anything), a deeply nested one, or raw text. */
 const line: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: structured.map((o) => JSON.stringify(o)) },
-  { weight: 2, arbitrary: fc.tuple(structured, fc.constantFrom("at", "type", "claim", "session", "slots", "peerCooling", "next", "until"), value).map(([o, k, v]) => JSON.stringify({ ...o, [k]: v }) ?? "") },
+  { weight: 2, arbitrary: fc.tuple(structured, fc.constantFrom("at", "type", "claim", "session", "slots", "peerCooling", "next", "until", "op", "entries", "capacities"), value).map(([o, k, v]) => JSON.stringify({ ...o, [k]: v }) ?? "") },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 6_000 }).map((d) => `{"at":${T},"type":"pool","slots":${"[".repeat(d)}${"]".repeat(d)}}`) },
   { weight: 1, arbitrary: hostileString }
 )

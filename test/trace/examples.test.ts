@@ -22,9 +22,9 @@ const output = (text: string) => {
 
 describe("replay of the worked examples and recorded traces", () => {
   const examples = pairs("trace-md")
-  it("US-45 all six TRACE.md §5 examples are present", () => {
+  it("US-45 all six TRACE.md §5 examples are present, and the permit example of issue 21", () => {
     expect(examples.map((e) => e.name).sort()).toEqual(
-      ["context-limit.jsonl", "outage-then-limit.jsonl", "provider-wide.jsonl", "release-reopens.jsonl", "retry-after.jsonl", "two-pass.jsonl"]
+      ["context-limit.jsonl", "outage-then-limit.jsonl", "permits.jsonl", "provider-wide.jsonl", "release-reopens.jsonl", "retry-after.jsonl", "two-pass.jsonl"]
     )
   })
 

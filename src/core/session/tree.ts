@@ -100,6 +100,9 @@ export const withChild = <T extends SessionTree>(tree: T, parent: string, child:
   return { ...tree, parents: setIn(tree.parents, child.id, parent), children: setIn(tree.children, parent, ring) }
 }
 
+/** The ask ids of waits for a heavy-work permit (issue 21): `permit:<request id>`. */
+export const PERMIT_ASK = "permit:"
+
 /** A question or permission `id` asked in `session`. */
 export const withAsk = <T extends SessionTree>(tree: T, session: string, id: string): T => ({
   ...tree,
@@ -109,8 +112,9 @@ export const withAsk = <T extends SessionTree>(tree: T, session: string, id: str
 /** The answer to ask `id` in `session`; `"*"` answers every ask of the session. */
 export const withAnswer = <T extends SessionTree>(tree: T, session: string, id: string): T => {
   const open = new Set(tree.asks.get(session) ?? [])
-  if (id === "*") open.clear()
-  else open.delete(id)
+  // `*` answers the person's asks; a wait for a heavy-work permit (issue 21) ends only by its own id
+  if (id !== "*") open.delete(id)
+  else for (const a of open) if (!a.startsWith(PERMIT_ASK)) open.delete(a)
   return { ...tree, asks: setIn(tree.asks, session, open) }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Whether the holder of a shared record (a claims table, the pool lock) is gone (SPEC §5.2, §5.3).
+ * Whether the holder of a shared record (a claims table, the pool lock, a permit) is gone (SPEC §5.2, §5.3).
  * A holder is `{ host, pid, startToken }` with a lease: past the lease it is gone wherever it ran; on
  * this host it is also gone once its pid is dead, or alive under another start token (the pid was
  * reused). A holder on another host is judged by its lease alone. Pure: the backend gathers the facts.
@@ -30,3 +30,24 @@ export const holderGone = (holder: Holder, leaseUntil: number, facts: HolderFact
   if (facts.pidState === "dead") return true
   return facts.pidState === "alive" && holder.startToken != null && facts.liveStartToken != null && holder.startToken !== facts.liveStartToken
 }
+
+/**
+ * A permit's holder (issue 21): a holder as above, and for `ocpool run` the command's process group,
+ * which keeps the permit while any of its processes lives, even after the runner itself died.
+ */
+export interface PermitHolderLike extends Holder {
+  readonly group?: { readonly pgid: number; readonly startToken: string | null } | undefined
+}
+
+/** The holder facts, and for a local holder with a group whether any process of it lives (undefined: not asked). */
+export interface PermitFacts extends HolderFacts {
+  readonly groupAlive?: boolean | undefined
+}
+
+/**
+ * `true` when a permit's holder is gone: `holderGone` says so, and when it has a group, the lease ran
+ * out or the group is known to have no live member. A group not looked at holds (as a local holder
+ * with no facts gathered does).
+ */
+export const permitGone = (holder: PermitHolderLike, leaseUntil: number, facts: PermitFacts, ownHost: string, now: number): boolean =>
+  holderGone(holder, leaseUntil, facts, ownHost, now) && (holder.group == null || now > leaseUntil || facts.groupAlive === false)

@@ -1,5 +1,6 @@
 /** The output lines of the spawn-trace state machine (TRACE.md §3). */
 import type { CoolReason } from "../cooldown.js"
+import type { PermitDecision } from "../permits/types.js"
 import type { Pass } from "../routing.js"
 
 export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
@@ -60,4 +61,5 @@ export type Decision =
       readonly slots: ReadonlyArray<SlotView>
       readonly reaped: number
     }
-
+  /** A permit machine decision (issue 21): queue, grant, release, cancel, pause, resume, refuse. */
+  | PermitDecision

@@ -1,5 +1,6 @@
 /** Output lines (TRACE.md §3): compact JSON, `at` and `type` first, then the fields in the listed order. */
 import type { Decision } from "./machine.js"
+import { PAUSE_AFTER_MS, type PermitDecision } from "../permits/types.js"
 import { isoTime as iso } from "../time.js"
 
 export const formatDecision = (d: Decision): string => {
@@ -22,6 +23,26 @@ export const formatDecision = (d: Decision): string => {
       return JSON.stringify({ at: d.at, type: d.type, session: d.session, from: d.from, to: d.to, via: d.via, until: d.until })
     case "model":
       return JSON.stringify({ at: d.at, type: d.type, session: d.session, requested: d.requested, model: d.model })
+    case "permit":
+      return formatPermit(d)
+  }
+}
+
+/** A permit decision: `at`, `type`, `act`, `id`, `budget`, then the act's own fields. */
+const formatPermit = (d: PermitDecision): string => {
+  switch (d.act) {
+    case "queue":
+      return JSON.stringify({ at: d.at, type: d.type, act: d.act, id: d.id, budget: d.budget, weight: d.weight, position: d.position })
+    case "grant":
+      return JSON.stringify({ at: d.at, type: d.type, act: d.act, id: d.id, budget: d.budget, weight: d.weight, waitedMs: d.waitedMs, before: d.before })
+    case "release":
+    case "cancel":
+      return JSON.stringify({ at: d.at, type: d.type, act: d.act, id: d.id, budget: d.budget, weight: d.weight, cause: d.cause })
+    case "pause":
+    case "resume":
+      return JSON.stringify({ at: d.at, type: d.type, act: d.act, id: d.id, budget: d.budget })
+    case "refuse":
+      return JSON.stringify({ at: d.at, type: d.type, act: d.act, id: d.id, budget: d.budget, reason: d.reason })
   }
 }
 
@@ -61,5 +82,41 @@ export const explainDecision = (d: Decision): string => {
       return `${d.session}: a message asking for ${d.requested} runs on ${d.model} while ${d.requested} cools.`
     case "status":
       return `status: next is slot ${d.next.slot} (${d.next.model}) in the ${d.next.pass} pass; loads [${d.slots.map((s) => `${s.load}/${s.cap}`).join(", ")}]; ${d.reaped} reaped.`
+    case "permit":
+      return explainPermit(d)
+  }
+}
+
+const units = (weight: number, budget: string): string => `${weight} ${weight === 1 ? "unit" : "units"} of ${budget}`
+
+const CAUSES: Readonly<Record<string, string>> = {
+  released: "its holder released it",
+  "holder gone": "its holder is gone (process dead, pid reused, or lease expired)",
+  "requester gone": "its requester is gone (process dead, pid reused, or lease expired)",
+  forced: "freed by hand with --force",
+  aborted: "its session was aborted",
+  timeout: "its command ran out of time",
+  wait: "its requester stopped waiting",
+  error: "its requester failed",
+  dispose: "its requester shut down"
+}
+
+/** One sentence per permit decision. */
+const explainPermit = (d: PermitDecision): string => {
+  switch (d.act) {
+    case "queue":
+      return `permit ${d.id}: ${units(d.weight, d.budget)} asked for; queued at position ${d.position} (first in, first out: it waits for every request before it).`
+    case "grant":
+      return `permit ${d.id}: granted ${units(d.weight, d.budget)} after waiting ${seconds(d.waitedMs)}; ${d.before} ${d.before === 1 ? "request was" : "requests were"} ahead of it.`
+    case "release":
+      return `permit ${d.id}: ${units(d.weight, d.budget)} returned: ${CAUSES[d.cause] ?? d.cause}.`
+    case "cancel":
+      return `permit ${d.id}: the request for ${units(d.weight, d.budget)} is cancelled: ${CAUSES[d.cause] ?? d.cause}.`
+    case "pause":
+      return `permit ${d.id}: paused: its client has not asked for more than ${PAUSE_AFTER_MS / 1000}s at the head of the ${d.budget} queue, so the requests behind it are served until it asks again.`
+    case "resume":
+      return `permit ${d.id}: resumed: its client asked again, and it takes its place in the ${d.budget} queue.`
+    case "refuse":
+      return `permit ${d.id}: refused (${d.reason}).`
   }
 }

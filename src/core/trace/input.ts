@@ -1,5 +1,5 @@
 /**
- * Spawn-trace input lines (TRACE.md §1–2, §6): decoding and field validation.
+ * Spawn-trace input lines (TRACE.md §1–2, §6): decoding and field validation (`permit` lines: permitInput.ts).
  *
  * Hand-written rather than `effect/Schema`: this runs once per line of traces that reach millions
  * of lines, and the checks are flat type tests whose messages must name the field. Decoding
@@ -12,6 +12,9 @@ import { isRecord } from "../json.js"
 import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../limits.js"
 import { echo } from "../printable.js"
 import type { QuotaLevel } from "../quota/low.js"
+import { decodePermit, type PermitLine } from "./permitInput.js"
+
+export type { PermitLine } from "./permitInput.js"
 
 /** `pending`: the abort was requested and its outcome arrives later, on its own `aborted` line. */
 export type AbortOutcome = "ok" | "fail" | "pending"
@@ -110,6 +113,8 @@ export type TraceInput =
   | { readonly type: "message"; readonly at: number; readonly session: string; readonly model: string }
   /** What became of a `switch` decision: the "continue" prompt on `to` was sent (`ok`) or not. */
   | { readonly type: "switched"; readonly at: number; readonly session: string; readonly to: string; readonly ok: boolean }
+  /** A step of the permit machine (issue 21) with everything it read: the op, the capacities, the entries. */
+  | PermitLine
 
 /** A line that cannot be decoded; the caller adds the line number. */
 export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
@@ -363,6 +368,10 @@ const decodeOrThrow = (line: string): TraceInput => {
       return { type: "message", at, session: str(o, "session"), model: str(o, "model") }
     case "switched":
       return { type: "switched", at, session: str(o, "session"), to: str(o, "to"), ok: reqBool(o, "ok") }
+    case "permit": {
+      const r = decodePermit(o, at)
+      return "invalid" in r ? fail(r.invalid) : r
+    }
     default:
       return fail(`unknown type ${typeof o.type === "string" ? JSON.stringify(echo(o.type)) : echo(JSON.stringify(o.type) ?? String(o.type))}`)
   }

@@ -15,6 +15,7 @@ import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/f
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../signals.js"
+import { stepPermits } from "../permits/machine.js"
 import { withNewest } from "../newest.js"
 import { slotStatus } from "../slotStatus.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, tableLoads, type ClaimTable } from "./claimTable.js"
@@ -82,6 +83,20 @@ class State implements TraceState {
 }
 
 export const traceState = (f: Omit<TraceState, "claims">): TraceState => new State(f)
+
+/** A state's fields, to build the next state from (not a spread: `claims` is a getter). */
+const stateFields = (s: TraceState): Omit<TraceState, "claims"> => ({
+  slots: s.slots,
+  table: s.table,
+  cooldowns: s.cooldowns,
+  activity: s.activity,
+  reaped: s.reaped,
+  lastAt: s.lastAt,
+  activityPruneAt: s.activityPruneAt,
+  timing: s.timing,
+  fallbacks: s.fallbacks,
+  episodes: s.episodes
+})
 
 export const initialState: TraceState = traceState({
   slots: undefined,
@@ -201,6 +216,11 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       warnings,
       requests: NO_REQUESTS
     }
+  }
+  if (input.type === "permit") {
+    // the line carries everything the permit machine read; the pool state is untouched
+    const r = stepPermits(input.entries, input.capacities, input.op, at)
+    return { _tag: "Ok", state: traceState({ ...stateFields(state), lastAt: at }), decisions: r.decisions, warnings: NO_WARNINGS, requests: NO_REQUESTS }
   }
   if (state.slots === undefined && (input.type === "spawn" || input.type === "status")) {
     return invalid(`${input.type} before the first pool line`)

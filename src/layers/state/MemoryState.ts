@@ -4,6 +4,7 @@ import type { Cooldown } from "../../core/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { Holder } from "../../core/state/holder.js"
+import { permitTable, type PermitTable } from "./permitFiles.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
 export interface MemoryState {
@@ -11,12 +12,14 @@ export interface MemoryState {
   readonly processes: Map<number, ProcessSnapshot>
   /** pid → the holder of that table and the lease its last publish gave it (a claim file's mtime + DEAD_FILE_MS). */
   readonly holders: Map<number, { readonly holder: Holder; readonly leaseUntil: number }>
-  /** Pids a test declared dead (`kill(pid, 0)` would answer ESRCH). */
+  /** Pids a test declared dead (`kill(pid, 0)` would answer ESRCH); a process group whose pgid is here has no live member. */
   readonly dead: Set<number>
   readonly cooldowns: Map<string, Cooldown>
   readonly quota: Map<string, QuotaRecord>
   /** session → its fallback record. */
   readonly fallbacks: Map<string, FallbackRecord>
+  /** Every budget's permit entries and when they were last written (the lease of another host's entries). */
+  readonly permits: PermitTable
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
   readonly trace: Array<Record<string, unknown>>
@@ -31,6 +34,7 @@ export const memoryState = (): MemoryState => ({
   cooldowns: new Map(),
   quota: new Map(),
   fallbacks: new Map(),
+  permits: permitTable(),
   lock: Effect.unsafeMakeSemaphore(1),
   trace: [],
   decisions: []

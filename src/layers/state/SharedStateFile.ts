@@ -1,6 +1,7 @@
 /**
  * The shared-state port over files in the state directory (SPEC §5): `claims.<pid>.json` per process,
- * `cooldown.<enc>.json`, `quota.<enc>.json` and `fallback.<enc>.json` per record, and `pool.lock`
+ * `cooldown.<enc>.json`, `quota.<enc>.json` and `fallback.<enc>.json` per record, `permits.json` for
+ * every budget's permit entries, and `pool.lock`
  * around each transaction (stale takeover, fail-open counted in `stats`). Holders, `{ host, pid,
  * startToken }` as the files name them, are judged by pid and start token on this host and by lease
  * everywhere (core/state/holder.ts). Synchronous file calls: the transaction runs on every spawn, where
@@ -13,6 +14,7 @@ import { StateDir } from "../../services/state/StateDir.js"
 import { claimFilesOn } from "./claimFiles.js"
 import { cooldownFilesOn } from "./cooldownFiles.js"
 import { fallbackFilesOn } from "./fallbackFiles.js"
+import { permitFilesOn, procJudge } from "./permitFiles.js"
 import { poolLockOn } from "./poolLock.js"
 import { quotaFilesOn } from "./quotaFiles.js"
 import { sharedStateOver } from "./sharedStateOver.js"
@@ -30,6 +32,7 @@ export const SharedStateFile = (lockWaitMs: number) =>
         cooldowns: cooldownFilesOn(state.dir, clean),
         quota: quotaFilesOn(state.dir, clean),
         fallbacks: fallbackFilesOn(state.dir, clean),
+        permits: permitFilesOn(state.dir, procJudge(state.host)),
         lock: yield* poolLockOn(state, lockWaitMs)
       })
     })

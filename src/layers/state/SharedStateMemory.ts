@@ -2,7 +2,9 @@
  * The shared-state port in memory (tests): several "processes" (each its own pid) share one
  * `MemoryState`, its one lock and its tables. A claims table's holder is `{ host, pid, startToken }`
  * with the lease its last publish gave it, judged by the file backend's rules (core/state/holder.ts):
- * a pid the test declared dead, or a lease run out, and the table is dropped.
+ * a pid the test declared dead, or a lease run out, and the table is dropped. Permit entries are judged
+ * the same way (core/state/holder.ts `permitGone`): a pid, or a group's pgid, the test declared dead is
+ * gone; a memory process has no start token.
  */
 import { Effect, Layer } from "effect"
 import { DEAD_FILE_MS } from "../../core/constants.js"
@@ -11,6 +13,7 @@ import { SharedState } from "../../services/state/SharedState.js"
 import { cooldownsInMemory } from "./cooldownFiles.js"
 import { fallbacksInMemory } from "./fallbackFiles.js"
 import type { MemoryState } from "./MemoryState.js"
+import { permitFilesInMemory, type PermitJudge } from "./permitFiles.js"
 import { quotaInMemory } from "./quotaFiles.js"
 import { sharedStateOver, type ClaimRecords, type StateLock } from "./sharedStateOver.js"
 
@@ -41,6 +44,13 @@ const claimsInMemory = (shared: MemoryState, pid: number, host: string): ClaimRe
   }
 }
 
+/** Holders as the test declared them: alive unless their pid (or their group's pgid) is in `dead`. */
+const memoryJudge = (shared: MemoryState, host: string): PermitJudge => ({
+  host,
+  facts: (pid) => ({ pidState: shared.dead.has(pid) ? "dead" : "alive" }),
+  groupAlive: (pgid) => !shared.dead.has(pgid)
+})
+
 /** The one semaphore of a shared memory state; never fails open. */
 const lockInMemory = (shared: MemoryState): StateLock => ({ withLock: (body) => shared.lock.withPermits(1)(body), failOpens: Effect.succeed(0) })
 
@@ -53,6 +63,7 @@ export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memo
       cooldowns: cooldownsInMemory(shared.cooldowns),
       quota: quotaInMemory(shared.quota),
       fallbacks: fallbacksInMemory(shared.fallbacks),
+      permits: permitFilesInMemory(memoryJudge(shared, host), shared.permits),
       lock: lockInMemory(shared)
     })
   )

@@ -1,5 +1,5 @@
-/** Process facts for the dead-holder rules (SPEC §5.2): liveness by signal 0, and the Linux start token. */
-import { readFileSync } from "node:fs"
+/** Process facts for the dead-holder rules (SPEC §5.2): liveness by signal 0, the Linux start token, and whether a process group lives (permits). */
+import { readdirSync, readFileSync } from "node:fs"
 
 /** A pid a process can have: `kill(0, 0)` would signal this process group and `kill(-1, 0)` every process. */
 const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid > 0
@@ -43,4 +43,71 @@ export const startTimeCache = (ttlMs: number) => {
     cache.set(pid, { at: now, token })
     return token
   }
+}
+
+/** Fields 3 (state), 5 (pgrp) and 22 (start time) of a /proc/<pid>/stat line, or undefined when it does not parse. */
+const statFields = (stat: string): { readonly state: string; readonly pgrp: number; readonly start: string | undefined } | undefined => {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const state = fields[0]
+  const pgrp = Number(fields[2])
+  return state === undefined || !Number.isSafeInteger(pgrp) ? undefined : { state, pgrp, start: fields[19] }
+}
+
+/** Whether start token `a` is not before `b` (both decimal clock ticks; one that does not parse never excludes). */
+const notBefore = (a: string | undefined, b: string): boolean => {
+  if (a === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return true
+  return BigInt(a) >= BigInt(b)
+}
+
+/**
+ * Linux: whether a live (not zombie) process is in group `pgid`, read from /proc/[0-9]*\/stat. With the
+ * leader's start token known, a process that started before the leader is not counted, and a process
+ * now running under the pid `pgid` with another start token means the group's number was reused (Linux
+ * never reuses a pid while a group still holds it): the group is gone. `undefined` when /proc cannot be
+ * listed.
+ */
+export const groupAliveProc = (pgid: number, leaderStartToken: string | null): boolean | undefined => {
+  let names: Array<string>
+  try {
+    names = readdirSync("/proc")
+  } catch {
+    return undefined
+  }
+  let member = false
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8")
+    } catch {
+      continue // exited meanwhile
+    }
+    const f = statFields(stat)
+    if (f === undefined) continue
+    if (leaderStartToken !== null && Number(name) === pgid && f.start !== undefined && f.start !== leaderStartToken) return false
+    if (f.pgrp !== pgid || f.state === "Z") continue
+    if (leaderStartToken === null || notBefore(f.start, leaderStartToken)) member = true
+  }
+  return member
+}
+
+/** Elsewhere: `kill(-pgid, 0)`: ESRCH is no process in the group, EPERM counts as alive. */
+export const groupAliveBySignal = (pgid: number): boolean => {
+  if (!isProcessId(pgid) || pgid === 1) return false
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** Whether any process of group `pgid` lives (the holder of an `ocpool run` permit, issue 21). */
+export const groupAlive = (pgid: number, leaderStartToken: string | null): boolean => {
+  if (!isProcessId(pgid) || pgid === 1) return false
+  if (process.platform === "linux") {
+    const seen = groupAliveProc(pgid, leaderStartToken)
+    if (seen !== undefined) return seen
+  }
+  return groupAliveBySignal(pgid)
 }

@@ -1,6 +1,6 @@
 /**
  * The shared-state port over one backend's parts: one part per record kind (claims, cooldowns, quota
- * records, fallback records) and the backend's lock, composed into the same read–decide–write sequence
+ * records, fallback records, permits) and the backend's lock, composed into the same read–decide–write sequence
  * whatever they run on. The parts are plain values private to the backends (SharedStateFile,
  * SharedStateMemory build them; nothing outside src/layers/state names them); a new record kind is one
  * more part here and in each backend. Reads take only what `needs` asks for: a spawn reads claims and
@@ -8,13 +8,14 @@
  */
 import { Data, Effect, Option } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
+import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { problemText, type Commit, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
 
-/** A claims or cooldowns part could not read or write its records (a transaction logs it; a view shows it). */
+/** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
 export class RecordsError extends Data.TaggedError("RecordsError")<{ readonly reason: string }> {}
 
 /** Each process's own claims table (SPEC §5.1–5.2), judged by its holder (core/state/holder.ts). */
@@ -40,6 +41,14 @@ export type QuotaRecords = Omit<KeyedRecords<QuotaRecord>, "remove">
 /** Fallback records (US-50), sorted by session; a write that cannot be made is skipped. */
 export type FallbackRecords = KeyedRecords<FallbackRecord>
 
+/** Every budget's permit entries (issue 21), held and queued: one store, holders judged as they are read. */
+export interface PermitRecords {
+  /** Every entry in FIFO order (seq), its holder judged (`gone`); a store that cannot be read fails (the snapshot names it). */
+  readonly readAll: (now: number) => Effect.Effect<ReadonlyArray<PermitView>, RecordsError>
+  /** Puts (by id) and removes; `now` starts the lease of the entries of other hosts where there is no file time. */
+  readonly write: (changes: PermitChanges, now: number) => Effect.Effect<void, RecordsError>
+}
+
 /** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
 export interface StateLock {
   readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -51,17 +60,19 @@ export interface SharedStateParts {
   readonly cooldowns: CooldownRecords
   readonly quota: QuotaRecords
   readonly fallbacks: FallbackRecords
+  readonly permits: PermitRecords
   readonly lock: StateLock
 }
 
 const NO_PEERS: ReadonlyArray<ProcessSnapshot> = []
 const NO_QUOTA: ReadonlyArray<QuotaRecord> = []
 const NO_FALLBACKS: ReadonlyArray<FallbackRecord> = []
+const NO_PERMITS: ReadonlyArray<PermitView> = []
 
 /** The port over `parts`; the log is optional (the CLI reads without one). */
 export const sharedStateOver = (parts: SharedStateParts) =>
   Effect.gen(function* () {
-    const { claims, cooldowns, quota, fallbacks, lock } = parts
+    const { claims, cooldowns, quota, fallbacks, permits, lock } = parts
     const log = yield* Effect.serviceOption(AppLog)
     const warn = (message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log("warn", message) })
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
@@ -74,7 +85,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       if (needs.cooldowns) for (const c of yield* cooldowns.readAll(now).pipe(Effect.catchAll(orProblem("cooldowns", problems, [])))) table.set(c.model, c)
       const records = needs.quota ? yield* quota.readAll(now) : NO_QUOTA
       const active = needs.fallbacks ? yield* fallbacks.readAll(now) : NO_FALLBACKS
-      return { peers, cooldowns: table, quota: records, fallbacks: active, problems } satisfies SharedSnapshot
+      const entries = needs.permits ? yield* permits.readAll(now).pipe(Effect.catchAll(orProblem("permits", problems, NO_PERMITS))) : NO_PERMITS
+      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, problems } satisfies SharedSnapshot
     })
 
     const commit = Effect.fn("SharedState.commit")(function* (now: number, c: Commit) {
@@ -84,6 +96,9 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       if (c.quota !== undefined && c.quota.length > 0) yield* quota.write(c.quota)
       if (c.fallbacks !== undefined && c.fallbacks.length > 0) yield* fallbacks.write(c.fallbacks)
       for (const session of c.endFallbacks ?? []) yield* fallbacks.remove(session)
+      // the permits file is rewritten only when the commit changes permits
+      if (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0))
+        yield* permits.write(c.permits, now).pipe(Effect.catchAll((e) => warn(`writing permits failed: ${e.reason}`)))
     })
 
     // the one generic method: `Effect.fn` would lose its type parameter, so the span is put on by hand

@@ -1,6 +1,6 @@
 /**
  * The one port for every record the processes on a machine share (SPEC §5): claims, cooldowns, quota
- * records and fallback records. A decision that reads shared state runs as one transaction (the
+ * records, fallback records and permits (issue 21). A decision that reads shared state runs as one transaction (the
  * backend's lock, read what it needs, a pure `decide`, write its commit); a decision that reads nothing
  * only commits; views read without the lock. Which backend runs it (files, memory) is chosen in one
  * place: src/layers/state/sharedStateLayer.ts.
@@ -11,6 +11,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { Claim } from "../../core/claims.js"
+import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import type { Cooldown, CooldownTable } from "../../core/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
@@ -23,14 +24,16 @@ export interface Needs {
   readonly cooldowns?: boolean
   readonly quota?: boolean
   readonly fallbacks?: boolean
+  /** Every budget's permit entries, held and queued (issue 21). */
+  readonly permits?: boolean
 }
 
 /** Every record kind: what views (`pool_status`, `ocpool status`) read. */
-export const ALL_RECORDS: Needs = { claims: true, cooldowns: true, quota: true, fallbacks: true }
+export const ALL_RECORDS: Needs = { claims: true, cooldowns: true, quota: true, fallbacks: true, permits: true }
 
 /** A record kind that could not be read (it reads as empty), with why. */
 export interface ReadProblem {
-  readonly kind: "claims" | "cooldowns"
+  readonly kind: "claims" | "cooldowns" | "permits"
   readonly reason: string
 }
 
@@ -44,6 +47,8 @@ export interface SharedSnapshot {
   readonly quota: ReadonlyArray<QuotaRecord>
   /** Fallback records not over at `now`, sorted by session. */
   readonly fallbacks: ReadonlyArray<FallbackRecord>
+  /** Permit entries of every budget in FIFO order (seq), each with its holder judged (`gone`). */
+  readonly permits: ReadonlyArray<PermitView>
   /** Kinds that could not be read; transactions log them, views decide. */
   readonly problems: ReadonlyArray<ReadProblem>
 }
@@ -64,6 +69,8 @@ export interface Commit {
   readonly fallbacks?: ReadonlyArray<FallbackRecord> | undefined
   /** Sessions whose fallback records go (their episode ended). */
   readonly endFallbacks?: ReadonlyArray<string> | undefined
+  /** Permit entries written and removed (issue 21). */
+  readonly permits?: PermitChanges | undefined
 }
 
 export interface SharedStateStats {
@@ -87,4 +94,5 @@ export interface SharedStateService {
 export class SharedState extends Context.Tag("opencode-pool/SharedState")<SharedState, SharedStateService>() {}
 
 /** The warning a transaction logs for a kind it could not read. */
-export const problemText = (p: ReadProblem): string => (p.kind === "claims" ? `reading peer claims failed: ${p.reason}` : `reading cooldowns failed: ${p.reason}`)
+export const problemText = (p: ReadProblem): string =>
+  p.kind === "claims" ? `reading peer claims failed: ${p.reason}` : p.kind === "permits" ? `reading permits failed: ${p.reason}` : `reading cooldowns failed: ${p.reason}`

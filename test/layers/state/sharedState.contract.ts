@@ -1,13 +1,15 @@
 /**
  * The shared-state contract (SPEC §5): what every backend of the `SharedState` port must do, as one
  * suite over a backend factory. SharedStateFile and SharedStateMemory run it; a new backend only has to
- * pass it. Time is the wall clock: the file backend's leases are file times.
+ * pass it. Time is the wall clock: the file backend's leases are file times. Permit entries (issue 21)
+ * name their holders themselves: the factory says which host, pids and process groups live.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { Claim } from "../../../src/core/claims.js"
 import { DEAD_FILE_MS, STRIKE_DECAY_MS } from "../../../src/core/constants.js"
 import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { PermitEntry, PermitHolder } from "../../../src/core/permits/types.js"
 import type { FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../../src/core/quota/record.js"
 import { ALL_RECORDS, SharedState, type Commit, type SharedStateService } from "../../../src/services/state/SharedState.js"
@@ -20,6 +22,17 @@ export interface Shared {
   readonly process: (n: number) => Layer.Layer<SharedState>
   /** The port of a process whose holder is dead on this host (its pid no longer runs). */
   readonly dead: () => Layer.Layer<SharedState>
+  /** Holders as the backend sees them on its own host. */
+  readonly holders: {
+    readonly host: string
+    /** The pid of live process `n`. */
+    readonly live: (n: number) => number
+    /** A pid that does not run. */
+    readonly dead: number
+    /** A process group with a live member, and one without. */
+    readonly liveGroup: number
+    readonly deadGroup: number
+  }
 }
 
 export interface Backend {
@@ -33,6 +46,17 @@ const cooldown = (model: string, until: number, strikes = 1): Cooldown => ({ mod
 const quota = (model: string, remaining: number, seenAt: number): QuotaRecord => ({ model, requests: { remaining, limit: 100, resetAt: seenAt + 600_000 }, seenAt })
 const fallback = (session: string, until: number, at: number): FallbackRecord => ({ session, original: "a/x", active: "b/y", until, at })
 const nothing: Commit = { cool: [], uncool: [] }
+const permit = (id: string, seq: number, holder: Pick<PermitHolder, "host" | "pid"> & Partial<PermitHolder>, at: number, more: Partial<PermitEntry> = {}): PermitEntry => ({
+  id,
+  token: `t-${id}`,
+  budget: "heavy",
+  weight: 1,
+  reason: `npm test ${id}`,
+  holder: { startToken: null, via: "plugin", ...holder },
+  seq,
+  requestedAt: at,
+  ...more
+})
 
 /** Runs `f` with process `n`'s port (each call builds it afresh: a new process reads what the others left). */
 const on = <A>(layer: Layer.Layer<SharedState>, f: (s: SharedStateService) => Effect.Effect<A>) => Effect.scoped(Effect.flatMap(SharedState, f).pipe(Effect.provide(layer)))
@@ -182,6 +206,110 @@ export const sharedStateContract = (backend: Backend) =>
           ["SharedState.stats", undefined]
         ])
         expect(spans.spans.every((x) => x.exit?._tag === "Success")).toBe(true)
+      })
+    })
+
+    it.live("US-51 permit entries one process wrote are read by another in FIFO (seq) order, every field as written", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const h = { host: s.holders.host, pid: s.holders.live(1) }
+      const first = permit("p-1", 1, { ...h, session: "ses_a" }, now, { grantedAt: now + 5, ahead: 0 })
+      const second = permit("p-2", 2, { ...h, via: "run", group: { pgid: s.holders.liveGroup, startToken: null } }, now + 1, { weight: 2, budget: "gpu" })
+      const third = permit("p-3", 3, { ...h, via: "mcp" }, now + 2, { seenAt: now + 3, headSince: now + 4, ahead: 2 })
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, permits: { put: [third, first, second], remove: [] } }))
+        const seen = yield* on(s.process(2), (p) => p.transact(now + 10, { permits: true }, (snap) => ({ value: snap, commit: nothing })))
+        expect(seen.permits).toEqual([first, second, third].map((e) => ({ ...e, gone: false })))
+        expect(seen.problems).toEqual([])
+      })
+    })
+
+    it.live("US-51 a commit's removes take entries away and its puts replace entries by id", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const h = { host: s.holders.host, pid: s.holders.live(1) }
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, permits: { put: [permit("a", 1, h, now), permit("b", 2, h, now), permit("c", 3, h, now)], remove: [] } }))
+        yield* on(s.process(2), (p) =>
+          p.transact(now, { permits: true }, () => ({ value: undefined, commit: { ...nothing, permits: { put: [permit("c", 3, h, now, { grantedAt: now + 1 })], remove: ["a", "unknown"] } } }))
+        )
+        const seen = yield* on(s.process(3), (p) => p.read(now, { permits: true }))
+        expect(seen.permits.map((e) => [e.id, e.grantedAt])).toEqual([
+          ["b", undefined],
+          ["c", now + 1]
+        ])
+      })
+    })
+
+    it.live("US-51 a dead holder's entries read as gone, a live one's not; an `ocpool run` entry holds while its process group lives; another host's by its lease alone", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const { host, dead, liveGroup, deadGroup } = s.holders
+      const live = s.holders.live(1)
+      const entries = [
+        permit("live", 1, { host, pid: live }, now),
+        permit("dead", 2, { host, pid: dead }, now),
+        permit("runner-dead-group-alive", 3, { host, pid: dead, via: "run", group: { pgid: liveGroup, startToken: null } }, now),
+        permit("runner-dead-group-gone", 4, { host, pid: dead, via: "run", group: { pgid: deadGroup, startToken: null } }, now),
+        permit("elsewhere", 5, { host: "another-host", pid: dead }, now)
+      ]
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, permits: { put: entries, remove: [] } }))
+        const judged = (at: number) => on(s.process(2), (p) => p.read(at, { permits: true })).pipe(Effect.map((snap) => snap.permits.map((e) => [e.id, e.gone])))
+        expect(yield* judged(now)).toEqual([
+          ["live", false],
+          ["dead", true],
+          ["runner-dead-group-alive", false],
+          ["runner-dead-group-gone", true],
+          ["elsewhere", false]
+        ])
+        // past the lease: another host's entry is gone; a live holder here holds however long it runs
+        const later = (yield* judged(now + DEAD_FILE_MS + 60_000)).filter(([, gone]) => gone === false).map(([id]) => id)
+        expect(later).toEqual(["live", "runner-dead-group-alive"])
+        // the backend only judges: the entries stay until a commit removes them
+        expect((yield* judged(now)).length).toBe(5)
+      })
+    })
+
+    it.live("US-51 permits are read only when `needs` asks for them", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, permits: { put: [permit("a", 1, { host: s.holders.host, pid: s.holders.live(1) }, now)], remove: [] } }))
+        const without = yield* on(s.process(2), (p) => p.transact(now, { claims: true, cooldowns: true, quota: true, fallbacks: true }, (snap) => ({ value: snap, commit: nothing })))
+        expect(without.permits).toEqual([])
+        expect((yield* on(s.process(2), (p) => p.read(now, { cooldowns: true }))).permits).toEqual([])
+        expect((yield* on(s.process(2), (p) => p.read(now, ALL_RECORDS))).permits.map((e) => e.id)).toEqual(["a"])
+      })
+    })
+
+    it.live("US-51 two processes each adding 50 entries in interleaved transactions lose none and never reuse a seq", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const addAll = (n: number) =>
+        on(s.process(n), (p) =>
+          Effect.forEach(
+            Array.from({ length: 50 }, (_, i) => i),
+            (i) =>
+              Effect.zipRight(
+                Effect.yieldNow(),
+                p.transact(now, { permits: true }, (snap) => {
+                  const seq = snap.permits.reduce((m, e) => Math.max(m, e.seq), 0) + 1
+                  return { value: undefined, commit: { ...nothing, permits: { put: [permit(`p${n}-${i}`, seq, { host: s.holders.host, pid: s.holders.live(n) }, now)], remove: [] } } }
+                })
+              ),
+            { discard: true }
+          )
+        )
+      return Effect.gen(function* () {
+        yield* Effect.all([addAll(1), addAll(2)], { concurrency: 2 })
+        const seen = (yield* on(s.process(3), (p) => p.read(now, { permits: true }))).permits
+        expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+        expect(new Set(seen.map((e) => e.id)).size).toBe(100)
+        // the two really took turns
+        const owners = seen.map((e) => e.id.slice(0, 2))
+        expect(owners.filter((o, i) => i > 0 && o !== owners[i - 1]).length).toBeGreaterThan(1)
+        expect(yield* on(s.process(1), (p) => p.stats)).toEqual({ failOpens: 0 })
       })
     })
   })

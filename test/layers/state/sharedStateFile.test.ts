@@ -1,19 +1,31 @@
 /** The shared-state contract over the file backend: processes on one temporary, trusted state directory; and how it judges a holder. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { chmodSync, mkdtempSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
-import { AppLogMemory } from "../../../src/layers/opencode/AppLogMemory.js"
+import type { PermitEntry } from "../../../src/core/permits/types.js"
+import { AppLogMemory, type MemoryLine } from "../../../src/layers/opencode/AppLogMemory.js"
 import { startTimeOf } from "../../../src/layers/state/proc.js"
 import { sharedStateLayer } from "../../../src/layers/state/sharedStateLayer.js"
-import { SharedState } from "../../../src/services/state/SharedState.js"
+import { ALL_RECORDS, SharedState, type Commit, type SharedStateService } from "../../../src/services/state/SharedState.js"
 import { StateDir, type StateDirService } from "../../../src/services/state/StateDir.js"
 import { sharedStateContract } from "./sharedState.contract.js"
 
 /** Pids that run (this test's processes), and one that does not: the highest Linux allows is 4194304. */
 const LIVE_PIDS = [process.pid, process.ppid, 1]
 const DEAD_PID = 4_194_303
+/** This process's own group (field 5 of /proc/self/stat, or what `ps` says): it lives while this test does. */
+const ownGroup = (): number => {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2])
+  } catch {
+    return Number(execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim())
+  }
+}
+const OWN_GROUP = ownGroup()
 
 const stateDir = () => {
   const dir = mkdtempSync(join(tmpdir(), "ocpool-shared-"))
@@ -22,15 +34,19 @@ const stateDir = () => {
 }
 
 /** The port of the process `as` names, on `dir`. */
-const portAs = (dir: string, as: Omit<StateDirService, "dir" | "trusted">) =>
-  sharedStateLayer({ backend: "file", lockWaitMs: 5_000 }).pipe(Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir, trusted: true, ...as }), AppLogMemory([]))))
+const portAs = (dir: string, as: Omit<StateDirService, "dir" | "trusted">, lines: Array<MemoryLine> = []) =>
+  sharedStateLayer({ backend: "file", lockWaitMs: 5_000 }).pipe(Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir, trusted: true, ...as }), AppLogMemory(lines))))
 
 sharedStateContract({
   name: "file",
   make: () => {
     const dir = stateDir()
     const port = (pid: number) => portAs(dir, { pid, host: hostname(), startTime: null })
-    return { process: (n) => port(LIVE_PIDS[n - 1]!), dead: () => port(DEAD_PID) }
+    return {
+      process: (n) => port(LIVE_PIDS[n - 1]!),
+      dead: () => port(DEAD_PID),
+      holders: { host: hostname(), live: (n) => LIVE_PIDS[n - 1]!, dead: DEAD_PID, liveGroup: OWN_GROUP, deadGroup: DEAD_PID }
+    }
   }
 })
 
@@ -61,6 +77,100 @@ describe("the file backend judges a holder by host, pid and start token (SPEC §
     return Effect.gen(function* () {
       yield* publishAs(dir, { pid: DEAD_PID, host: "elsewhere", startTime: null }, now)
       expect(yield* peersSeen(dir, now)).toEqual([DEAD_PID])
+    })
+  })
+})
+
+describe("the file backend keeps permits in permits.json (issue 21)", () => {
+  const nothing: Commit = { cool: [], uncool: [] }
+  const entry = (id: string, seq: number, now: number): PermitEntry => ({
+    id,
+    token: `t-${id}`,
+    budget: "heavy",
+    weight: 1,
+    reason: "npm test",
+    holder: { host: hostname(), pid: process.pid, startToken: null, via: "plugin" },
+    seq,
+    requestedAt: now
+  })
+  const withPort = <A>(dir: string, f: (p: SharedStateService) => Effect.Effect<A>, lines: Array<MemoryLine> = []) =>
+    Effect.scoped(Effect.flatMap(SharedState, f).pipe(Effect.provide(portAs(dir, { pid: process.pid, host: hostname(), startTime: null }, lines))))
+  const fileOf = (dir: string) => join(dir, "permits.json")
+
+  it.live("US-51 the file is written 0600 as {v:1,entries}, and a commit without permit changes does not rewrite it", () => {
+    const dir = stateDir()
+    const now = Date.now()
+    return Effect.gen(function* () {
+      yield* withPort(dir, (p) => p.commit(now, { ...nothing, permits: { put: [entry("a", 1, now)], remove: [] } }))
+      const before = statSync(fileOf(dir))
+      expect(before.mode & 0o777).toBe(0o600)
+      expect(JSON.parse(readFileSync(fileOf(dir), "utf8"))).toEqual({ v: 1, entries: [entry("a", 1, now)] })
+      yield* Effect.sleep("20 millis")
+      yield* withPort(dir, (p) =>
+        Effect.gen(function* () {
+          yield* p.commit(now, { ...nothing, cool: [{ model: "a/x", reason: "rate_limit", strikes: 1, scope: "model", since: now, until: now + 60_000, source: "backoff" }] })
+          yield* p.commit(now, { ...nothing, permits: { put: [], remove: [] } })
+          // removing an entry that is not there changes nothing either
+          yield* p.commit(now, { ...nothing, permits: { put: [], remove: ["unknown"] } })
+          yield* p.transact(now, { permits: true }, () => ({ value: undefined, commit: nothing }))
+        })
+      )
+      const after = statSync(fileOf(dir))
+      expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs])
+      // a real change does rewrite it
+      yield* withPort(dir, (p) => p.commit(now, { ...nothing, permits: { put: [], remove: ["a"] } }))
+      expect(statSync(fileOf(dir)).ino).not.toBe(before.ino)
+      expect(JSON.parse(readFileSync(fileOf(dir), "utf8"))).toEqual({ v: 1, entries: [] })
+    })
+  })
+
+  it.live("US-51 a corrupt permits.json reads as no entries with a problem of kind permits (a transaction logs it), and the next commit with permit changes rewrites it whole", () => {
+    const dir = stateDir()
+    const now = Date.now()
+    const lines: Array<MemoryLine> = []
+    writeFileSync(fileOf(dir), '{"v":1,"entries":[', { mode: 0o600 })
+    return Effect.gen(function* () {
+      const seen = yield* withPort(dir, (p) => p.read(now, ALL_RECORDS))
+      expect(seen.permits).toEqual([])
+      expect(seen.problems.map((x) => x.kind)).toEqual(["permits"])
+      expect(seen.problems[0]?.reason).toMatch(/^permits\.json: /)
+      yield* withPort(dir, (p) => p.transact(now, { permits: true }, () => ({ value: undefined, commit: { ...nothing, permits: { put: [entry("b", 7, now)], remove: [] } } })), lines)
+      expect(lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([expect.stringMatching(/^reading permits failed: permits\.json: /)])
+      expect(JSON.parse(readFileSync(fileOf(dir), "utf8"))).toEqual({ v: 1, entries: [entry("b", 7, now)] })
+      const again = yield* withPort(dir, (p) => p.read(now, { permits: true }))
+      expect([again.permits.map((e) => e.id), again.problems]).toEqual([["b"], []])
+    })
+  })
+
+  it.live("US-51 a bad entry is skipped, the others are read without a problem; another version or shape is a problem", () => {
+    const now = Date.now()
+    const readWith = (body: unknown) => {
+      const dir = stateDir()
+      writeFileSync(fileOf(dir), typeof body === "string" ? body : JSON.stringify(body), { mode: 0o600 })
+      return withPort(dir, (p) => p.read(now, { permits: true })).pipe(Effect.map((snap) => [snap.permits.map((e) => e.id), snap.problems.map((x) => x.kind)]))
+    }
+    return Effect.gen(function* () {
+      expect(yield* readWith({ v: 1, entries: [entry("a", 1, now), { id: "broken" }, { ...entry("c", 3, now), weight: 0 }, entry("d", 2, now)] })).toEqual([["a", "d"], []])
+      expect(yield* readWith({ v: 2, entries: [entry("a", 1, now)] })).toEqual([[], ["permits"]])
+      expect(yield* readWith([entry("a", 1, now)])).toEqual([[], ["permits"]])
+      expect(yield* readWith("")).toEqual([[], ["permits"]])
+    })
+  })
+
+  it.live("US-51 without a usable state directory permits live in this process, judged by this host's processes", () => {
+    const now = Date.now()
+    const port = sharedStateLayer({ backend: "file", lockWaitMs: 5_000 }).pipe(
+      Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir: undefined, pid: process.pid, host: hostname(), startTime: null }), AppLogMemory([])))
+    )
+    const dead = { ...entry("dead", 2, now), holder: { ...entry("dead", 2, now).holder, pid: DEAD_PID } }
+    return Effect.gen(function* () {
+      const seen = yield* Effect.scoped(
+        Effect.flatMap(SharedState, (p) => Effect.zipRight(p.commit(now, { ...nothing, permits: { put: [dead, entry("a", 1, now)], remove: [] } }), p.read(now, { permits: true }))).pipe(Effect.provide(port))
+      )
+      expect(seen.permits.map((e) => [e.id, e.gone])).toEqual([
+        ["a", false],
+        ["dead", true]
+      ])
     })
   })
 })

@@ -10,12 +10,12 @@ sharedStateContract({
   make: () => {
     const shared = memoryState()
     const port = (pid: number) => sharedStateLayer({ backend: "memory", shared, pid }).pipe(Layer.provide(StateDirMemory(pid)))
+    // pid 99 (and the group 99) never live; the others do
+    shared.dead.add(99)
     return {
       process: port,
-      dead: () => {
-        shared.dead.add(99)
-        return port(99)
-      }
+      dead: () => port(99),
+      holders: { host: "memory", live: (n) => n, dead: 99, liveGroup: 2, deadGroup: 99 }
     }
   }
 })

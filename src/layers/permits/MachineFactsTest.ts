@@ -1,0 +1,5 @@
+/** MachineFacts with a fixed view, for tests (`MachineFactsTest(view)`). */
+import { Effect, Layer } from "effect"
+import { MachineFacts, type MachineFactsView } from "../../services/permits/MachineFacts.js"
+
+export const MachineFactsTest = (view: MachineFactsView) => Layer.succeed(MachineFacts, MachineFacts.of({ read: Effect.withSpan(Effect.succeed(view), "MachineFacts.read") }))

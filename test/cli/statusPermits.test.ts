@@ -1,0 +1,69 @@
+/** `ocpool status` shows the heavy-work queue (issue 21): who holds, who waits, behind whom. */
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import type { PermitEntry } from "../../src/core/permits/types.js"
+import { encodePermits } from "../../src/layers/state/permitCodec.js"
+import { startTimeOf } from "../../src/layers/state/proc.js"
+
+const root = new URL("../../", import.meta.url).pathname
+const cli = join(root, "bin/ocpool.js")
+const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-status-permits-"))
+
+const ocpool = (args: ReadonlyArray<string>) => {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, XDG_CONFIG_HOME: tmp(), OCPOOL_STATE_DIR: "", OCPOOL_PERMITS: "1" } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const entry = (id: string, seq: number, reason: string, granted: boolean, session: string): PermitEntry => ({
+  id,
+  token: `t-${id}`,
+  budget: "heavy",
+  weight: 1,
+  reason,
+  holder: { host: hostname(), pid: process.pid, startToken: startTimeOf(process.pid), session, via: "plugin" },
+  seq,
+  requestedAt: Date.now() - 30_000,
+  ...(granted ? { grantedAt: Date.now() - 20_000 } : {})
+})
+
+describe("ocpool status with permits (issue 21)", () => {
+  it("US-51 the permits section names the holder, each waiter in order and whom it waits behind; --json carries the budgets", () => {
+    const dir = join(tmp(), "state")
+    mkdirSync(dir, { mode: 0o700 })
+    writeFileSync(join(dir, "permits.json"), encodePermits([entry("p-aaaa0001", 1, "npm test", true, "ses_one"), entry("p-bbbb0002", 2, "cargo build", false, "ses_two")]), { mode: 0o600 })
+    const text = ocpool(["status", "--state-dir", dir])
+    expect(text.code).toBe(0)
+    expect(text.stdout).toContain("permits:\n  heavy: 1/1 units used, 1 waiting")
+    expect(text.stdout).toMatch(/holds {2}p-aaaa0001 {2}w1 {2}pid \d+ ses_one \(plugin\) {2}20s {2}npm test/)
+    expect(text.stdout).toMatch(/1\. {4}p-bbbb0002 {2}w1 {2}pid \d+ ses_two \(plugin\) {2}waiting 30s behind p-aaaa0001 {2}cargo build/)
+    const json = JSON.parse(ocpool(["status", "--json", "--state-dir", dir]).stdout) as { permits: Array<{ name: string; capacity: number; used: number; queue: Array<{ id: string }> }> }
+    expect(json.permits[0]).toMatchObject({ name: "heavy", capacity: 1, used: 1, queue: [{ id: "p-bbbb0002" }] })
+  })
+
+  it("US-51 no permit held or waited for: no permits section, no permits key", () => {
+    const dir = join(tmp(), "state")
+    const text = ocpool(["status", "--state-dir", dir])
+    expect(text.code).toBe(0)
+    expect(text.stdout).not.toContain("permits:")
+    expect(JSON.parse(ocpool(["status", "--json", "--state-dir", dir]).stdout)).not.toHaveProperty("permits")
+  })
+})
+
+describe("the CLI's log lines (issue 21)", () => {
+  it("US-51 a warning is one line on stderr, never a second copy on stdout: `permits --json` with an unusable OCPOOL_TRACE still prints only its JSON", () => {
+    const dir = join(tmp(), "state")
+    const r = spawnSync(process.execPath, [cli, "permits", "--json", "--state-dir", dir], {
+      encoding: "utf8",
+      timeout: 30_000,
+      env: { ...process.env, XDG_CONFIG_HOME: tmp(), OCPOOL_STATE_DIR: "", OCPOOL_TRACE: "/proc/nope/trace.jsonl" }
+    })
+    expect(r.status).toBe(0)
+    expect(() => JSON.parse(r.stdout)).not.toThrow()
+    expect(r.stderr.split("\n").filter((l) => l.includes("cannot be written"))).toHaveLength(1)
+    expect(r.stderr).toMatch(/^ocpool warn: trace \/proc\/nope\/trace\.jsonl cannot be written/m)
+  })
+})
+
