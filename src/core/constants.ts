@@ -11,6 +11,11 @@ export const CLAIM_TTL_MS = 600_000
 export const DEAD_FILE_MS = 1_200_000
 export const ORPHAN_TMP_MS = 60_000
 export const LOCK_STALE_MS = 5_000
+/**
+ * How long a permit step waits for the pool lock before going ahead without it (issue 21): past a
+ * stale holder's takeover, so only a live holder that keeps the lock for 10 s could make it fail open.
+ */
+export const PERMITS_LOCK_WAIT_MS = 2 * LOCK_STALE_MS
 
 export const HUNG_MIN_AGE_MS = 300_000
 export const HUNG_SILENCE_MS = 180_000

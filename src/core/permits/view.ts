@@ -49,25 +49,38 @@ const entryJson = (e: PermitView): PermitEntryJson => ({
   paused: e.pausedAt !== undefined
 })
 
-/** Every known budget (in order), then any other budget some entry names. */
-export const budgetsJson = (budgets: ReadonlyArray<BudgetInfo>, entries: ReadonlyArray<PermitView>): ReadonlyArray<BudgetJson> => {
+/** One budget's entries: holders (oldest grant first) and the queue (FIFO), and the units held. */
+export interface BudgetEntries<E extends PermitView = PermitView> {
+  readonly name: string
+  /** Undefined where this process does not know the budget. */
+  readonly info: BudgetInfo | undefined
+  readonly used: number
+  readonly holders: ReadonlyArray<E>
+  readonly queue: ReadonlyArray<E>
+}
+
+/** Every known budget (in order), then any other budget some entry names, each with its entries. */
+export const byBudget = <E extends PermitView>(budgets: ReadonlyArray<BudgetInfo>, entries: ReadonlyArray<E>): ReadonlyArray<BudgetEntries<E>> => {
   const names = budgets.map((b) => b.name)
   for (const e of entries) if (!names.includes(e.budget)) names.push(e.budget)
   return names.map((name) => {
-    const b = budgets.find((x) => x.name === name)
     const mine = entries.filter((e) => e.budget === name)
     const holders = mine.filter((e) => e.grantedAt !== undefined).sort((a, c) => (a.grantedAt ?? 0) - (c.grantedAt ?? 0) || a.seq - c.seq)
     const queue = mine.filter((e) => e.grantedAt === undefined).sort((a, c) => a.seq - c.seq)
-    return {
-      name,
-      capacity: b?.capacity ?? null,
-      source: b?.source ?? null,
-      used: holders.reduce((n, e) => n + e.weight, 0),
-      holders: holders.map(entryJson),
-      queue: queue.map(entryJson)
-    }
+    return { name, info: budgets.find((x) => x.name === name), used: holders.reduce((n, e) => n + e.weight, 0), holders, queue }
   })
 }
+
+/** Every known budget (in order), then any other budget some entry names, as the status JSON shows them. */
+export const budgetsJson = (budgets: ReadonlyArray<BudgetInfo>, entries: ReadonlyArray<PermitView>): ReadonlyArray<BudgetJson> =>
+  byBudget(budgets, entries).map((b) => ({
+    name: b.name,
+    capacity: b.info?.capacity ?? null,
+    source: b.info?.source ?? null,
+    used: b.used,
+    holders: b.holders.map(entryJson),
+    queue: b.queue.map(entryJson)
+  }))
 
 /** `42s`, `3m05s`, `1h02m`. */
 const age = (ms: number): string => {

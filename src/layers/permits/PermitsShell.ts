@@ -9,7 +9,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { stepPermits } from "../../core/permits/machine.js"
 import type { Capacities, PermitAnswer, PermitOp, PermitStep, PermitView } from "../../core/permits/types.js"
 import type { TraceInput } from "../../core/trace/input.js"
-import { budgetsJson, type BudgetJson } from "../../core/permits/view.js"
+import { budgetsJson, byBudget, type BudgetJson } from "../../core/permits/view.js"
 import { Permits, type BudgetView, type PermitTicket, type WaitOutcome } from "../../services/permits/Permits.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { SharedState } from "../../services/state/SharedState.js"
@@ -61,24 +61,15 @@ const lineOf = (at: number, op: PermitOp, capacities: Capacities, entries: Reado
 const changed = (s: PermitStep): boolean => s.decisions.length > 0 || s.changes.put.length > 0 || s.changes.remove.length > 0
 
 /** Budgets with their entries: known ones in configuration order, then any other budget seen in the entries. */
-export const budgetViews = (budgets: ReadonlyArray<Budget>, entries: ReadonlyArray<PermitView>): ReadonlyArray<BudgetView> => {
-  const names = [...budgets.map((b) => b.name)]
-  for (const e of entries) if (!names.includes(e.budget)) names.push(e.budget)
-  return names.map((name) => {
-    const b = budgets.find((x) => x.name === name)
-    const mine = entries.filter((e) => e.budget === name)
-    const holders = mine.filter((e) => e.grantedAt !== undefined).sort((a, c) => (a.grantedAt ?? 0) - (c.grantedAt ?? 0) || a.seq - c.seq)
-    const queue = mine.filter((e) => e.grantedAt === undefined).sort((a, c) => a.seq - c.seq)
-    return {
-      name,
-      capacity: b?.capacity ?? 0,
-      source: b?.source ?? UNKNOWN_SOURCE,
-      used: holders.reduce((n, e) => n + e.weight, 0),
-      holders,
-      queue
-    }
-  })
-}
+export const budgetViews = (budgets: ReadonlyArray<Budget>, entries: ReadonlyArray<PermitView>): ReadonlyArray<BudgetView> =>
+  byBudget(budgets, entries).map((b) => ({
+    name: b.name,
+    capacity: b.info?.capacity ?? 0,
+    source: b.info?.source ?? UNKNOWN_SOURCE,
+    used: b.used,
+    holders: b.holders,
+    queue: b.queue
+  }))
 
 const UNKNOWN_SOURCE = "unknown: not configured in this process"
 

@@ -154,20 +154,20 @@ export const poolLockOn = (state: StateDirService, lockWaitMs: number): Effect.E
         }
       })
 
-    /** Polls every LOCK_POLL_MS until held or `lockWaitMs` has passed; the count bound only backs up the clock. */
-    const polls = Schedule.spaced(LOCK_POLL_MS).pipe(Schedule.intersect(Schedule.recurs(Math.ceil(lockWaitMs / LOCK_POLL_MS))))
-    const acquire = (lockPath: string): Effect.Effect<string | undefined> =>
+    /** Polls every LOCK_POLL_MS until held or `waitMs` has passed; the count bound only backs up the clock. */
+    const pollsFor = (waitMs: number) => Schedule.spaced(LOCK_POLL_MS).pipe(Schedule.intersect(Schedule.recurs(Math.ceil(waitMs / LOCK_POLL_MS))))
+    const acquire = (lockPath: string, waitMs: number): Effect.Effect<string | undefined> =>
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
         const attempt = Effect.map(Clock.currentTimeMillis, (now): Attempt => ({ now, got: tryAcquire(lockPath, now) }))
-        const last = yield* Effect.repeat(attempt, { schedule: Schedule.identity<Attempt>().pipe(Schedule.zipLeft(polls)), until: ({ now, got }) => got.held || now - start >= lockWaitMs })
+        const last = yield* Effect.repeat(attempt, { schedule: Schedule.identity<Attempt>().pipe(Schedule.zipLeft(pollsFor(waitMs))), until: ({ now, got }) => got.held || now - start >= waitMs })
         return last.got.held ? last.got.body : undefined
       })
 
-    const withLock = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const withLock = <A, E, R>(body: Effect.Effect<A, E, R>, waitMs: number = lockWaitMs): Effect.Effect<A, E, R> => {
       if (path === undefined) return body
       return Effect.acquireUseRelease(
-        acquire(path).pipe(
+        acquire(path, waitMs).pipe(
           Effect.tap((held) =>
             held !== undefined
               ? Effect.void

@@ -9,6 +9,7 @@
 import { Data, Effect, Option } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
+import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { ProcessSnapshot } from "../../core/status.js"
@@ -51,7 +52,8 @@ export interface PermitRecords {
 
 /** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
 export interface StateLock {
-  readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** `waitMs`: how long to wait before going ahead without the lock (the backend's own wait when absent). */
+  readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>, waitMs?: number) => Effect.Effect<A, E, R>
   readonly failOpens: Effect.Effect<number>
 }
 
@@ -112,7 +114,10 @@ export const sharedStateOver = (parts: SharedStateParts) =>
             const decided = decide(snapshot)
             yield* commit(now, decided.commit)
             return decided.value
-          })
+          }),
+          // a permit step that went ahead without the lock could lose another's request or grant twice:
+          // it waits past a stale holder's takeover (a spawn keeps the short wait: a late pick is worse)
+          needs.permits === true ? PERMITS_LOCK_WAIT_MS : undefined
         )
         .pipe(Effect.withSpan("SharedState.transact"))
 

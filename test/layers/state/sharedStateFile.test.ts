@@ -1,8 +1,8 @@
 /** The shared-state contract over the file backend: processes on one temporary, trusted state directory; and how it judges a holder. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { execFileSync } from "node:child_process"
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { PermitEntry } from "../../../src/core/permits/types.js"
@@ -174,3 +174,39 @@ describe("the file backend keeps permits in permits.json (issue 21)", () => {
     })
   })
 })
+
+describe("a permit step never goes ahead without the pool lock while a live process holds it (issue 21)", () => {
+  const lockedBy = (dir: string, pid: number) =>
+    writeFileSync(join(dir, "pool.lock"), JSON.stringify({ pid, host: hostname(), startTime: startTimeOf(pid), at: Date.now() }), { mode: 0o600 })
+  const spawnPort = (dir: string, lines: Array<MemoryLine>) =>
+    sharedStateLayer({ backend: "file", lockWaitMs: 250 }).pipe(
+      Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: null }), AppLogMemory(lines)))
+    )
+
+  it.live("US-51 with the lock held 1.5 s by a live process, a permit transaction waits for it (no fail-open) where a spawn's goes ahead after lockWaitMs", () => {
+    const dir = stateDir()
+    const holder = spawn("sleep", ["30"], { stdio: "ignore" })
+    return Effect.gen(function* () {
+      yield* Effect.sleep("100 millis")
+      lockedBy(dir, holder.pid!)
+      const freed = Date.now() + 1_500
+      setTimeout(() => rmSync(join(dir, "pool.lock"), { force: true }), 1_500)
+      const lines: Array<MemoryLine> = []
+      const port = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const p = yield* SharedState
+          const t0 = Date.now()
+          yield* p.transact(Date.now(), { claims: true }, () => ({ value: undefined, commit: { cool: [], uncool: [] } }))
+          const spawnMs = Date.now() - t0
+          yield* p.transact(Date.now(), { permits: true }, () => ({ value: undefined, commit: { cool: [], uncool: [] } }))
+          return { spawnMs, permitDone: Date.now(), stats: yield* p.stats }
+        }).pipe(Effect.provide(spawnPort(dir, lines)))
+      )
+      expect(port.spawnMs).toBeLessThan(1_000)
+      expect(port.permitDone).toBeGreaterThanOrEqual(freed)
+      // only the spawn's transaction went ahead without the lock
+      expect(port.stats.failOpens).toBe(1)
+    }).pipe(Effect.ensuring(Effect.sync(() => holder.kill("SIGKILL"))))
+  }, 20_000)
+})
+
