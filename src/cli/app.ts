@@ -69,11 +69,8 @@ const usageError = (message: string | undefined): Effect.Effect<number> =>
   Effect.zipRight(message === undefined ? Effect.void : diagnostic(message), Console.error(USAGE)).pipe(Effect.as(2))
 
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
-const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => {
-  // words after `--` are another program's (`ocpool run -- CMD --wizard`)
-  const end = args.indexOf("--")
-  return !io.stdinIsTTY && (end < 0 ? args : args.slice(0, end)).some((a) => /^--wizard(=|$)/.test(a))
-}
+// anywhere in argv, after `--` too: @effect/cli starts its wizard for a `--wizard` it finds there
+const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean => !io.stdinIsTTY && args.some((a) => /^--wizard(=|$)/.test(a))
 
 
 /** One command's run: @effect/cli's validation errors add the usage and exit 2 (SPEC §12.1), typed failures their codes. */
