@@ -137,15 +137,16 @@ export const makeEngine = (config: EngineConfig) =>
         const now = given?.now ?? (yield* Clock.currentTimeMillis)
         const state = m.state
         const needs = needsOf(state, event)
-        const first = needs.shared === "none" ? engineStep(state, event, now) : undefined
         let out: Applied
         let quotaWritten = m.quotaWritten
         if (needs.shared === "read") {
           // a decision that writes no shared state reads the snapshot without the lock
           const o = engineStep(state, event, now, given?.snapshot ?? (yield* readLogged(now, recordsFor(needs))))
           out = o._tag === "Applied" ? o : { ...emptyApplied, state }
-        } else if (first?._tag === "Applied") {
-          out = first
+        } else if (needs.shared === "none") {
+          // declared up front: a step without shared state always applies; the guard keeps the types honest
+          const o = engineStep(state, event, now)
+          out = o._tag === "Applied" ? o : { ...emptyApplied, state }
           const c = commitOf(out, now, quotaWritten)
           quotaWritten = c.quotaWritten
           yield* store.commit(now, c.commit)
