@@ -249,11 +249,11 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         const notified = inputs.length > 0 ? run(Effect.forEach(inputs, notifications.apply, { discard: true }), "notification") : undefined
         const events = engineEventsOf(bus)
         for (const e of events) if (e.type === "retry") await failureRead(e.session)
-        // an abort or error of a session ends its permit waits at once and releases what it holds
-        for (const e of events) if (e.type === "error") await run(permitGate.sessionEnded(e.session), "heavy-work permit")
         if (events.length > 0) {
           const applied = await run(Effect.forEach(events, engine.apply), "event")
           await announceSwitches(applied ?? [])
+          // an abort or error of a session ends its permit waits at once and releases what it holds
+          for (const e of events) if (e.type === "error") void run(permitGate.sessionEnded(e.session), "heavy-work permit")
         }
         await notified
       } catch {
