@@ -8,12 +8,12 @@
  */
 import { Args, Command } from "@effect/cli"
 import { Clock, Deferred, Effect, Option } from "effect"
-import { hostname } from "node:os"
 import { parseDuration } from "../core/duration.js"
 import { parsePositiveInteger } from "../core/retention/flags.js"
 import { printable, truncate } from "../core/printable.js"
 import { HEAVY, type PermitAnswer, type PermitHolder } from "../core/permits/types.js"
 import { groupRun, ownStartToken } from "../layers/process/groupRun.js"
+import { ownHostId } from "../layers/state/StateDirFile.js"
 import { Permits, type PermitTicket, type WaitProgress } from "../services/permits/Permits.js"
 import { BadInput } from "./errors.js"
 import { ExitWith } from "./notify.js"
@@ -143,7 +143,7 @@ const held = (h: Held) =>
       const got = yield* Deferred.make<number>()
       const phase = { queued: true }
       yield* ownSignals(got, phase)
-      const holder: PermitHolder = { host: hostname(), pid: process.pid, startToken: ownStartToken(), via: "run" }
+      const holder: PermitHolder = { host: ownHostId(), pid: process.pid, startToken: ownStartToken(), via: "run" }
       const { ticket, answer } = yield* Effect.acquireRelease(permits.request({ budget: h.budget, weight: h.weight, reason: h.reason, holder }), (r) =>
         r.answer.state === "refused" ? Effect.void : Effect.ignore(Effect.catchAllDefect(permits.release(r.ticket), () => Effect.void))
       )

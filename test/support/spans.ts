@@ -7,6 +7,8 @@ import { Context, Option, Tracer, type Exit } from "effect"
 export interface RecordedSpan {
   readonly name: string
   readonly parent: string | undefined
+  /** The names of every enclosing span, nearest first. */
+  readonly ancestors: ReadonlyArray<string>
   readonly attributes: Map<string, unknown>
   exit: Exit.Exit<unknown, unknown> | undefined
 }
@@ -24,7 +26,9 @@ export const recordSpans = (): SpanRecorder => {
   const spans: Array<RecordedSpan> = []
   const tracer = Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
-      const record: RecordedSpan = { name, parent: Option.match(parent, { onNone: () => undefined, onSome: (p) => (p._tag === "Span" ? p.name : p.spanId) }), attributes: new Map(), exit: undefined }
+      const ancestors: Array<string> = []
+      for (let p = Option.getOrUndefined(parent); p !== undefined; p = p._tag === "Span" ? Option.getOrUndefined(p.parent) : undefined) ancestors.push(p._tag === "Span" ? p.name : p.spanId)
+      const record: RecordedSpan = { name, parent: ancestors[0], ancestors, attributes: new Map(), exit: undefined }
       spans.push(record)
       const span: Tracer.Span = {
         _tag: "Span",

@@ -9,7 +9,6 @@
 import { Effect, Layer, Option } from "effect"
 import { stderrLine } from "../../layers/process/LoggerStderr.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
-import { hostname } from "node:os"
 import { DEFAULTS } from "../../core/options.js"
 import { parsePermitSettings } from "../../core/permits/settings.js"
 import { permitsLayer } from "../../layers/permits/permitsLayer.js"
@@ -17,6 +16,7 @@ import { TraceRecorderFile } from "../../layers/pool/TraceRecorderFile.js"
 import { sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
 import { openStateDir } from "../../layers/state/StateDirFile.js"
 import { ownStartToken } from "../../layers/process/groupRun.js"
+import { ownHostId } from "../../layers/state/StateDirFile.js"
 import type { MachineFacts } from "../../services/permits/MachineFacts.js"
 import type { Permits } from "../../services/permits/Permits.js"
 import { StateDir } from "../../services/state/StateDir.js"
@@ -47,7 +47,7 @@ export const permitsCliLayer = (stateDir: Option.Option<string>): Layer.Layer<Pe
       if (opened.dir === undefined) {
         return yield* new StateUnreadable({ dir: choice._tag === "Dir" ? choice.dir : "$XDG_STATE_HOME/opencode-pool", reason: (opened.warning ?? "unusable").replace(/; routing on this process's claims only, state kept in memory$/, "") })
       }
-      const dir = Layer.succeed(StateDir, { dir: opened.dir, trusted: opened.trusted, pid: process.pid, host: hostname(), startTime: ownStartToken() })
+      const dir = Layer.succeed(StateDir, { dir: opened.dir, trusted: opened.trusted, pid: process.pid, host: ownHostId(), startTime: ownStartToken() })
       const { permits } = parsePermitSettings(undefined, process.env)
       // OCPOOL_TRACE (`%p` → pid): the permit lines and decisions of this process, as the plugin records them
       const trace = process.env.OCPOOL_TRACE

@@ -7,10 +7,9 @@
  */
 import { Tool, Toolkit } from "@effect/ai"
 import { Clock, Effect, Schema } from "effect"
-import { hostname } from "node:os"
 import { HEAVY, type PermitHolder, type PermitView } from "../../core/permits/types.js"
 import { Permits, type BudgetView, type PermitTicket } from "../../services/permits/Permits.js"
-import { startTimeOf } from "../state/proc.js"
+import { ownHostId, startTimeOf } from "../state/proc.js"
 
 /** The longest a tool call waits for a grant before answering (10 minutes). */
 export const MAX_WAIT_MS = 600_000
@@ -19,7 +18,7 @@ export const MAX_WAIT_MS = 600_000
 const REASON_MAX = 200
 
 /** This server process as a permit holder. */
-export const mcpHolder = (): PermitHolder => ({ host: hostname(), pid: process.pid, startToken: startTimeOf(process.pid), via: "mcp" })
+export const mcpHolder = (): PermitHolder => ({ host: ownHostId(), pid: process.pid, startToken: startTimeOf(process.pid), via: "mcp" })
 
 const WaitMs = Schema.Int.pipe(Schema.between(0, MAX_WAIT_MS))
 

@@ -10,30 +10,35 @@
  */
 import { Effect, Layer } from "effect"
 import { SharedState } from "../../services/state/SharedState.js"
-import { StateDir } from "../../services/state/StateDir.js"
+import { StateDir, type StateDirService } from "../../services/state/StateDir.js"
 import { claimFilesOn } from "./claimFiles.js"
 import { cooldownFilesOn } from "./cooldownFiles.js"
 import { fallbackFilesOn } from "./fallbackFiles.js"
 import { permitFilesOn, procJudge } from "./permitFiles.js"
 import { poolLockOn } from "./poolLock.js"
 import { quotaFilesOn } from "./quotaFiles.js"
-import { sharedStateOver } from "./sharedStateOver.js"
+import { sharedStateOver, type SharedStateParts } from "./sharedStateOver.js"
+
+/** The file backend's parts over `state` (the PostgreSQL backend falls back to them). */
+export const filePartsOn = (state: StateDirService, lockWaitMs: number) =>
+  Effect.gen(function* () {
+    // other processes' dead records are deleted only in a trusted directory (SPEC §2.1)
+    const clean = state.trusted === true
+    return {
+      claims: yield* claimFilesOn(state),
+      cooldowns: cooldownFilesOn(state.dir, clean),
+      quota: quotaFilesOn(state.dir, clean),
+      fallbacks: fallbackFilesOn(state.dir, clean),
+      permits: permitFilesOn(state.dir, procJudge(state.host)),
+      lock: yield* poolLockOn(state, lockWaitMs)
+    } satisfies SharedStateParts
+  })
 
 /** The port over the `StateDir` in context; `lockWaitMs`: how long a transaction waits for `pool.lock` before going ahead. */
 export const SharedStateFile = (lockWaitMs: number) =>
   Layer.scoped(
     SharedState,
     Effect.gen(function* () {
-      const state = yield* StateDir
-      // other processes' dead records are deleted only in a trusted directory (SPEC §2.1)
-      const clean = state.trusted === true
-      return yield* sharedStateOver({
-        claims: yield* claimFilesOn(state),
-        cooldowns: cooldownFilesOn(state.dir, clean),
-        quota: quotaFilesOn(state.dir, clean),
-        fallbacks: fallbackFilesOn(state.dir, clean),
-        permits: permitFilesOn(state.dir, procJudge(state.host)),
-        lock: yield* poolLockOn(state, lockWaitMs)
-      })
+      return yield* sharedStateOver(yield* filePartsOn(yield* StateDir, lockWaitMs))
     })
   )

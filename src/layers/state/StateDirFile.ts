@@ -7,13 +7,12 @@
  */
 import { Effect, Layer } from "effect"
 import { accessSync, constants, lstatSync, opendirSync, statSync } from "node:fs"
-import { hostname } from "node:os"
 import { resolve } from "node:path"
 import { judgeStateDir, STATE_ENTRY, type StateDirTrust } from "../../core/stateTrust.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
-import { startTimeOf } from "./proc.js"
+import { ownHostId, startTimeOf } from "./proc.js"
 import { expandHome, noHomeReason, xdgDir } from "../fs/xdg.js"
 
 /** The state directory that was asked for, or why there is none. */
@@ -96,6 +95,9 @@ export const StateDirFile = (option: string | undefined, env: NodeJS.ProcessEnv 
       const log = yield* AppLog
       const opened = openStateDir(resolveStateDir(option, env))
       if (opened.warning !== undefined) yield* log.log("warn", opened.warning)
-      return { dir: opened.dir, trusted: opened.trusted, pid: process.pid, host: hostname(), startTime: startTimeOf(process.pid) }
+      return { dir: opened.dir, trusted: opened.trusted, pid: process.pid, host: ownHostId(), startTime: startTimeOf(process.pid) }
     })
   )
+
+/** This host's id among the hosts sharing a state (issue 22): `OCPOOL_HOST_ID`, else the hostname. */
+export { ownHostId } from "./proc.js"

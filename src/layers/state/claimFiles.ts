@@ -25,7 +25,7 @@ const START_TOKEN_TTL_MS = 1_000
 /** Instance numbers in use in this process (opencode runs one plugin instance per project directory). */
 const instancesInUse = new Set<number>()
 
-const takeInstance = Effect.sync(() => {
+export const takeInstance = Effect.sync(() => {
   let n = 0
   while (instancesInUse.has(n)) n++
   instancesInUse.add(n)

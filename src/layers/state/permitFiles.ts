@@ -38,14 +38,18 @@ export const procJudge = (host: string): PermitJudge => ({
   groupAlive
 })
 
-/** `entries` as views in FIFO order, each holder judged at `now`; `writtenAt`: when they were last written (another host's lease). */
-export const judgePermits = (entries: Iterable<PermitEntry>, writtenAt: number, judge: PermitJudge, now: number): ReadonlyArray<PermitView> => {
+/**
+ * `entries` as views in FIFO order, each holder judged at `now`; `writtenAt`: when they were last written
+ * (another host's lease is that + DEAD_FILE_MS), or the lease of each entry's holder on another host.
+ */
+export const judgePermits = (entries: Iterable<PermitEntry>, writtenAt: number | ((e: PermitEntry) => number), judge: PermitJudge, now: number): ReadonlyArray<PermitView> => {
+  const otherLease = typeof writtenAt === "number" ? () => writtenAt + DEAD_FILE_MS : writtenAt
   const groups = new Map<number, boolean | undefined>()
   const views: Array<PermitView> = []
   for (const e of entries) {
     const h = e.holder
     const local = isLocal(h, judge.host)
-    const leaseUntil = local ? Number.POSITIVE_INFINITY : writtenAt + DEAD_FILE_MS
+    const leaseUntil = local ? Number.POSITIVE_INFINITY : otherLease(e)
     const facts = local ? judge.facts(h.pid, h.startToken) : {}
     let groupAliveNow: boolean | undefined
     if (local && h.group != null && holderGone(h, leaseUntil, facts, judge.host, now)) {

@@ -1,5 +1,7 @@
 /** Process facts for the dead-holder rules (SPEC §5.2): liveness by signal 0, the Linux start token, and whether a process group lives (permits). */
 import { readdirSync, readFileSync } from "node:fs"
+import { hostname } from "node:os"
+import { hostIdOf } from "../../core/state/fleet.js"
 
 /** A pid a process can have: `kill(0, 0)` would signal this process group and `kill(-1, 0)` every process. */
 const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid > 0
@@ -111,3 +113,6 @@ export const groupAlive = (pgid: number, leaderStartToken: string | null): boole
   }
   return groupAliveBySignal(pgid)
 }
+
+/** This host's id among the hosts sharing a state (issue 22): `OCPOOL_HOST_ID`, else the hostname. */
+export const ownHostId = (): string => hostIdOf(process.env, hostname())

@@ -1,13 +1,16 @@
 /**
  * The one place a shared-state backend is chosen: files in the state directory (opencode, `ocpool`),
- * or a memory state several test "processes" share. Everyone else names only `SharedState`.
+ * PostgreSQL shared by several machines (fleet mode, falling back to the files), or a memory state
+ * several test "processes" share. Everyone else names only `SharedState`.
  */
 import { Effect, Layer } from "effect"
 import { SharedState, type SharedStateService } from "../../services/state/SharedState.js"
 import type { StateDir } from "../../services/state/StateDir.js"
+import type { StateBackend } from "../../core/state/fleet.js"
 import type { MemoryState } from "./MemoryState.js"
 import { SharedStateFile } from "./SharedStateFile.js"
 import { SharedStateMemory } from "./SharedStateMemory.js"
+import { SharedStatePg } from "./SharedStatePg.js"
 
 interface Common {
   /** Wraps the port (the stress test checks global loads inside each transaction). */
@@ -16,11 +19,22 @@ interface Common {
 
 export type SharedStateOptions =
   | (Common & { readonly backend: "file"; readonly lockWaitMs: number })
+  /** Fleet mode (issue 22): PostgreSQL at `url`, the state directory's files when it does not answer. */
+  | (Common & { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly lockWaitMs: number })
   | (Common & { readonly backend: "memory"; readonly shared: MemoryState; readonly pid: number; readonly host?: string })
 
 /** The port over the chosen backend; the file backend reads `StateDir` (and logs through `AppLog` when there is one). */
 export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<SharedState, never, StateDir> => {
-  const base = options.backend === "file" ? SharedStateFile(options.lockWaitMs) : SharedStateMemory(options.shared, options.pid, options.host)
+  const base =
+    options.backend === "file"
+      ? SharedStateFile(options.lockWaitMs)
+      : options.backend === "postgres"
+        ? SharedStatePg(options)
+        : SharedStateMemory(options.shared, options.pid, options.host)
   const wrap = options.wrap
   return wrap === undefined ? base : Layer.effect(SharedState, Effect.map(SharedState, wrap)).pipe(Layer.provide(base))
 }
+
+/** The selector's options for the backend the settings chose (core/state/fleet.ts). */
+export const backendOptions = (state: StateBackend, lockWaitMs: number): SharedStateOptions =>
+  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs } : { backend: "file", lockWaitMs }

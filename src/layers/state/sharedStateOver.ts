@@ -52,8 +52,11 @@ export interface PermitRecords {
 
 /** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
 export interface StateLock {
-  /** `waitMs`: how long to wait before going ahead without the lock (the backend's own wait when absent). */
-  readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>, waitMs?: number) => Effect.Effect<A, E, R>
+  /**
+   * `waitMs`: how long to wait before going ahead without the lock (the backend's own wait when absent);
+   * `needs`: what the transaction reads (a backend with a lock per record kind takes only those).
+   */
+  readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>, waitMs?: number, needs?: Needs) => Effect.Effect<A, E, R>
   readonly failOpens: Effect.Effect<number>
 }
 
@@ -117,7 +120,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
           }),
           // a permit step that went ahead without the lock could lose another's request or grant twice:
           // it waits past a stale holder's takeover (a spawn keeps the short wait: a late pick is worse)
-          needs.permits === true ? PERMITS_LOCK_WAIT_MS : undefined
+          needs.permits === true ? PERMITS_LOCK_WAIT_MS : undefined,
+          needs
         )
         .pipe(Effect.withSpan("SharedState.transact"))
 
@@ -129,7 +133,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       stats: Effect.withSpan(
         Effect.map(lock.failOpens, (failOpens) => ({ failOpens })),
         "SharedState.stats"
-      )
+      ),
+      fleet: () => Effect.succeed({ _tag: "NotFleet" as const }).pipe(Effect.withSpan("SharedState.fleet"))
     }
     return service
   })

@@ -76,7 +76,39 @@ export interface Commit {
 export interface SharedStateStats {
   /** Transactions that went ahead without the lock, since start (SPEC §5.3). */
   readonly failOpens: number
+  /** Fleet mode (issue 22): decisions made on the state directory because PostgreSQL did not answer, since start. */
+  readonly fallbacks?: number
 }
+
+/** One host of a fleet as the holders table shows it. */
+export interface FleetHost {
+  readonly host: string
+  /** Processes with a lease on record, and how many of them are live (lease not run out). */
+  readonly processes: number
+  readonly live: number
+  /** The latest lease among its processes. */
+  readonly leaseUntil: number
+  readonly claims: number
+  readonly permits: number
+}
+
+/** What the PostgreSQL backend says of the fleet (views, `doctor`); the other backends have none. */
+export interface FleetView {
+  /** The URL with its password masked, and the schema. */
+  readonly url: string
+  readonly schema: string
+  readonly host: string
+  /** `SELECT 1`'s round trip, ms. */
+  readonly roundTripMs: number
+  /** The highest migration the server holds (0: none yet). */
+  readonly schemaVersion: number
+  readonly hosts: ReadonlyArray<FleetHost>
+}
+
+export type FleetAnswer =
+  | { readonly _tag: "NotFleet" }
+  | { readonly _tag: "Fleet"; readonly view: FleetView }
+  | { readonly _tag: "Unreachable"; readonly url: string; readonly schema: string; readonly host: string; readonly reason: string }
 
 /** Every method is the span `SharedState.<method>` (a transaction's read and commit inside its own). */
 export interface SharedStateService {
@@ -89,6 +121,8 @@ export interface SharedStateService {
   /** Removes this process's claims (dispose). */
   readonly removeOwn: Effect.Effect<void>
   readonly stats: Effect.Effect<SharedStateStats>
+  /** The fleet, when the backend is PostgreSQL (hosts, round trip, schema version); `NotFleet` otherwise. */
+  readonly fleet: (now: number) => Effect.Effect<FleetAnswer>
 }
 
 export class SharedState extends Context.Tag("opencode-pool/SharedState")<SharedState, SharedStateService>() {}

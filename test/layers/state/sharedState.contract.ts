@@ -178,7 +178,7 @@ export const sharedStateContract = (backend: Backend) =>
       return Effect.gen(function* () {
         yield* Effect.all([1, 2, 3, 1, 2, 3].map(bump), { concurrency: "unbounded" })
         expect((yield* on(s.process(1), (p) => p.read(now, { cooldowns: true }))).cooldowns.get("c/x")?.strikes).toBe(6)
-        expect(yield* on(s.process(1), (p) => p.stats)).toEqual({ failOpens: 0 })
+        expect((yield* on(s.process(1), (p) => p.stats)).failOpens).toBe(0)
       })
     })
 
@@ -194,18 +194,23 @@ export const sharedStateContract = (backend: Backend) =>
             yield* p.read(now, { cooldowns: true })
             yield* p.removeOwn
             yield* p.stats
+            yield* p.fleet(now)
           }).pipe(Effect.withTracer(spans.tracer))
         )
-        expect(spans.spans.map((x) => [x.name, x.parent])).toEqual([
+        // a backend's own spans (a SQL client's transaction and statements) may sit between; the port's are these
+        const port = (name: string | undefined) => name?.startsWith("SharedState.") === true
+        const own = spans.spans.filter((x) => port(x.name))
+        expect(own.map((x) => [x.name, x.ancestors.find(port)])).toEqual([
           ["SharedState.transact", undefined],
           ["SharedState.read", "SharedState.transact"],
           ["SharedState.commit", "SharedState.transact"],
           ["SharedState.commit", undefined],
           ["SharedState.read", undefined],
           ["SharedState.removeOwn", undefined],
-          ["SharedState.stats", undefined]
+          ["SharedState.stats", undefined],
+          ["SharedState.fleet", undefined]
         ])
-        expect(spans.spans.every((x) => x.exit?._tag === "Success")).toBe(true)
+        expect(own.every((x) => x.exit?._tag === "Success")).toBe(true)
       })
     })
 
@@ -309,7 +314,7 @@ export const sharedStateContract = (backend: Backend) =>
         // the two really took turns
         const owners = seen.map((e) => e.id.slice(0, 2))
         expect(owners.filter((o, i) => i > 0 && o !== owners[i - 1]).length).toBeGreaterThan(1)
-        expect(yield* on(s.process(1), (p) => p.stats)).toEqual({ failOpens: 0 })
+        expect((yield* on(s.process(1), (p) => p.stats)).failOpens).toBe(0)
       })
     })
   })

@@ -1,0 +1,112 @@
+/**
+ * Fleet mode (issue 22): which shared-state backend the settings choose, and what is safe to show of it.
+ * The option `state: { backend: "postgres", url, schema?, leaseMs? }` or the environment's
+ * `OCPOOL_STATE_URL` (a `postgres://` URL, which wins) select PostgreSQL; anything else, the state
+ * directory's files. A URL's password is never shown: `maskUrl` is what logs, `doctor` and `status`
+ * print. The host id is `OCPOOL_HOST_ID`, else the hostname. Pure.
+ */
+
+/** How long another host's holder counts as alive after its last heartbeat. */
+export const FLEET_LEASE_MS = 30_000
+/** How often a host renews its lease and re-publishes what it holds (a third of the lease). */
+export const heartbeatEvery = (leaseMs: number): number => Math.max(1_000, Math.floor(leaseMs / 3))
+/** The fallback's warning is logged at most once a minute. */
+export const FALLBACK_WARN_EVERY_MS = 60_000
+export const DEFAULT_SCHEMA = "ocpool"
+
+export type StateBackend =
+  | { readonly backend: "file" }
+  | { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly from: "option" | "env" }
+
+export const FILE_BACKEND: StateBackend = { backend: "file" }
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** A `postgres://` or `postgresql://` URL with a host; else why not. */
+export const checkUrl = (url: string): string | undefined => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return "not a URL"
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") return `not a postgres:// URL (${parsed.protocol.replace(/:$/, "")}://)`
+  if (parsed.hostname === "" && !/[?&]host=/.test(parsed.search)) return "no host in the URL"
+  return undefined
+}
+
+/** The URL with its password replaced by `***` (and anything unparsable reduced to its scheme). */
+export const maskUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== "") parsed.password = "***"
+    // `password=` in the query string too
+    for (const key of [...parsed.searchParams.keys()]) if (/pass/i.test(key)) parsed.searchParams.set(key, "***")
+    return parsed.toString()
+  } catch {
+    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)
+    return scheme === null ? "(not a URL)" : `${scheme[0]}…`
+  }
+}
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/** The backend of the option `state` and the environment, with one warning per problem (a bad choice falls back to files). */
+export const parseStateBackend = (
+  option: unknown,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly state: StateBackend; readonly warnings: ReadonlyArray<string> } => {
+  const warnings: Array<string> = []
+  let schema = DEFAULT_SCHEMA
+  let leaseMs = FLEET_LEASE_MS
+  let url: string | undefined
+  let wanted = false
+  if (option !== undefined) {
+    if (!isRecord(option)) warnings.push("option state must be an object ({ backend, url, schema }); using the state directory")
+    else {
+      const backend = option.backend
+      if (backend !== undefined && backend !== "file" && backend !== "postgres")
+        warnings.push(`option state.backend ${JSON.stringify(backend)} invalid (file or postgres); using the state directory`)
+      wanted = backend === "postgres"
+      if (option.url !== undefined) {
+        if (typeof option.url === "string") url = option.url
+        else warnings.push("option state.url must be a string; ignored")
+      }
+      if (option.schema !== undefined) {
+        if (typeof option.schema === "string" && SCHEMA_NAME.test(option.schema)) schema = option.schema
+        else warnings.push(`option state.schema ${JSON.stringify(option.schema)} invalid (lower-case letters, digits and _, at most 63); using ${DEFAULT_SCHEMA}`)
+      }
+      if (option.leaseMs !== undefined) {
+        const v = option.leaseMs
+        if (typeof v === "number" && Number.isInteger(v) && v >= 3_000 && v <= 3_600_000) leaseMs = v
+        else warnings.push(`option state.leaseMs ${JSON.stringify(v)} invalid (an integer 3000-3600000), using ${FLEET_LEASE_MS}`)
+      }
+    }
+  }
+  const envUrl = env.OCPOOL_STATE_URL
+  const from: "option" | "env" = envUrl !== undefined && envUrl !== "" ? "env" : "option"
+  if (from === "env") {
+    url = envUrl
+    wanted = true
+  }
+  if (!wanted) return { state: FILE_BACKEND, warnings }
+  if (url === undefined) {
+    warnings.push("option state.backend is postgres but no url is given (state.url or OCPOOL_STATE_URL); using the state directory")
+    return { state: FILE_BACKEND, warnings }
+  }
+  const bad = checkUrl(url)
+  if (bad !== undefined) {
+    warnings.push(`${from === "env" ? "OCPOOL_STATE_URL" : "option state.url"} ${maskUrl(url)} invalid (${bad}); using the state directory`)
+    return { state: FILE_BACKEND, warnings }
+  }
+  return { state: { backend: "postgres", url, schema, leaseMs, from }, warnings }
+}
+
+/** This host's id in the fleet: `OCPOOL_HOST_ID` when set (trimmed, at most 128 characters), else the hostname. */
+export const hostIdOf = (env: Readonly<Record<string, string | undefined>>, hostname: string): string => {
+  const id = env.OCPOOL_HOST_ID?.trim()
+  return id !== undefined && id !== "" ? id.slice(0, 128) : hostname
+}
+
+/** What a status view says of the backend. */
+export const backendLabel = (state: StateBackend): string => (state.backend === "file" ? "file (the state directory)" : `postgres ${maskUrl(state.url)} schema ${state.schema}`)

@@ -1,0 +1,222 @@
+/**
+ * The shared-state port over PostgreSQL (fleet mode, issue 22): several machines share one budget,
+ * cooldown table, quota table and permit queue. Built from the parts in pgRecords.ts by the same
+ * `sharedStateOver` as the file backend, so the pure core decides over a snapshot that came from SQL.
+ *
+ * Never blocking a spawn on the network:
+ * - nothing connects while the layer is built (pgClient.ts); the schema is migrated by the first
+ *   query that needs it, and again whenever the server says it is missing;
+ * - a transaction, commit or read that does not finish within `lockWaitMs` (permit steps: their own
+ *   longer wait), or fails, is rolled back and made on the state directory's files instead (the file
+ *   backend's parts over the same `StateDir`), counted in `stats().fallbacks` and warned about at most
+ *   once a minute;
+ * - the first call that reaches the server again re-publishes this process's claims (those it made
+ *   meanwhile included) and removes its claims file: the host has rejoined.
+ * A heartbeat renews this process's lease and re-publishes its claims (a restarted or replaced server
+ * loses none of a live host's claims), and reaps expired cooldowns and holders whose lease ran out.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { failOpen, NO_FAIL_OPENS, type FailOpenMemory } from "../../core/lock/failOpen.js"
+import { heartbeatEvery, maskUrl } from "../../core/state/fleet.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
+import { SharedState, type Commit, type FleetAnswer, type FleetHost, type Needs, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
+import { StateDir } from "../../services/state/StateDir.js"
+import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
+import { procJudge } from "./permitFiles.js"
+import { pgClientLayer } from "./pgClient.js"
+import { FleetDown, orDown, pgClaims, pgCooldowns, pgFallbacks, pgLock, pgPermits, pgQuota, renewLease } from "./pgRecords.js"
+import { migrate, schemaVersion } from "./pgSchema.js"
+import { filePartsOn } from "./SharedStateFile.js"
+import { sharedStateOver } from "./sharedStateOver.js"
+
+export interface PgStateOptions {
+  readonly url: string
+  readonly schema: string
+  readonly leaseMs: number
+  /** How long a spawn's transaction may wait for the server before it is made on files. */
+  readonly lockWaitMs: number
+}
+
+/** Plugin instances of this process on the fleet (one row each in `claims`). */
+const instances = new Set<number>()
+const takeInstance = Effect.acquireRelease(
+  Effect.sync(() => {
+    let n = 0
+    while (instances.has(n)) n++
+    instances.add(n)
+    return n
+  }),
+  (n) => Effect.sync(() => void instances.delete(n))
+)
+
+interface Mode {
+  /** The last call did not reach the server. */
+  readonly down: boolean
+  readonly fallbacks: FailOpenMemory
+  /** The schema is known to be there. */
+  readonly ready: boolean
+}
+
+const make = (o: PgStateOptions) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const state = yield* StateDir
+    const log = yield* Effect.serviceOption(AppLog)
+    const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
+    const url = maskUrl(o.url)
+    const instance = yield* takeInstance
+    const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: o.leaseMs }
+    const claims = pgClaims(sql, id)
+    const pg = yield* sharedStateOver({
+      claims: claims.part,
+      cooldowns: pgCooldowns(sql),
+      quota: pgQuota(sql),
+      fallbacks: pgFallbacks(sql),
+      permits: pgPermits(sql, procJudge(state.host), o.leaseMs),
+      lock: pgLock(sql, o.lockWaitMs)
+    })
+    const fileParts = yield* filePartsOn(state, o.lockWaitMs)
+    const file = yield* sharedStateOver(fileParts)
+    const mode = yield* Ref.make<Mode>({ down: false, fallbacks: NO_FAIL_OPENS, ready: false })
+
+    const ensureSchema = Effect.flatMap(Ref.get(mode), (m) =>
+      m.ready
+        ? Effect.void
+        : migrate(sql, o.schema).pipe(
+            Effect.catchTag("MigrationError", (e) => Effect.die(new FleetDown({ reason: `migrating the schema: ${e.message}`, schemaMissing: true }))),
+            orDown
+          ).pipe(Effect.zipRight(Ref.update(mode, (x) => ({ ...x, ready: true }))))
+    )
+
+    /** The server answered: back from the files, this process's claims are published again. */
+    const answered = (now: number) =>
+      Effect.flatMap(
+        Ref.modify(mode, (m) => [m.down, { ...m, down: false }]),
+        (wasDown) =>
+          wasDown
+            ? Effect.all([claims.republish(now), fileParts.claims.removeOwn, say("info", `fleet: PostgreSQL ${url} answers again; this host rejoined the fleet`)], { discard: true }).pipe(
+                Effect.catchAllDefect(() => Effect.void)
+              )
+            : Effect.void
+      )
+
+    const fellBack = (down: FleetDown, now: number, counted: boolean) =>
+      Effect.flatMap(
+        Ref.modify(mode, (m) => {
+          const next = counted ? failOpen(m.fallbacks, now) : { memory: m.fallbacks, warning: undefined }
+          return [next.warning === undefined ? undefined : next.memory.count, { down: true, ready: m.ready && !down.schemaMissing, fallbacks: next.memory }]
+        }),
+        (count) =>
+          count === undefined
+            ? Effect.void
+            : say("warn", `fleet: PostgreSQL ${url} did not answer (${down.reason}); deciding on the state directory until it does (${count} so far)`)
+      )
+
+    /** `onPg` on the server within `waitMs`, else `onFile` (counted when `counted`). */
+    const either = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted = true): Effect.Effect<A> =>
+      Effect.zipRight(ensureSchema, onPg).pipe(
+        Effect.timeoutFail({ duration: Math.max(1, waitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${waitMs} ms`, schemaMissing: false }) }),
+        Effect.catchAllDefect((d) => (d instanceof FleetDown ? Effect.fail(d) : Effect.die(d))),
+        Effect.tap(() => answered(now)),
+        Effect.catchAll((down) => Effect.zipRight(fellBack(down, now, counted), onFile))
+      )
+
+    /** A decision made on the files: its claims are remembered, to be published when the server answers. */
+    const remembering = <A>(decide: (s: SharedSnapshot) => { readonly value: A; readonly commit: Commit }) => (s: SharedSnapshot) => {
+      const d = decide(s)
+      if (d.commit.claims !== undefined) claims.remember(d.commit.claims)
+      return d
+    }
+
+    const waitOf = (needs: Needs) => (needs.permits === true ? Math.max(o.lockWaitMs, PERMITS_LOCK_WAIT_MS) : o.lockWaitMs)
+
+    const hosts = (now: number) =>
+      orDown(
+        sql<{ host: string; processes: string | number; live: string | number; lease_until: string | number; claims: string | number; permits: string | number }>`
+        SELECT h.host, count(*) AS processes, count(*) FILTER (WHERE h.lease_until >= ${now}) AS live, max(h.lease_until) AS lease_until,
+          coalesce((SELECT sum(jsonb_array_length(CASE WHEN jsonb_typeof(c.body::jsonb -> 'claims') = 'object' THEN (SELECT jsonb_agg(k) FROM jsonb_object_keys(c.body::jsonb -> 'claims') k) ELSE '[]'::jsonb END)) FROM claims c WHERE c.host = h.host), 0) AS claims,
+          (SELECT count(*) FROM permits p WHERE p.host = h.host) AS permits
+        FROM holders h GROUP BY h.host ORDER BY h.host`
+      ).pipe(
+        Effect.map((rows): ReadonlyArray<FleetHost> =>
+          rows.map((r) => ({ host: r.host, processes: Number(r.processes), live: Number(r.live), leaseUntil: Number(r.lease_until), claims: Number(r.claims), permits: Number(r.permits) }))
+        )
+      )
+
+    const fleet = (now: number): Effect.Effect<FleetAnswer> => {
+      const view = Effect.gen(function* () {
+        yield* ensureSchema
+        const t0 = yield* Clock.currentTimeNanos
+        yield* orDown(sql`SELECT 1`)
+        const roundTripMs = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
+        return { _tag: "Fleet" as const, view: { url, schema: o.schema, host: state.host, roundTripMs, schemaVersion: yield* orDown(schemaVersion(sql)), hosts: yield* hosts(now) } }
+      })
+      return view.pipe(
+        Effect.timeoutFail({ duration: Math.max(1_000, o.lockWaitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${Math.max(1_000, o.lockWaitMs)} ms`, schemaMissing: false }) }),
+        Effect.catchAllDefect((d) => (d instanceof FleetDown ? Effect.fail(d) : Effect.die(d))),
+        Effect.catchAll((down) => Effect.succeed({ _tag: "Unreachable" as const, url, schema: o.schema, host: state.host, reason: down.reason })),
+        Effect.withSpan("SharedState.fleet")
+      )
+    }
+
+    const service: SharedStateService = {
+      transact: (now, needs, decide) => either(now, waitOf(needs), pg.transact(now, needs, decide), file.transact(now, needs, remembering(decide))),
+      commit: (now, c) =>
+        either(
+          now,
+          o.lockWaitMs,
+          pg.commit(now, c),
+          Effect.suspend(() => {
+            if (c.claims !== undefined) claims.remember(c.claims)
+            return file.commit(now, c)
+          })
+        ),
+      read: (now, needs) => either(now, Math.max(1_000, o.lockWaitMs), pg.read(now, needs), file.read(now, needs), false),
+      removeOwn: Effect.zipRight(
+        Clock.currentTimeMillis.pipe(Effect.flatMap((now) => either(now, Math.max(1_000, o.lockWaitMs), pg.removeOwn, Effect.void, false))),
+        fileParts.claims.removeOwn
+      ),
+      stats: Effect.zipWith(file.stats, Ref.get(mode), (s, m) => ({ failOpens: s.failOpens, fallbacks: m.fallbacks.count })),
+      fleet
+    }
+
+    // the heartbeat: the lease renewed, the claims re-published (a newer publish is never overwritten), the expired reaped
+    const beat = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      yield* either(
+        now,
+        Math.max(1_000, o.lockWaitMs),
+        Effect.gen(function* () {
+          yield* orDown(renewLease(sql, id, now))
+          yield* claims.republish(now)
+          yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)
+          yield* orDown(sql`DELETE FROM claims c USING holders h WHERE h.host = c.host AND h.pid = c.pid AND h.lease_until < ${now}`)
+          yield* orDown(sql`DELETE FROM holders h WHERE h.lease_until < ${now - o.leaseMs} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`)
+        }),
+        Effect.void,
+        false
+      )
+    })
+    yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(heartbeatEvery(o.leaseMs))))
+    // leaving: the holder row goes once this process holds nothing there (never waiting long for a server that is away)
+    yield* Effect.addFinalizer(() =>
+      orDown(
+        sql`DELETE FROM holders WHERE host = ${id.host} AND pid = ${id.pid}
+          AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.host = ${id.host} AND c.pid = ${id.pid})
+          AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = ${id.host} AND p.pid = ${id.pid})`
+      ).pipe(
+        Effect.timeoutOption(1_000),
+        Effect.catchAllDefect(() => Effect.void)
+      )
+    )
+    return service
+  })
+
+/** The port over PostgreSQL at `o.url`, falling back to the `StateDir` in context's files. */
+export const SharedStatePg = (o: PgStateOptions): Layer.Layer<SharedState, never, StateDir> =>
+  Layer.scoped(SharedState, make(o)).pipe(
+    Layer.provide(pgClientLayer({ url: o.url, schema: o.schema, connectMs: Math.max(1_000, o.lockWaitMs) })),
+    // building the lazy pool cannot fail; a bad URL surfaces on the first query
+    Layer.orDie
+  )

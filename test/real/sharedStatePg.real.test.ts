@@ -1,0 +1,146 @@
+/**
+ * The shared-state contract over the PostgreSQL backend (fleet mode, issue 22), on a real throwaway
+ * cluster (test/real/pgCluster.ts): each `make()` is a fresh schema. Then what only this backend does:
+ * the schema migrated once however many hosts start at once, another host judged by its lease and
+ * reaped, the fallback to the state directory while the server is away and the rejoin after.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { afterAll } from "vitest"
+import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import { chmodSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import { DEAD_FILE_MS } from "../../src/core/constants.js"
+import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogMemory.js"
+import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
+import { SharedState, type SharedStateService } from "../../src/services/state/SharedState.js"
+import { StateDir, type StateDirService } from "../../src/services/state/StateDir.js"
+import { makeClaim } from "../helpers.js"
+import { sharedStateContract } from "../layers/state/sharedState.contract.js"
+import { startPgCluster } from "./pgCluster.js"
+
+const cluster = await startPgCluster()
+afterAll(() => cluster.stop())
+
+const LIVE_PIDS = [process.pid, process.ppid, 1]
+const DEAD_PID = 4_194_303
+const ownGroup = (): number => {
+  const stat = readFileSync("/proc/self/stat", "utf8")
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2])
+}
+const stateDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "ocpool-fleet-"))
+  chmodSync(dir, 0o700)
+  return dir
+}
+let schemas = 0
+
+const portAs = (o: { readonly url?: string; readonly schema: string; readonly dir: string; readonly as: Omit<StateDirService, "dir" | "trusted">; readonly lines?: Array<MemoryLine>; readonly lockWaitMs?: number; readonly leaseMs?: number }) =>
+  sharedStateLayer({ backend: "postgres", url: o.url ?? cluster.url, schema: o.schema, leaseMs: o.leaseMs ?? DEAD_FILE_MS, lockWaitMs: o.lockWaitMs ?? 10_000 }).pipe(
+    Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir: o.dir, trusted: true, ...o.as }), AppLogMemory(o.lines ?? [])))
+  )
+
+sharedStateContract({
+  name: "postgres",
+  make: () => {
+    const schema = `contract_${++schemas}`
+    const dir = stateDir()
+    const port = (pid: number) => portAs({ schema, dir, as: { pid, host: hostname(), startTime: null } })
+    return {
+      process: (n) => port(LIVE_PIDS[n - 1]!),
+      dead: () => port(DEAD_PID),
+      holders: { host: hostname(), live: (n) => LIVE_PIDS[n - 1]!, dead: DEAD_PID, liveGroup: ownGroup(), deadGroup: DEAD_PID }
+    }
+  }
+})
+
+const on = <A>(layer: Layer.Layer<SharedState>, f: (s: SharedStateService) => Effect.Effect<A>) => Effect.scoped(Effect.flatMap(SharedState, f).pipe(Effect.provide(layer)))
+const claim = (key: string, at: number) => makeClaim(key, "a/x", "explore", at)
+
+describe("the PostgreSQL backend (fleet mode)", () => {
+  it.live("US-52 eight hosts starting at once migrate the schema once; its version is 1", () => {
+    const schema = `race_${++schemas}`
+    const dir = stateDir()
+    const now = Date.now()
+    return Effect.gen(function* () {
+      const answers = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) => on(portAs({ schema, dir, as: { pid: LIVE_PIDS[0]!, host: `h${i}`, startTime: null } }), (p) => p.fleet(now))),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.map((a) => a._tag)).toEqual(Array(8).fill("Fleet"))
+      const a = answers[0]!
+      if (a._tag !== "Fleet") return
+      expect(a.view.schemaVersion).toBe(1)
+      expect(a.view.url).not.toContain("s3cret-pw")
+      expect(a.view.url).toContain("***")
+      expect(Number(yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.ocpool_migrations`)))).toBe(1)
+    })
+  })
+
+  it.live("US-52 another host's claims count until its lease runs out, then any host's read removes them", () => {
+    const schema = `lease_${++schemas}`
+    const now = Date.now()
+    const a = portAs({ schema, dir: stateDir(), as: { pid: 4242, host: "host-a", startTime: null }, leaseMs: 30_000 })
+    const b = portAs({ schema, dir: stateDir(), as: { pid: 4343, host: "host-b", startTime: null }, leaseMs: 30_000 })
+    return Effect.gen(function* () {
+      yield* on(a, (p) => p.commit(now, { claims: { claims: [claim("ka", now)], reaped: 0 }, cool: [], uncool: [] }))
+      expect((yield* on(b, (p) => p.read(now + 29_000, { claims: true }))).peers.map((x) => x.host)).toEqual(["host-a"])
+      const fleet = yield* on(b, (p) => p.fleet(now + 1_000))
+      // host-b itself may be on record too (its heartbeat), holding nothing
+      expect(fleet._tag === "Fleet" ? fleet.view.hosts.filter((h) => h.host === "host-a").map((h) => [h.host, h.claims, h.live]) : fleet).toEqual([["host-a", 1, 1]])
+      expect((yield* on(b, (p) => p.read(now + 31_000, { claims: true }))).peers).toEqual([])
+      expect((yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.claims`))).trim()).toBe("0")
+    })
+  })
+
+  it.live("US-52 with the server away a transaction is made on the state directory within lockWaitMs, warned once; the host rejoins and publishes what it claimed meanwhile", () => {
+    const schema = `down_${++schemas}`
+    const dir = stateDir()
+    const lines: Array<MemoryLine> = []
+    const now = Date.now()
+    // a port nothing listens on: the connection is refused at once
+    const deadUrl = cluster.url.replace(/:(\d+)\//, ":1/")
+    const away = portAs({ url: deadUrl, schema, dir, as: { pid: LIVE_PIDS[0]!, host: "host-a", startTime: null }, lines, lockWaitMs: 300 })
+    return Effect.gen(function* () {
+      const t0 = performance.now()
+      const stats = yield* on(away, (p) =>
+        Effect.gen(function* () {
+          yield* p.transact(now, { claims: true, cooldowns: true }, () => ({ value: undefined, commit: { claims: { claims: [claim("k-away", now)], reaped: 0 }, cool: [], uncool: [] } }))
+          yield* p.transact(now + 1, { claims: true, cooldowns: true }, () => ({ value: undefined, commit: { claims: { claims: [claim("k-away", now), claim("k-away-2", now)], reaped: 0 }, cool: [], uncool: [] } }))
+          return yield* p.stats
+        })
+      )
+      expect(performance.now() - t0).toBeLessThan(2_000)
+      expect(stats.fallbacks).toBe(2)
+      expect(readdirSync(dir).filter((f) => f.startsWith("claims."))).toHaveLength(1)
+      const warnings = lines.filter((l) => l.level === "warn" && l.message.startsWith("fleet:"))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]!.message).not.toContain("s3cret-pw")
+      // the same process back on a server that answers: its claims are published there, its file removed
+      const back = portAs({ schema, dir, as: { pid: LIVE_PIDS[0]!, host: "host-a", startTime: null }, lines })
+      yield* on(back, (p) =>
+        Effect.gen(function* () {
+          yield* p.commit(now + 2, { claims: { claims: [claim("k-back", now)], reaped: 0 }, cool: [], uncool: [] })
+        })
+      )
+      const seen = yield* on(portAs({ schema, dir: stateDir(), as: { pid: 4343, host: "host-b", startTime: null } }), (p) => p.read(now + 3, { claims: true }))
+      expect(seen.peers.flatMap((x) => x.claims.map((c) => c.key))).toEqual(["k-back"])
+    })
+  })
+
+  it.live("US-52 the password never reaches the log or the fleet view", () => {
+    const lines: Array<MemoryLine> = []
+    const schema = `mask_${++schemas}`
+    const port = portAs({ url: cluster.url.replace(/:(\d+)\//, ":1/"), schema, dir: stateDir(), as: { pid: LIVE_PIDS[0]!, host: "h", startTime: null }, lines, lockWaitMs: 200 })
+    return Effect.gen(function* () {
+      const answer = yield* on(port, (p) => Effect.zipRight(p.transact(Date.now(), { cooldowns: true }, () => ({ value: 0, commit: { cool: [], uncool: [] } })), p.fleet(Date.now())))
+      expect(answer._tag).toBe("Unreachable")
+      expect(JSON.stringify(answer)).not.toContain("s3cret-pw")
+      expect(JSON.stringify(lines)).not.toContain("s3cret-pw")
+    })
+  })
+})
+
+// keep the helper's import used when the suite is filtered
+void execFileSync
