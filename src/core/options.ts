@@ -7,6 +7,7 @@ import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
 import { DEFAULT_HEAVY_RULES, type HeavyRules } from "./permits/heavy.js"
 import { parsePermitSettings, type BudgetSetting } from "./permits/settings.js"
+import { FILE_BACKEND, parseStateBackend, type StateBackend } from "./state/fleet.js"
 
 /** A log line's level: the one definition (the engine's log lines, the `logLevel` option). */
 export type LogLevel = "debug" | "info" | "warn" | "error"
@@ -46,6 +47,8 @@ export interface Settings {
   readonly permits: ReadonlyArray<BudgetSetting>
   /** Which bash commands wait for a permit; `false` (option `heavyCommands: false`) turns gating off. */
   readonly heavy: HeavyRules | false
+  /** Where shared state lives (issue 22): the state directory's files, or PostgreSQL for a fleet of machines. */
+  readonly state: StateBackend
 }
 
 export const DEFAULTS: Settings = {
@@ -71,7 +74,8 @@ export const DEFAULTS: Settings = {
   coach: true,
   fallbackModels: [],
   permits: [{ name: "heavy", capacity: "auto", source: "default" }],
-  heavy: DEFAULT_HEAVY_RULES
+  heavy: DEFAULT_HEAVY_RULES,
+  state: FILE_BACKEND
 }
 
 const LogLevelSchema = Schema.Literal("debug", "info", "warn", "error")
@@ -129,6 +133,8 @@ export const parseSettings = (
   warnings.push(...fallbackModels.warnings)
   const permitSettings = parsePermitSettings(o, env)
   warnings.push(...permitSettings.warnings)
+  const stateBackend = parseStateBackend(o.state, env)
+  warnings.push(...stateBackend.warnings)
   const envTrace = env.OCPOOL_TRACE
   const settings: Settings = {
     enabled: !isDisabled(o, env),
@@ -161,7 +167,8 @@ export const parseSettings = (
     coach: bool("coach", o.coach, DEFAULTS.coach, warnings),
     fallbackModels: fallbackModels.models,
     permits: permitSettings.permits,
-    heavy: permitSettings.heavy
+    heavy: permitSettings.heavy,
+    state: stateBackend.state
   }
   return { settings, warnings }
 }

@@ -5,7 +5,7 @@ import { AbortClientSdk, type SessionClient } from "../layers/opencode/AbortClie
 import { AppLogSdk, type LogClient } from "../layers/opencode/AppLogSdk.js"
 import { PoolConfigFile } from "../layers/pool/PoolConfigFile.js"
 import { PriceSnapshotFile } from "../layers/cost/PriceSnapshotFile.js"
-import { sharedStateLayer } from "../layers/state/sharedStateLayer.js"
+import { backendOptions, sharedStateLayer } from "../layers/state/sharedStateLayer.js"
 import { StateDirFile } from "../layers/state/StateDirFile.js"
 import { TraceRecorderFile } from "../layers/pool/TraceRecorderFile.js"
 import { NotifierSelect } from "../layers/notify/NotifierSelect.js"
@@ -50,7 +50,7 @@ const notifierOf = (settings: Settings) =>
 export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
   const log = overrides.log ?? AppLogSdk(ctx.client as LogClient | undefined, settings.logLevel)
   const stateDir = StateDirFile(settings.stateDir).pipe(Layer.provide(log))
-  const store = sharedStateLayer({ backend: "file", lockWaitMs: settings.lockWaitMs, wrap: overrides.wrapState }).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
+  const store = sharedStateLayer({ ...backendOptions(settings.state, settings.lockWaitMs), wrap: overrides.wrapState }).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
   return Layer.mergeAll(
     store,
     log,

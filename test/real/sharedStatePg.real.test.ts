@@ -129,6 +129,43 @@ describe("the PostgreSQL backend (fleet mode)", () => {
     })
   })
 
+  it.live("US-52 one process through a server stop: its picks go to the files meanwhile (no wait per pick once found away), and when the server is back its claims made meanwhile are published there and its claims file goes", () => {
+    const schema = `rejoin_${++schemas}`
+    const dir = stateDir()
+    const lines: Array<MemoryLine> = []
+    const port = portAs({ schema, dir, as: { pid: LIVE_PIDS[0]!, host: "host-a", startTime: null }, lines, lockWaitMs: 500 })
+    const pick = (p: SharedStateService, keys: ReadonlyArray<string>) =>
+      p.transact(Date.now(), { claims: true, cooldowns: true }, () => ({ value: undefined, commit: { claims: { claims: keys.map((k) => claim(k, Date.now())), reaped: 0 }, cool: [], uncool: [] } }))
+    const keysInServer = () => Effect.promise(() => cluster.psql(`select body from ${schema}.claims`)).pipe(Effect.map((t) => t.trim().split("\n").filter((l) => l !== "").flatMap((b) => Object.keys(JSON.parse(b).claims as object)).sort()))
+    return Effect.gen(function* () {
+      yield* on(port, (p) =>
+        Effect.gen(function* () {
+          yield* pick(p, ["k1"])
+          expect(yield* keysInServer()).toEqual(["k1"])
+          yield* Effect.promise(() => cluster.stopOnly())
+          const t0 = performance.now()
+          yield* pick(p, ["k1", "k2"])
+          const first = performance.now() - t0
+          const t1 = performance.now()
+          yield* pick(p, ["k1", "k2", "k3"])
+          const second = performance.now() - t1
+          expect(first).toBeLessThan(1_500)
+          // found away: the next pick does not ask the server again
+          expect(second).toBeLessThan(100)
+          expect(readdirSync(dir).filter((f) => f.startsWith("claims."))).toHaveLength(1)
+          expect((yield* p.stats).fallbacks).toBe(2)
+          yield* Effect.promise(() => cluster.start())
+          // past the retry pause, the next pick reaches the server: what was claimed meanwhile is there
+          yield* Effect.sleep("5200 millis")
+          yield* p.read(Date.now(), { cooldowns: true })
+          expect(yield* keysInServer()).toEqual(["k1", "k2", "k3"])
+          expect(readdirSync(dir).filter((f) => f.startsWith("claims."))).toEqual([])
+        })
+      )
+      expect(lines.filter((l) => l.message.startsWith("fleet:")).map((l) => l.level)).toEqual(["warn", "info"])
+    })
+  }, 60_000)
+
   it.live("US-52 the password never reaches the log or the fleet view", () => {
     const lines: Array<MemoryLine> = []
     const schema = `mask_${++schemas}`

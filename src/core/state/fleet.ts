@@ -10,6 +10,8 @@
 export const FLEET_LEASE_MS = 30_000
 /** How often a host renews its lease and re-publishes what it holds (a third of the lease). */
 export const heartbeatEvery = (leaseMs: number): number => Math.max(1_000, Math.floor(leaseMs / 3))
+/** After the server failed to answer, decisions go straight to the files this long before it is asked again (the heartbeat asks meanwhile). */
+export const FLEET_RETRY_MS = 5_000
 /** The fallback's warning is logged at most once a minute. */
 export const FALLBACK_WARN_EVERY_MS = 60_000
 export const DEFAULT_SCHEMA = "ocpool"

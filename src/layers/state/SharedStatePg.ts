@@ -18,7 +18,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Ref, Schedule } from "effect"
 import { failOpen, NO_FAIL_OPENS, type FailOpenMemory } from "../../core/lock/failOpen.js"
-import { heartbeatEvery, maskUrl } from "../../core/state/fleet.js"
+import { FLEET_RETRY_MS, heartbeatEvery, maskUrl } from "../../core/state/fleet.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { SharedState, type Commit, type FleetAnswer, type FleetHost, type Needs, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
@@ -53,6 +53,10 @@ const takeInstance = Effect.acquireRelease(
 interface Mode {
   /** The last call did not reach the server. */
   readonly down: boolean
+  /** While down, decisions go straight to the files until then (the heartbeat keeps trying meanwhile). */
+  readonly retryAt: number
+  /** Why the server was last found away. */
+  readonly reason: string
   readonly fallbacks: FailOpenMemory
   /** The schema is known to be there. */
   readonly ready: boolean
@@ -78,7 +82,7 @@ const make = (o: PgStateOptions) =>
     })
     const fileParts = yield* filePartsOn(state, o.lockWaitMs)
     const file = yield* sharedStateOver(fileParts)
-    const mode = yield* Ref.make<Mode>({ down: false, fallbacks: NO_FAIL_OPENS, ready: false })
+    const mode = yield* Ref.make<Mode>({ down: false, retryAt: 0, reason: "", fallbacks: NO_FAIL_OPENS, ready: false })
 
     const ensureSchema = Effect.flatMap(Ref.get(mode), (m) =>
       m.ready
@@ -101,20 +105,27 @@ const make = (o: PgStateOptions) =>
             : Effect.void
       )
 
-    const fellBack = (down: FleetDown, now: number, counted: boolean) =>
+    const fellBack = (down: FleetDown, now: number, counted: boolean, renew = true) =>
       Effect.flatMap(
         Ref.modify(mode, (m) => {
           const next = counted ? failOpen(m.fallbacks, now) : { memory: m.fallbacks, warning: undefined }
-          return [next.warning === undefined ? undefined : next.memory.count, { down: true, ready: m.ready && !down.schemaMissing, fallbacks: next.memory }]
+          const reason = renew ? down.reason : m.reason
+          return [next.warning === undefined ? undefined : ([next.memory.count, reason] as const), { down: true, reason, retryAt: renew ? now + FLEET_RETRY_MS : m.retryAt, ready: m.ready && !down.schemaMissing, fallbacks: next.memory }]
         }),
-        (count) =>
-          count === undefined
+        (due) =>
+          due === undefined
             ? Effect.void
-            : say("warn", `fleet: PostgreSQL ${url} did not answer (${down.reason}); deciding on the state directory until it does (${count} so far)`)
+            : say("warn", `fleet: PostgreSQL ${url} did not answer (${due[1]}); deciding on the state directory until it does (${due[0]} so far)`)
       )
 
     /** `onPg` on the server within `waitMs`, else `onFile` (counted when `counted`). */
-    const either = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted = true): Effect.Effect<A> =>
+    const either = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted = true, probe = false): Effect.Effect<A> =>
+      Effect.flatMap(Ref.get(mode), (m) =>
+        // a server that just failed is not asked again on every spawn: each would wait `waitMs` for nothing
+        !probe && m.down && now < m.retryAt ? Effect.zipRight(fellBack(new FleetDown({ reason: "still away", schemaMissing: false }), now, counted, false), onFile) : viaPg(now, waitMs, onPg, onFile, counted)
+      )
+
+    const viaPg = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted: boolean): Effect.Effect<A> =>
       Effect.zipRight(ensureSchema, onPg).pipe(
         Effect.timeoutFail({ duration: Math.max(1, waitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${waitMs} ms`, schemaMissing: false }) }),
         Effect.catchAllDefect((d) => (d instanceof FleetDown ? Effect.fail(d) : Effect.die(d))),
@@ -195,7 +206,8 @@ const make = (o: PgStateOptions) =>
           yield* orDown(sql`DELETE FROM holders h WHERE h.lease_until < ${now - o.leaseMs} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`)
         }),
         Effect.void,
-        false
+        false,
+        true
       )
     })
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(heartbeatEvery(o.leaseMs))))

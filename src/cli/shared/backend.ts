@@ -1,0 +1,64 @@
+/**
+ * Which shared-state backend the CLI reads (fleet mode, issue 22). The CLI does not read opencode's
+ * config: `OCPOOL_STATE_URL` (a `postgres://` URL) selects the PostgreSQL backend with the default
+ * schema `ocpool`, its state directory (`--state-dir`, OCPOOL_STATE_DIR, the default) being the
+ * fallback's; anything else is the file backend, as before. An invalid URL is one warning and the files.
+ */
+import { Effect, Layer } from "effect"
+import { parseStateBackend, type StateBackend } from "../../core/state/fleet.js"
+import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
+import { SharedState, type FleetAnswer, type SharedStateStats } from "../../services/state/SharedState.js"
+import type { StateDir } from "../../services/state/StateDir.js"
+
+/**
+ * How long a CLI view waits for the server (connecting, migrating, each read) before it shows the
+ * state directory instead. Longer than a spawn's lockWaitMs: nothing waits on a view, and a managed
+ * server across the internet needs a TLS handshake and a few round trips the first time.
+ */
+export const CLI_FLEET_WAIT_MS = 3_000
+
+export interface CliBackend {
+  readonly state: StateBackend
+  /** Why OCPOOL_STATE_URL was not used (URL masked). */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/** The backend the environment chooses for the CLI. */
+export const cliBackend = (env: Readonly<Record<string, string | undefined>> = process.env): CliBackend => parseStateBackend(undefined, env)
+
+/**
+ * The port a CLI view reads through: the file backend without the lock (views never take it), or
+ * PostgreSQL waiting at most CLI_FLEET_WAIT_MS per call, its fallback on the `StateDir` provided.
+ */
+export const cliStateLayer = (backend: CliBackend): Layer.Layer<SharedState, never, StateDir> =>
+  sharedStateLayer(backend.state.backend === "postgres" ? backendOptions(backend.state, CLI_FLEET_WAIT_MS) : { backend: "file", lockWaitMs: 0 })
+
+/** What the port says of the fleet at `now`, and its counters (fallbacks made by this process). */
+export const fleetOf = (now: number) =>
+  Effect.flatMap(SharedState, (s) => Effect.zip(s.fleet(now), s.stats)).pipe(Effect.map(([fleet, stats]): { readonly fleet: FleetAnswer; readonly stats: SharedStateStats } => ({ fleet, stats })))
+
+/**
+ * Text that may name the server (a driver's reason) with the URL's password replaced by `***`,
+ * however it is spelled (as given or percent-decoded): a second guard behind `maskUrl`.
+ */
+export const scrubPassword = (text: string, url: string | undefined): string => {
+  if (url === undefined) return text
+  let password = ""
+  try {
+    password = new URL(url).password
+  } catch {
+    return text
+  }
+  if (password === "") return text
+  let decoded = password
+  try {
+    decoded = decodeURIComponent(password)
+  } catch {
+    // not percent-encoded text: only the raw form is scrubbed
+  }
+  // a password of a few characters would mangle every word holding them: maskUrl is the guard there
+  return [password, decoded].filter((p) => p.length >= 4).reduce((t, p) => t.split(p).join("***"), text)
+}
+
+/** The raw URL of a PostgreSQL backend (for scrubbing), else undefined. */
+export const rawUrl = (backend: CliBackend): string | undefined => (backend.state.backend === "postgres" ? backend.state.url : undefined)
