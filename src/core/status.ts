@@ -41,7 +41,92 @@ export interface StatusInput {
    * slot are shown as decided (so `pool_status` names what the trace records; issue 20).
    */
   readonly decided?: Pick<Extract<Decision, { type: "status" }>, "slots" | "next">
+  /** Fleet mode (issue 22): what the PostgreSQL backend says of the fleet; absent with the file backend. */
+  readonly fleet?: FleetFacts
 }
+
+/** One host of the fleet as the port reports it (services/state/SharedState.ts `FleetHost`). */
+export interface FleetHostFacts {
+  readonly host: string
+  readonly processes: number
+  readonly live: number
+  readonly leaseUntil: number
+  readonly claims: number
+  readonly permits: number
+}
+
+/**
+ * The port's fleet answer (`Fleet` or `Unreachable`; `NotFleet` is no `fleet` at all) and the
+ * decisions this process made on the state directory because PostgreSQL did not answer.
+ */
+export type FleetFacts = (
+  | {
+      readonly _tag: "Fleet"
+      readonly view: {
+        readonly url: string
+        readonly schema: string
+        readonly host: string
+        readonly roundTripMs: number
+        readonly schemaVersion: number
+        readonly hosts: ReadonlyArray<FleetHostFacts>
+      }
+    }
+  | { readonly _tag: "Unreachable"; readonly url: string; readonly schema: string; readonly host: string; readonly reason: string }
+) & { readonly fallbacks: number }
+
+/** A host of the fleet as `--json` shows it: live while some process of it holds a lease. */
+export interface FleetHostEntry {
+  readonly host: string
+  readonly live: boolean
+  readonly self: boolean
+  readonly processes: number
+  readonly liveProcesses: number
+  readonly leaseUntil: number
+  readonly claims: number
+  readonly permits: number
+}
+
+/** The `fleet` object of `ocpool status --json` (the URL masked). */
+export type FleetEntry =
+  | {
+      readonly backend: "postgres"
+      readonly reachable: true
+      readonly url: string
+      readonly schema: string
+      readonly host: string
+      readonly roundTripMs: number
+      readonly schemaVersion: number
+      readonly hosts: ReadonlyArray<FleetHostEntry>
+      readonly fallbacks: number
+    }
+  | { readonly backend: "postgres"; readonly reachable: false; readonly url: string; readonly schema: string; readonly host: string; readonly reason: string; readonly fallbacks: number }
+
+/** The fleet facts as JSON: hosts sorted by id, round trip to 0.1 ms. */
+export const fleetEntry = (f: FleetFacts): FleetEntry =>
+  f._tag === "Unreachable"
+    ? { backend: "postgres", reachable: false, url: f.url, schema: f.schema, host: f.host, reason: f.reason, fallbacks: f.fallbacks }
+    : {
+        backend: "postgres",
+        reachable: true,
+        url: f.view.url,
+        schema: f.view.schema,
+        host: f.view.host,
+        roundTripMs: Math.round(f.view.roundTripMs * 10) / 10,
+        schemaVersion: f.view.schemaVersion,
+        hosts: [...f.view.hosts]
+          .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
+          .map((h) => ({
+            host: h.host,
+            live: h.live > 0,
+            self: h.host === f.view.host,
+            processes: h.processes,
+            liveProcesses: h.live,
+            leaseUntil: h.leaseUntil,
+            claims: h.claims,
+            permits: h.permits
+          })),
+        fallbacks: f.fallbacks
+      }
 
 /** A root session on a fallback, as `ocpool status --json` shows it. */
 export interface FallbackEntry {
@@ -91,6 +176,8 @@ export interface StatusView {
   readonly fallbacks?: ReadonlyArray<FallbackEntry>
   /** Present only when some permit is held or waited for (issue 21): every budget, with its holders and queue. */
   readonly permits?: ReadonlyArray<BudgetJson>
+  /** Present only with the PostgreSQL backend (fleet mode, issue 22). */
+  readonly fleet?: FleetEntry
 }
 
 const figuresJson = (f: QuotaFigures | undefined): QuotaFiguresJson | null =>
@@ -107,7 +194,7 @@ export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): 
  * The §9 JSON object. Loads, cooling and the next pick come from `slotStatus`, the function the trace's
  * `status` decision uses, over live claims by model of every process (issue 20: one status).
  */
-export const statusView = ({ cooldowns, decided, fallbacks, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
+export const statusView = ({ cooldowns, decided, fallbacks, fleet, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
   const status = decided ?? computed(slots, processes, cooldowns, now)
   const slotViews = status.slots.map((s): SlotStatus => {
@@ -131,7 +218,8 @@ export const statusView = ({ cooldowns, decided, fallbacks, now, origin, permits
     warnings,
     ...(entries.length > 0 ? { quota: entries } : {}),
     ...(switched.length > 0 ? { fallbacks: switched } : {}),
-    ...(permits !== undefined && permits.some((b) => b.holders.length > 0 || b.queue.length > 0) ? { permits } : {})
+    ...(permits !== undefined && permits.some((b) => b.holders.length > 0 || b.queue.length > 0) ? { permits } : {}),
+    ...(fleet !== undefined ? { fleet: fleetEntry(fleet) } : {})
   }
 }
 
@@ -186,6 +274,31 @@ export const quotaLine = (q: QuotaEntry, now: number): string =>
     `seen ${remaining(now - q.seenAt)} ago`
   ].join("  ")
 
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+
+/** A host's line: `host-a (this host)  live, lease until 12:00:30Z  2 processes  3 claims  1 permit`. */
+export const fleetHostLine = (h: FleetHostEntry, now: number): string => {
+  const lease = h.live ? `live (${h.liveProcesses}/${plural(h.processes, "process", "processes")}), lease until ${clock(h.leaseUntil)}Z` : `lease expired ${clock(h.leaseUntil)}Z (${remaining(now - h.leaseUntil)} ago)`
+  return `${h.host}${h.self ? " (this host)" : ""}  ${lease}  ${plural(h.claims, "claim")}  ${plural(h.permits, "permit")}`
+}
+
+/** The backend's line: `postgres postgres://u:***@db:5432/ocpool schema ocpool`. */
+export const fleetBackendText = (f: FleetEntry): string => `postgres ${f.url} schema ${f.schema}`
+
+/**
+ * The `fleet:` section of the status view: the backend (URL masked), then each host, or the one line
+ * saying the server did not answer (the rest of the view is then the state directory's).
+ */
+export const fleetSection = (f: FleetEntry, now: number): ReadonlyArray<string> => {
+  const fallbacks = f.fallbacks > 0 ? [`  ${plural(f.fallbacks, "decision")} of this process made on the state directory (PostgreSQL did not answer)`] : []
+  if (!f.reachable) return [`fleet: ${fleetBackendText(f)} did not answer (${f.reason}); showing the state directory`, ...fallbacks]
+  return [
+    `fleet: ${fleetBackendText(f)}, this host ${f.host}, round trip ${f.roundTripMs} ms, schema version ${f.schemaVersion}, ${plural(f.hosts.length, "host")}`,
+    ...f.hosts.map((h) => `  ${fleetHostLine(h, now)}`),
+    ...fallbacks
+  ]
+}
+
 export interface RenderOptions {
   readonly now: number
   readonly processes: ReadonlyArray<ProcessSnapshot>
@@ -215,6 +328,7 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
     for (const f of view.fallbacks) out.push(`  ${f.session}  ${f.original} → ${f.active}  until ${clock(f.until)}Z (${remaining(f.until - now)})`)
   }
   if (view.permits !== undefined) out.push(...permitSection(view.permits, now))
+  if (view.fleet !== undefined) out.push(...fleetSection(view.fleet, now))
   for (const p of processes) {
     const live = p.claims.filter((c) => isLive(c, now))
     out.push(`process ${p.pid}@${p.host}${p.self === true ? " (this process)" : ""}: ${live.length} claim${live.length === 1 ? "" : "s"}, reaped ${p.reaped}`)

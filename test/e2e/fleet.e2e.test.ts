@@ -10,7 +10,7 @@
  * `npx vitest run --config vitest.e2e.config.ts test/e2e/fleet.e2e.test.ts` (after `npm run build`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { COOLDOWN_FILE } from "../../src/core/cooldownFile.js"
@@ -62,8 +62,7 @@ const startHost = (host: string, url: string): Promise<OpencodeHandle> => {
   return world.start({
     configJson: fakeConfig({ fakeUrl: world.fake.url }),
     pluginPaths: [entry],
-    env: { OCPOOL_HOST_ID: host, OCPOOL_LOG_LEVEL: "debug" },
-    setup: (dirs) => mkdirSync(dirs.stateDir, { recursive: true })
+    env: { OCPOOL_HOST_ID: host, OCPOOL_LOG_LEVEL: "debug" }
   })
 }
 

@@ -124,14 +124,16 @@ export interface RoutedLine {
   readonly agent: string
   readonly slot: number
   readonly model: string
+  /** 2 × the picked slot's weight. */
+  readonly cap: number
   readonly pass: "first" | "second" | "overflow"
 }
 
-const ROUTED = /^routed \S+ -> (\S+) slot=(\d+) model=(\S+) load=\d+\/\d+ pass=(first|second|overflow)$/
+const ROUTED = /^routed \S+ -> (\S+) slot=(\d+) model=(\S+) load=\d+\/(\d+) pass=(first|second|overflow)$/
 
 export const routedLine = (message: string): RoutedLine | undefined => {
   const m = ROUTED.exec(message)
-  return m === null ? undefined : { agent: m[1]!, slot: Number(m[2]), model: m[3]!, pass: m[4] as RoutedLine["pass"] }
+  return m === null ? undefined : { agent: m[1]!, slot: Number(m[2]), model: m[3]!, cap: Number(m[4]), pass: m[5] as RoutedLine["pass"] }
 }
 
 export type DriveEvent =
