@@ -115,7 +115,8 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/init.ts"], outfile: "dist/bench-init.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/classify.ts"], outfile: "dist/bench-classify.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/heavy.ts"], outfile: "dist/bench-heavy.js" }),
-  esbuild.build({ ...common, entryPoints: ["bench/permits.ts"], outfile: "dist/bench-permits.js" })
+  esbuild.build({ ...common, entryPoints: ["bench/permits.ts"], outfile: "dist/bench-permits.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/fleet.ts"], outfile: "dist/bench-fleet.js" })
 ])
 
 // The help of every command, rendered by the real command tree (src/cli/helpGen.ts) for the fast path.

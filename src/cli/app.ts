@@ -22,13 +22,14 @@ import { tunnelCommand } from "./tunnel.js"
 import { runCommand } from "./run.js"
 import { permitsCommand } from "./permits.js"
 import { mcpCommand } from "./mcp.js"
+import { fleetCommand } from "./fleet.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -62,6 +63,9 @@ export const USAGE = [
   "  mcp [--state-dir DIR]                                                 the permits as a stdio MCP server, for other agent harnesses",
   "  init --mcp claude-code|codex|cursor|print [--remove] [--dry-run] [--force] [--json]",
   "                                                                        add the MCP server to that harness's config (or take it out)",
+  "  fleet init [--url URL] [--schema NAME]                                set up fleet mode: create the PostgreSQL schema, print the option",
+  "  fleet drive --config FILE --picks N --hold H --seed S --pause-ms P --start-at EPOCH_MS",
+  "              [--cool-after K --cool-model MODEL --cool-ms W]          route through the plugin's hooks, one JSON line per event",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")
 

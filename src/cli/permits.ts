@@ -6,7 +6,6 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Context, Effect, Layer, Option } from "effect"
-import { hostname } from "node:os"
 import { formatDuration } from "../core/duration.js"
 import { printable, printableJson, truncate } from "../core/printable.js"
 import type { PermitView } from "../core/permits/types.js"
@@ -14,6 +13,9 @@ import { MachineFacts, type MachineFactsView } from "../services/permits/Machine
 import { Permits, type BudgetView } from "../services/permits/Permits.js"
 import type { StateUnreadable } from "./errors.js"
 import { ExitWith } from "./notify.js"
+import { fleetEntry, fleetSection, type FleetEntry } from "../core/status.js"
+import { ownHostId } from "../layers/state/StateDirFile.js"
+import { readFleet } from "./shared/backend.js"
 import { permitsCliLayer } from "./shared/permits.js"
 import { stateDirOption } from "./status.js"
 
@@ -92,8 +94,8 @@ const machineJson = (m: MachineFactsView) => ({
   pressure: { cpu: m.pressure.cpu ?? null, memory: m.pressure.memory ?? null }
 })
 
-/** `ocpool permits --json`: one object, every budget and the machine's facts. */
-export const permitsJson = (budgets: ReadonlyArray<BudgetView>, machine: MachineFactsView, now: number) => ({
+/** `ocpool permits --json`: one object, every budget and the machine's facts; in fleet mode the hosts (issue 22). */
+export const permitsJson = (budgets: ReadonlyArray<BudgetView>, machine: MachineFactsView, now: number, fleet?: FleetEntry) => ({
   budgets: budgets.map((b) => ({
     name: b.name,
     capacity: b.capacity,
@@ -102,7 +104,8 @@ export const permitsJson = (budgets: ReadonlyArray<BudgetView>, machine: Machine
     holders: b.holders.map((e) => entryJson(e, now)),
     queue: b.queue.map((e, i) => entryJson(e, now, i + 1))
   })),
-  machine: machineJson(machine)
+  machine: machineJson(machine),
+  ...(fleet === undefined ? {} : { fleet })
 })
 
 export interface PermitsFlags {
@@ -116,11 +119,14 @@ export const permitsRun = (flags: PermitsFlags) =>
     Effect.gen(function* () {
       const permits = yield* Permits
       const facts = yield* MachineFacts
-      const [budgets, machine] = yield* Effect.all([permits.status, facts.read])
+      // with OCPOOL_STATE_URL the budgets are the fleet's (the port reads them), and each host is summed up
+      const [budgets, machine, facts_] = yield* Effect.all([permits.status, facts.read, readFleet()], { concurrency: "unbounded" })
       const now = Date.now()
-      if (flags.json) return yield* Console.log(printableJson(JSON.stringify(permitsJson(budgets, machine, now))))
-      const host = hostname()
-      yield* Console.log([...budgets.flatMap((b) => budgetText(b, now, host)), machineText(machine)].join("\n"))
+      const fleet = facts_ === undefined ? undefined : fleetEntry(facts_)
+      if (flags.json) return yield* Console.log(printableJson(JSON.stringify(permitsJson(budgets, machine, now, fleet))))
+      // entries of another host are marked `on HOST`: this host as the plugin names itself (OCPOOL_HOST_ID, else the hostname)
+      const host = ownHostId()
+      yield* Console.log([...budgets.flatMap((b) => budgetText(b, now, host)), ...(fleet === undefined ? [] : fleetSection(fleet, now).map(printable)), machineText(machine)].join("\n"))
     })
   )
 

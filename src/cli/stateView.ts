@@ -1,20 +1,19 @@
 /** Reads the shared state directory for `ocpool status`, `ocpool quota` and `ocpool doctor`, through the same shared-state port the plugin uses. */
 import { Clock, Effect, Layer } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
-import { hostname } from "node:os"
 import type { CooldownTable } from "../core/cooldown.js"
 import type { QuotaRecord } from "../core/quota/record.js"
 import type { ResolvedPool } from "../core/source.js"
-import type { ProcessSnapshot } from "../core/status.js"
+import type { FleetFacts, ProcessSnapshot } from "../core/status.js"
 import { resolvePool } from "../core/source.js"
 import { gatherSources } from "../layers/pool/PoolConfigFile.js"
 import type { FallbackRecord } from "../core/quota/fallbackRecord.js"
-import { sharedStateLayer } from "../layers/state/sharedStateLayer.js"
-import { inspectStateDir, resolveStateDir, type StateDirChoice } from "../layers/state/StateDirFile.js"
+import { inspectStateDir, ownHostId, resolveStateDir, type StateDirChoice } from "../layers/state/StateDirFile.js"
 import { ALL_RECORDS, problemText, SharedState, type Needs, type SharedSnapshot } from "../services/state/SharedState.js"
 import type { PermitView } from "../core/permits/types.js"
 import { StateDir } from "../services/state/StateDir.js"
 import { StateUnreadable } from "./errors.js"
+import { cliBackend, cliStateLayer, fleetFacts, fleetOf, rawUrl, type CliBackend } from "./shared/backend.js"
 
 export interface StateSnapshot {
   readonly dir: string
@@ -28,8 +27,10 @@ export interface StateSnapshot {
   /** Permit entries of every budget, holders judged (issue 21). */
   readonly permits: ReadonlyArray<PermitView>
   readonly now: number
-  /** At most one: why the directory was read but not cleaned (core/stateTrust.ts). */
+  /** Why the directory was read but not cleaned (core/stateTrust.ts), why OCPOOL_STATE_URL was not used. */
   readonly warnings: ReadonlyArray<string>
+  /** Fleet mode (issue 22): the fleet as the PostgreSQL backend shows it; absent with the file backend. */
+  readonly fleet?: FleetFacts
 }
 
 /** `--state-dir`, then OCPOOL_STATE_DIR, then the default (which needs a home directory). */
@@ -43,12 +44,14 @@ export const stateDirPath = (flag: string | undefined): Effect.Effect<string, St
     return choice._tag === "Dir" ? Effect.succeed(choice.dir) : Effect.fail(new StateUnreadable({ dir: "$XDG_STATE_HOME/opencode-pool", reason: choice.reason }))
   })
 
-/** The state directory a CLI command reads: its path, whether it exists, the StateDir service over it, the trust warning. */
+/** The state directory a CLI command reads: its path, whether it exists, the StateDir service over it, the trust warning; and the backend. */
 export interface OpenedState {
   readonly dir: string
   readonly exists: boolean
   readonly stateDir: Layer.Layer<StateDir>
   readonly warnings: ReadonlyArray<string>
+  /** OCPOOL_STATE_URL's choice: PostgreSQL (the directory is its fallback's) or the files. */
+  readonly backend: CliBackend
 }
 
 /**
@@ -72,21 +75,29 @@ export const openState = (flag: string | undefined) =>
     }
     const trust = exists ? inspectStateDir(dir) : undefined
     const warnings = trust !== undefined && !trust.trusted ? [`state dir ${dir} is not trusted (${trust.reason}): read only, nothing in it deleted`] : []
-    const stateDir = Layer.succeed(StateDir, { dir: exists ? dir : undefined, trusted: trust?.trusted === true, pid: process.pid, host: hostname(), startTime: null })
-    return { dir, exists, stateDir, warnings } satisfies OpenedState
+    // the host as the plugin names itself (OCPOOL_HOST_ID, else the hostname): its holders are judged as local
+    const stateDir = Layer.succeed(StateDir, { dir: exists ? dir : undefined, trusted: trust?.trusted === true, pid: process.pid, host: ownHostId(), startTime: null })
+    const backend = cliBackend()
+    return { dir, exists, stateDir, warnings: [...warnings, ...backend.warnings], backend } satisfies OpenedState
   })
 
 /**
  * The records `needs` asks for, as the port reads them without the lock (views never take it), at the
- * clock's `now`. Kinds that could not be read are in `problems`.
+ * clock's `now`. Kinds that could not be read are in `problems`. With PostgreSQL, also what the port
+ * says of the fleet (a server that does not answer: `Unreachable`, and the records are the state
+ * directory's), every text in it with the URL's password scrubbed.
  */
 export const readShared = (state: OpenedState, needs: Needs) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
-    // views never take the lock: no wait to give
-    const port = sharedStateLayer({ backend: "file", lockWaitMs: 0 }).pipe(Layer.provide(state.stateDir))
-    const snapshot: SharedSnapshot = yield* Effect.flatMap(SharedState, (s) => s.read(now, needs)).pipe(Effect.provide(port), Effect.scoped)
-    return { now, snapshot }
+    const port = cliStateLayer(state.backend).pipe(Layer.provide(state.stateDir))
+    const fleetMode = state.backend.state.backend === "postgres"
+    const { fleet, snapshot } = yield* Effect.gen(function* () {
+      const snapshot: SharedSnapshot = yield* Effect.flatMap(SharedState, (s) => s.read(now, needs))
+      return { snapshot, fleet: fleetMode ? yield* fleetOf(now) : undefined }
+    }).pipe(Effect.provide(port), Effect.scoped)
+    const facts = fleet === undefined ? undefined : fleetFacts(fleet.fleet, fleet.stats.fallbacks ?? 0, rawUrl(state.backend))
+    return { now, snapshot, ...(facts === undefined ? {} : { fleet: facts }) }
   })
 
 /** Reads every claim, cooldown, quota and fallback record (openState says which may be deleted); a kind that cannot be read is StateUnreadable. */
@@ -94,13 +105,13 @@ export const readState = (flag: string | undefined) =>
   Effect.gen(function* () {
     const opened = yield* openState(flag)
     const { dir, exists, warnings } = opened
-    const { now, snapshot } = yield* readShared(opened, ALL_RECORDS)
+    const { fleet, now, snapshot } = yield* readShared(opened, ALL_RECORDS)
     // an unreadable permits file is a warning (the next permit step rewrites it whole); claims and cooldowns are not
     const problem = snapshot.problems.find((p) => p.kind !== "permits")
     if (problem !== undefined) return yield* new StateUnreadable({ dir, reason: problem.reason })
     const permitProblems = snapshot.problems.filter((p) => p.kind === "permits").map(problemText)
     const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
-    return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...permitProblems] } satisfies StateSnapshot
+    return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...permitProblems], ...(fleet === undefined ? {} : { fleet }) } satisfies StateSnapshot
   })
 
 /** The CLI's pool: `--pool FILE`, the user config directory, the bundled preset, the built-in fallback (SPEC §9). */

@@ -35,7 +35,9 @@ export const statusRun = (args: StatusFlags) =>
       fallbacks: state.fallbacks,
       permits,
       now: state.now,
-      warnings: [...pool.warnings, ...state.warnings]
+      warnings: [...pool.warnings, ...state.warnings],
+      // fleet mode (issue 22): the hosts sharing the PostgreSQL state, or the line saying it did not answer
+      ...(state.fleet === undefined ? {} : { fleet: state.fleet })
     })
     yield* Console.log(args.json ? printableJson(JSON.stringify(view)) : renderStatus(view, { now: state.now, processes: state.processes }))
   })

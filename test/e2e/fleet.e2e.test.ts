@@ -50,6 +50,8 @@ const pg = (): PgCluster => {
   if (cluster === undefined) throw new Error("the PostgreSQL cluster starts in beforeAll")
   return cluster
 }
+/** `sql` over the cluster's socket; a failure (the schema not created yet) reads as `error: …`. */
+const psql = (sql: string): Promise<string> => pg().psql(sql).catch((e: unknown) => `error: ${String(e)}`)
 
 const options = (url: string) => ({
   models: { slots: [X, Y].map((model) => ({ model, weight: 1 })) },
@@ -105,7 +107,9 @@ const modelsAsked = async (token: string): Promise<ReadonlyArray<string>> =>
 
 /** Claims a host holds in PostgreSQL (every process row's claim map). */
 const pgClaimsOf = async (host: string): Promise<number> => {
-  const rows = (await pg().psql(`select body from ocpool.claims where host = '${host}'`)).split("\n").filter((l) => l !== "")
+  const out = await psql(`select body from ocpool.claims where host = '${host}'`)
+  if (out.startsWith("error: ")) return -1
+  const rows = out.split("\n").filter((l) => l !== "")
   return rows.reduce((n, body) => n + Object.keys((JSON.parse(body) as { claims?: Record<string, unknown> }).claims ?? {}).length, 0)
 }
 
@@ -132,7 +136,7 @@ const logOf = (oc: OpencodeHandle): string =>
 describe("US-52 fleet mode in the real opencode 1.18.33: two hosts share one PostgreSQL", () => {
   it("US-52 a 429 on host A cools the model in PostgreSQL and host B's next explore spawn avoids it, though B never saw a 429", async () => {
     // both hosts joined the fleet: one holder row each
-    expect(await until(() => pg().psql("select distinct host from ocpool.holders order by host"), (s) => s === "host-a\nhost-b\n", 20_000)).toBe("host-a\nhost-b\n")
+    expect(await until(() => psql("select distinct host from ocpool.holders order by host"), (s) => s === "host-a\nhost-b\n", 20_000)).toBe("host-a\nhost-b\n")
     // control: without a cooldown, B's explore runs on slot 1 (X), and its claim is released in PostgreSQL after
     const before = await spawnExplore(b, "b-before say hi", "idle")
     expect(await childModel(b, before.child), logOf(b)).toBe(X)
@@ -143,7 +147,7 @@ describe("US-52 fleet mode in the real opencode 1.18.33: two hosts share one Pos
     // A: the child on slot 1 gets a 429 with retry-after 120: X cools, committed to PostgreSQL
     const t0 = Date.now()
     const limited = await spawnExplore(a, "a-limited [[fake:429:120]]", "child")
-    const cooled = await until(() => pg().psql("select model, expires_at from ocpool.cooldowns"), (s) => s.includes(X), 30_000)
+    const cooled = await until(() => psql("select model, expires_at from ocpool.cooldowns"), (s) => s.includes(X), 30_000)
     const rows = cooled.split("\n").filter((l) => l !== "").map((l) => l.split("|"))
     expect(rows.map((r) => r[0]), logOf(a)).toEqual([X])
     expect(Number(rows[0]![1])).toBeGreaterThanOrEqual(t0 + 110_000)
@@ -168,7 +172,7 @@ describe("US-52 fleet mode in the real opencode 1.18.33: two hosts share one Pos
     expect(await until(() => at("hold.start"), (t) => t !== undefined, TURN_MS)).toBeDefined()
     const markB = await b.prompt(sb, `wait ${make("waiter")}`)
     // B's request is queued in PostgreSQL behind A's grant
-    const queue = await until(() => pg().psql("select host from ocpool.permits order by seq, pos"), (s) => s === "host-a\nhost-b\n", 30_000)
+    const queue = await until(() => psql("select host from ocpool.permits order by seq, pos"), (s) => s === "host-a\nhost-b\n", 30_000)
     expect(queue, logOf(b)).toBe("host-a\nhost-b\n")
     expect(at("waiter.start")).toBeUndefined()
     await a.waitIdle(sa, markA, TURN_MS)
@@ -179,6 +183,6 @@ describe("US-52 fleet mode in the real opencode 1.18.33: two hosts share one Pos
     expect(waiterStart!).toBeGreaterThanOrEqual(holdEnd!)
     expect(await bashOutput(b, sb)).toMatch(/\[opencode-pool\] waited \d+ (ms|s) for a heavy-work permit; 1 command ran before it/)
     expect(await bashOutput(a, sa)).not.toContain("[opencode-pool] waited")
-    expect(await until(() => pg().psql("select count(*) from ocpool.permits"), (s) => s.trim() === "0", 10_000)).toBe("0\n")
+    expect(await until(() => psql("select count(*) from ocpool.permits"), (s) => s.trim() === "0", 10_000)).toBe("0\n")
   }, 150_000)
 })

@@ -4,11 +4,13 @@
  * schema `ocpool`, its state directory (`--state-dir`, OCPOOL_STATE_DIR, the default) being the
  * fallback's; anything else is the file backend, as before. An invalid URL is one warning and the files.
  */
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { parseStateBackend, type StateBackend } from "../../core/state/fleet.js"
 import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
 import { SharedState, type FleetAnswer, type SharedStateStats } from "../../services/state/SharedState.js"
-import type { StateDir } from "../../services/state/StateDir.js"
+import { StateDir } from "../../services/state/StateDir.js"
+import type { FleetFacts } from "../../core/status.js"
+import { ownHostId } from "../../layers/state/StateDirFile.js"
 
 /**
  * How long a CLI view waits for the server (connecting, migrating, each read) before it shows the
@@ -62,3 +64,31 @@ export const scrubPassword = (text: string, url: string | undefined): string => 
 
 /** The raw URL of a PostgreSQL backend (for scrubbing), else undefined. */
 export const rawUrl = (backend: CliBackend): string | undefined => (backend.state.backend === "postgres" ? backend.state.url : undefined)
+
+/** The port's fleet answer as the status view takes it (NotFleet: none), its free text scrubbed of the password. */
+export const fleetFacts = (answer: FleetAnswer, fallbacks: number, url: string | undefined): FleetFacts | undefined => {
+  const scrub = (t: string) => scrubPassword(t, url)
+  switch (answer._tag) {
+    case "NotFleet":
+      return undefined
+    case "Unreachable":
+      return { ...answer, url: scrub(answer.url), reason: scrub(answer.reason), fallbacks }
+    case "Fleet":
+      return { _tag: "Fleet", view: { ...answer.view, url: scrub(answer.view.url) }, fallbacks }
+  }
+}
+
+/**
+ * The fleet alone (`ocpool permits`, `ocpool doctor`): undefined with the file backend, else what a
+ * port over PostgreSQL says of it (no state directory needed: the fleet is never read from files).
+ */
+export const readFleet = (backend: CliBackend = cliBackend()): Effect.Effect<FleetFacts | undefined> =>
+  Effect.suspend(() => {
+    if (backend.state.backend !== "postgres") return Effect.succeed(undefined)
+    const dir = Layer.succeed(StateDir, { dir: undefined, trusted: false, pid: process.pid, host: ownHostId(), startTime: null })
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => fleetOf(now)).pipe(
+      Effect.map(({ fleet, stats }) => fleetFacts(fleet, stats.fallbacks ?? 0, rawUrl(backend))),
+      Effect.provide(cliStateLayer(backend).pipe(Layer.provide(dir))),
+      Effect.scoped
+    )
+  })

@@ -250,8 +250,9 @@ export const makeEngine = (config: EngineConfig) =>
           fallbacks,
           ...(decided?.type === "status" ? { decided } : {})
         })
-        const { failOpens } = yield* store.stats
-        return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}`
+        const { failOpens, fallbacks: onFiles } = yield* store.stats
+        const fleet = onFiles !== undefined && onFiles > 0 ? `\nfleet fallbacks: ${onFiles} (PostgreSQL did not answer; decided on the state directory)` : ""
+        return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}${fleet}`
       }).pipe(Effect.withSpan("PoolEngine.statusText")),
       state: Effect.withSpan(stateNow, "PoolEngine.state"),
       settle: Effect.withSpan(Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)), "PoolEngine.settle"),

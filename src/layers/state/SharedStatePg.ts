@@ -144,14 +144,14 @@ const make = (o: PgStateOptions) =>
 
     const hosts = (now: number) =>
       orDown(
-        sql<{ host: string; processes: string | number; live: string | number; lease_until: string | number; claims: string | number; permits: string | number }>`
-        SELECT h.host, count(*) AS processes, count(*) FILTER (WHERE h.lease_until >= ${now}) AS live, max(h.lease_until) AS lease_until,
+        sql<{ host: string; processes: string | number; live: string | number; lease_until: string | number; fallbacks: string | number; claims: string | number; permits: string | number }>`
+        SELECT h.host, count(*) AS processes, count(*) FILTER (WHERE h.lease_until >= ${now}) AS live, max(h.lease_until) AS lease_until, sum(h.fallbacks) AS fallbacks,
           coalesce((SELECT sum(jsonb_array_length(CASE WHEN jsonb_typeof(c.body::jsonb -> 'claims') = 'object' THEN (SELECT jsonb_agg(k) FROM jsonb_object_keys(c.body::jsonb -> 'claims') k) ELSE '[]'::jsonb END)) FROM claims c WHERE c.host = h.host), 0) AS claims,
           (SELECT count(*) FROM permits p WHERE p.host = h.host) AS permits
         FROM holders h GROUP BY h.host ORDER BY h.host`
       ).pipe(
         Effect.map((rows): ReadonlyArray<FleetHost> =>
-          rows.map((r) => ({ host: r.host, processes: Number(r.processes), live: Number(r.live), leaseUntil: Number(r.lease_until), claims: Number(r.claims), permits: Number(r.permits) }))
+          rows.map((r) => ({ host: r.host, processes: Number(r.processes), live: Number(r.live), leaseUntil: Number(r.lease_until), fallbacks: Number(r.fallbacks), claims: Number(r.claims), permits: Number(r.permits) }))
         )
       )
 
@@ -199,7 +199,7 @@ const make = (o: PgStateOptions) =>
         now,
         Math.max(1_000, o.lockWaitMs),
         Effect.gen(function* () {
-          yield* orDown(renewLease(sql, id, now))
+          yield* orDown(renewLease(sql, id, now, (yield* Ref.get(mode)).fallbacks.count))
           yield* claims.republish(now)
           yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)
           yield* orDown(sql`DELETE FROM claims c USING holders h WHERE h.host = c.host AND h.pid = c.pid AND h.lease_until < ${now}`)

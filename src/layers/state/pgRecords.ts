@@ -69,10 +69,10 @@ export interface PgIdentity {
 
 const START_TOKEN_TTL_MS = 1_000
 
-/** The holder row's upsert: its lease renewed to `now + leaseMs`. */
-export const renewLease = (sql: SqlClient.SqlClient, id: PgIdentity, now: number) =>
-  sql`INSERT INTO holders (host, pid, start_token, lease_until, seen_at) VALUES (${id.host}, ${id.pid}, ${id.startToken}, ${now + id.leaseMs}, ${now})
-      ON CONFLICT (host, pid) DO UPDATE SET start_token = EXCLUDED.start_token, lease_until = EXCLUDED.lease_until, seen_at = EXCLUDED.seen_at`
+/** The holder row's upsert: its lease renewed to `now + leaseMs`, with the decisions this process made on files so far. */
+export const renewLease = (sql: SqlClient.SqlClient, id: PgIdentity, now: number, fallbacks: number) =>
+  sql`INSERT INTO holders (host, pid, start_token, lease_until, seen_at, fallbacks) VALUES (${id.host}, ${id.pid}, ${id.startToken}, ${now + id.leaseMs}, ${now}, ${fallbacks})
+      ON CONFLICT (host, pid) DO UPDATE SET start_token = EXCLUDED.start_token, lease_until = EXCLUDED.lease_until, seen_at = EXCLUDED.seen_at, fallbacks = EXCLUDED.fallbacks`
 
 interface ClaimRow {
   readonly host: string

@@ -19,8 +19,8 @@ export const MIGRATIONS_TABLE = "ocpool_migrations"
 
 const v1 = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  // a holder: one row per process, its lease renewed by the heartbeat
-  yield* sql`CREATE TABLE IF NOT EXISTS holders (host text NOT NULL, pid integer NOT NULL, start_token text, lease_until bigint NOT NULL, seen_at bigint NOT NULL, PRIMARY KEY (host, pid))`
+  // a holder: one row per process, its lease renewed by the heartbeat (with the decisions it made on files)
+  yield* sql`CREATE TABLE IF NOT EXISTS holders (host text NOT NULL, pid integer NOT NULL, start_token text, lease_until bigint NOT NULL, seen_at bigint NOT NULL, fallbacks integer NOT NULL DEFAULT 0, PRIMARY KEY (host, pid))`
   // a process's claims (one row per plugin instance), `gen` orders its publishes
   yield* sql`CREATE TABLE IF NOT EXISTS claims (host text NOT NULL, pid integer NOT NULL, instance integer NOT NULL, gen bigint NOT NULL, body text NOT NULL, written_at bigint NOT NULL, PRIMARY KEY (host, pid, instance))`
   yield* sql`CREATE TABLE IF NOT EXISTS cooldowns (model text PRIMARY KEY, body text NOT NULL, expires_at bigint NOT NULL)`

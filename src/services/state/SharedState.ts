@@ -88,6 +88,8 @@ export interface FleetHost {
   readonly live: number
   /** The latest lease among its processes. */
   readonly leaseUntil: number
+  /** Decisions its processes made on their state directory because the server did not answer (as of their last heartbeat). */
+  readonly fallbacks: number
   readonly claims: number
   readonly permits: number
 }
