@@ -29,9 +29,9 @@ import { closedPort, startBenchCluster, type BenchCluster } from "./fleetCluster
 import { buildHooks, type Backend } from "./fleetHooks.js"
 
 const QUICK = flag("quick")
-const PICKS = arg("picks", QUICK ? 300 : 1500)
+const PICKS = arg("picks", QUICK ? 300 : 1000)
 const WARMUP = QUICK ? 50 : 150
-const HOST_PICKS = arg("host-picks", QUICK ? 200 : 600)
+const HOST_PICKS = arg("host-picks", QUICK ? 200 : 400)
 const HOSTS = 3
 const HOLD = 3
 const DOWN_PICKS = QUICK ? 100 : 300
@@ -304,10 +304,10 @@ const main = async (): Promise<void> => {
     const hungUrl = withPort(url, hung.port)
     const hungPick: Array<number> = []
     let hungFallbacks = 0
-    let t0 = nowMs()
+    const hungAt = nowMs()
     try {
       const sets = await Promise.all(Array.from({ length: HUNG_SETS }, (_, s) => buildHooks(stateDirOf(`hung${s}`), { backend: "postgres", url: hungUrl, schema }, LOCK_WAIT_MS, `x${s}`)))
-      await sleep(FLEET_RETRY_MS + 200 - (nowMs() - t0))
+      await sleep(FLEET_RETRY_MS + 200 - (nowMs() - hungAt))
       for (const h of sets) {
         const p = await h.pick()
         hungPick.push(p.ms)

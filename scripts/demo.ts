@@ -8,7 +8,7 @@
  * and what the pool saved, shows two sessions' test runs taking turns on a heavy-work budget of 1, then
  * replays the trace the plugin recorded. Loopback only; everything it starts is stopped at the end.
  */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,6 +17,7 @@ import { poolLogLines } from "../test/e2e/poolLog.js"
 import type { Cooldown } from "../src/core/cooldown.js"
 import { cooldownFileName, decodeCooldown } from "../src/core/cooldownFile.js"
 import { decodePermits } from "../src/layers/state/permitCodec.js"
+import { startBenchCluster, type BenchCluster } from "../bench/fleetCluster.js"
 
 const root = new URL("../", import.meta.url).pathname
 const POOL = "# the demo pool: two free models on the fake provider, one slot each\nfakeB/pool-b 1\nfakeB/pool-c 1\n"
@@ -177,6 +178,60 @@ const popup = (argv: ReadonlyArray<string>): string => {
 
 let fake: FakeLlm | undefined
 let oc: OpencodeHandle | undefined
+/** Step 9: `ocpool fleet drive` as two hosts on a throwaway PostgreSQL (the plugin's own route path, no opencode needed). */
+const fleetStep = async (dir: string): Promise<void> => {
+  let cluster: BenchCluster
+  try {
+    cluster = await startBenchCluster()
+  } catch (e) {
+    console.log(`(skipped: ${e instanceof Error ? e.message : String(e)})`)
+    return
+  }
+  try {
+    const cli = join(root, "bin/ocpool.js")
+    const init = spawnSync(process.execPath, [cli, "fleet", "init", "--url", cluster.url], { encoding: "utf8", timeout: 60_000 })
+    console.log(`$ ocpool fleet init --url postgres://ocpool:…@127.0.0.1:${cluster.port}/ocpool   # exit ${init.status}\n${init.stdout.trimEnd()}${init.stderr === "" ? "" : `\n${init.stderr.trimEnd()}`}`)
+    const slots = [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/pool-c", weight: 1 }]
+    const configOf = (host: string) => {
+      const file = join(dir, `fleet-${host}.json`)
+      mkdirSync(join(dir, `state-${host}`), { recursive: true, mode: 0o700 })
+      writeFileSync(file, JSON.stringify({ state: { backend: "postgres", url: cluster.url }, stateDir: join(dir, `state-${host}`), lockWaitMs: 5_000, models: { slots } }))
+      return file
+    }
+    const startAt = Date.now() + 2_000
+    const drive = (host: string, picks: number, more: ReadonlyArray<string>) =>
+      new Promise<Array<Record<string, unknown>>>((resolve) => {
+        const args = [cli, "fleet", "drive", "--config", configOf(host), "--picks", String(picks), "--hold", "1", "--seed", "7", "--pause-ms", "600", "--start-at", String(startAt), ...more]
+        const child = spawn(process.execPath, args, { env: { ...process.env, OCPOOL_HOST_ID: host, OCPOOL_STATE_URL: "" }, stdio: ["ignore", "pipe", "ignore"] })
+        let out = ""
+        child.stdout.on("data", (b: Buffer) => (out += b.toString()))
+        child.on("close", () => resolve(out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>)))
+      })
+    console.log("host-a picks 3 times, host-b 8 times (base explore, slots fakeB/pool-b and fakeB/pool-c, weight 1, each host holding one claim); host-a answers a 429 for fakeB/pool-b after its 1st pick")
+    const [a, b] = await Promise.all([drive("host-a", 3, ["--cool-after", "1", "--cool-model", "fakeB/pool-b", "--cool-ms", "60000"]), drive("host-b", 8, [])])
+    const cool = a.find((e) => e.ev === "cool")
+    const t0 = Math.min(...[...a, ...b].filter((e) => typeof e.at === "number").map((e) => e.at as number))
+    const when = (e: Record<string, unknown>) => `${(((e.at as number) - t0) / 1000).toFixed(2)} s`
+    for (const e of [...a, ...b].filter((x) => x.ev === "pick" || x.ev === "cool").sort((x, y) => (x.at as number) - (y.at as number))) {
+      if (e.ev === "cool") console.log(`  ${when(e)}  ${e.host} cools ${e.model} (429) until ${new Date(e.until as number).toISOString().slice(11, 19)}Z, committed to PostgreSQL`)
+      else console.log(`  ${when(e)}  ${e.host} picks ${e.model} (slot ${e.slot}, ${e.pass} pass, load ${e.load}/${e.cap})${(e.cooling as Array<string>).length > 0 ? `  cooling: ${(e.cooling as Array<string>).join(", ")}` : ""}`)
+    }
+    if (cool === undefined) throw new Error("host-a never cooled fakeB/pool-b")
+    const after = b.filter((e) => e.ev === "pick" && (e.at as number) > (cool.at as number) + 1_000)
+    if (after.length === 0) throw new Error("host-b made no pick after host-a's cooldown")
+    if (after.some((e) => e.model === "fakeB/pool-b")) throw new Error("host-b picked the model host-a had cooled")
+    console.log(`  -> host-b never saw a 429, yet its ${after.length} picks from 1 s after host-a's cooldown all avoided fakeB/pool-b`)
+    const fleet = spawnSync(process.execPath, [cli, "status"], { encoding: "utf8", timeout: 60_000, env: { ...process.env, OCPOOL_STATE_URL: cluster.url, OCPOOL_STATE_DIR: join(dir, "state-host-a") } })
+    const lines = fleet.stdout.split("\n")
+    const from = lines.findIndex((l) => l.startsWith("fleet:"))
+    const cooling = lines.findIndex((l) => /^cool/.test(l))
+    console.log(`$ OCPOOL_STATE_URL=postgres://… ocpool status   # its fleet and cooling sections`)
+    for (const at of [from, cooling]) if (at >= 0) console.log(lines.slice(at, (lines.findIndex((l, i) => i > at && l.trim() === "") + 1 || lines.length + 1) - 1).join("\n"))
+  } finally {
+    await cluster.stop()
+  }
+}
+
 const traceDir = mkdtempSync(join(tmpdir(), "ocpool-demo-trace-"))
 const desktop = fakeDesktop(traceDir)
 try {
@@ -357,7 +412,10 @@ try {
   for (const l of waited) console.log(l)
   console.log("other shells and agents take the same turns: ocpool run -- npm test; ocpool mcp for other harnesses (docs/OPERATIONS.md, Heavy work)")
 
-  step("9. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  step("9. fleet mode: two hosts share one PostgreSQL; a 429 one host saw cools the model for the other")
+  await fleetStep(traceDir)
+
+  step("10. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
   const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
   const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
   const lines = readFileSync(trace, "utf8").trim().split("\n")

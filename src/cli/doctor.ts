@@ -34,6 +34,9 @@ import { budgetsJson } from "../core/permits/view.js"
 import { readMachineFacts } from "../layers/permits/MachineFactsProc.js"
 import { machineText } from "./permits.js"
 import { cliBudgets } from "./shared/budgets.js"
+import { cliBackend, rawUrl, readFleet, scrubPassword, type CliBackend } from "./shared/backend.js"
+import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js"
+import { SCHEMA_VERSION } from "../layers/state/pgSchema.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {
@@ -231,6 +234,30 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
   return { id: "state-dir", status: notes.length > 0 ? "warn" : "ok", detail: `${dir} mode ${m.toString(8)}${notes.length > 0 ? `; ${notes.join("; ")}` : ""}` }
 }
 
+/**
+ * Which shared-state backend the CLI (and, with the same OCPOOL_STATE_URL, the plugin) uses (issue 22):
+ * the files, or PostgreSQL with its URL masked, schema, round trip and schema version. A server that
+ * does not answer is a warning (the plugin then decides on the state directory), as is a schema
+ * migrated by a newer ocpool or an OCPOOL_STATE_URL that cannot be used.
+ */
+export const backendCheck = (backend: CliBackend, fleet: FleetFacts | undefined): Check => {
+  const id = "state-backend"
+  if (backend.state.backend === "file" || fleet === undefined) {
+    return backend.warnings.length > 0 ? { id, status: "warn", detail: backend.warnings.join("; ") } : { id, status: "ok", detail: "file (the state directory)" }
+  }
+  const f = fleetEntry(fleet)
+  if (!f.reachable) return { id, status: "warn", detail: `${fleetBackendText(f)} did not answer (${f.reason}): the plugin decides on the state directory until it does` }
+  const live = f.hosts.filter((h) => h.live).length
+  const version =
+    f.schemaVersion > SCHEMA_VERSION
+      ? ": migrated by a newer ocpool; update opencode-pool on this host"
+      : f.schemaVersion < SCHEMA_VERSION
+        ? ": not migrated (ocpool fleet init creates the schema)"
+        : ""
+  const detail = `${fleetBackendText(f)}; round trip ${f.roundTripMs} ms; schema version ${f.schemaVersion} (expected ${SCHEMA_VERSION})${version}; host ${f.host}; ${f.hosts.length} host${f.hosts.length === 1 ? "" : "s"} on record, ${live} live`
+  return { id, status: version === "" ? "ok" : "warn", detail }
+}
+
 /** Where opencode's config files are (global, project, `OPENCODE_CONFIG`); the global ones are skipped without a home. */
 export const opencodeConfigs = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ReadonlyArray<string> => {
   const global = opencodeGlobalDir(env)
@@ -345,6 +372,13 @@ export const runChecks = (stateFlag: string | undefined, probe = false, facts: N
     const groups: Array<ReadonlyArray<Check>> = []
     groups.push(yield* guarded("pool", poolCheck))
     groups.push(yield* guarded("state-dir", () => stateDirCheck(stateDirFor(stateFlag))))
+    const backend = cliBackend()
+    groups.push(
+      yield* readFleet(backend).pipe(
+        Effect.map((fleet) => [backendCheck(backend, fleet)]),
+        Effect.catchAllCause((cause) => Effect.succeed([{ id: "state-backend", status: "fail" as const, detail: scrubPassword(`the check itself failed: ${oneLine(Cause.squash(cause))}`, rawUrl(backend)) }]))
+      )
+    )
     groups.push(yield* stateChecks(stateFlag))
     groups.push(yield* guarded("opencode-db", opencodeDbCheck))
     groups.push(yield* guarded("notifier", () => notifierDetail(selectNotifier(selectionOptions(facts, true)))))
@@ -397,7 +431,7 @@ export const doctorCommand = Command.make(
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription(
-    "Check the pool source, state directory, claims, cooldowns, lock, heavy-work permits, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
+    "Check the pool source, state directory, shared-state backend (files, or with OCPOOL_STATE_URL the PostgreSQL server: URL masked, round trip, schema version), claims, cooldowns, lock, heavy-work permits, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
   ))
 
 /** The machine's facts heavy-work capacity `auto` is read from (issue 21): effective CPUs, memory, pressure. */

@@ -26,7 +26,10 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["run"],
   ["permits"],
   ["permits", "release"],
-  ["mcp"]
+  ["mcp"],
+  ["fleet"],
+  ["fleet", "init"],
+  ["fleet", "drive"]
 ]
 
 /** Every argv (after `ocpool`) whose output is pre-rendered: each command's `--help` and `-h`, and `--version`. */

@@ -48,7 +48,7 @@ export const fleetDriveCommand = Command.make(
     startAt: text("start-at", "EPOCH_MS", "Required. Wall-clock time (epoch ms) of the first pick: the driver boots, prints its start line and waits until then"),
     coolAfter: text("cool-after", "K", "Optional, with --cool-model and --cool-ms: right after the K-th pick, cool --cool-model for --cool-ms as the plugin does on a 429 (rate_limit, model scope)"),
     coolModel: text("cool-model", "MODEL", "The model the 429 comes from (provider/model, one of the pool's slots)"),
-    coolMs: text("cool-ms", "W", "The 429's retry-after, in ms: the cooldown's window")
+    coolMs: text("cool-ms", "W", "The 429's retry-after, in ms: the cooldown's window (as in the plugin, under 1 s cools for 1 s; over 7 days counts as no stated window)")
   },
   (a) =>
     Effect.gen(function* () {

@@ -120,9 +120,9 @@ export const permitsRun = (flags: PermitsFlags) =>
       const permits = yield* Permits
       const facts = yield* MachineFacts
       // with OCPOOL_STATE_URL the budgets are the fleet's (the port reads them), and each host is summed up
-      const [budgets, machine, facts_] = yield* Effect.all([permits.status, facts.read, readFleet()], { concurrency: "unbounded" })
+      const [budgets, machine, seen] = yield* Effect.all([permits.status, facts.read, readFleet()], { concurrency: "unbounded" })
       const now = Date.now()
-      const fleet = facts_ === undefined ? undefined : fleetEntry(facts_)
+      const fleet = seen === undefined ? undefined : fleetEntry(seen)
       if (flags.json) return yield* Console.log(printableJson(JSON.stringify(permitsJson(budgets, machine, now, fleet))))
       // entries of another host are marked `on HOST`: this host as the plugin names itself (OCPOOL_HOST_ID, else the hostname)
       const host = ownHostId()

@@ -93,8 +93,10 @@ export const readShared = (state: OpenedState, needs: Needs) =>
     const port = cliStateLayer(state.backend).pipe(Layer.provide(state.stateDir))
     const fleetMode = state.backend.state.backend === "postgres"
     const { fleet, snapshot } = yield* Effect.gen(function* () {
+      // the fleet first: a host whose lease ran out is shown once as expired, with the claims the read then removes
+      const fleet = fleetMode ? yield* fleetOf(now) : undefined
       const snapshot: SharedSnapshot = yield* Effect.flatMap(SharedState, (s) => s.read(now, needs))
-      return { snapshot, fleet: fleetMode ? yield* fleetOf(now) : undefined }
+      return { snapshot, fleet }
     }).pipe(Effect.provide(port), Effect.scoped)
     const facts = fleet === undefined ? undefined : fleetFacts(fleet.fleet, fleet.stats.fallbacks ?? 0, rawUrl(state.backend))
     return { now, snapshot, ...(facts === undefined ? {} : { fleet: facts }) }

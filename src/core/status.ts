@@ -51,6 +51,8 @@ export interface FleetHostFacts {
   readonly processes: number
   readonly live: number
   readonly leaseUntil: number
+  /** Decisions its processes made on their state directory while the server did not answer (as of their last heartbeat). */
+  readonly fallbacks?: number
   readonly claims: number
   readonly permits: number
 }
@@ -84,6 +86,8 @@ export interface FleetHostEntry {
   readonly leaseUntil: number
   readonly claims: number
   readonly permits: number
+  /** Decisions its processes made on the state directory while PostgreSQL did not answer. */
+  readonly fallbacks: number
 }
 
 /** The `fleet` object of `ocpool status --json` (the URL masked). */
@@ -123,7 +127,8 @@ export const fleetEntry = (f: FleetFacts): FleetEntry =>
             liveProcesses: h.live,
             leaseUntil: h.leaseUntil,
             claims: h.claims,
-            permits: h.permits
+            permits: h.permits,
+            fallbacks: h.fallbacks ?? 0
           })),
         fallbacks: f.fallbacks
       }
@@ -279,7 +284,8 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n =
 /** A host's line: `host-a (this host)  live, lease until 12:00:30Z  2 processes  3 claims  1 permit`. */
 export const fleetHostLine = (h: FleetHostEntry, now: number): string => {
   const lease = h.live ? `live (${h.liveProcesses}/${plural(h.processes, "process", "processes")}), lease until ${clock(h.leaseUntil)}Z` : `lease expired ${clock(h.leaseUntil)}Z (${remaining(now - h.leaseUntil)} ago)`
-  return `${h.host}${h.self ? " (this host)" : ""}  ${lease}  ${plural(h.claims, "claim")}  ${plural(h.permits, "permit")}`
+  const fallbacks = h.fallbacks > 0 ? `  ${plural(h.fallbacks, "decision")} made on files (server away)` : ""
+  return `${h.host}${h.self ? " (this host)" : ""}  ${lease}  ${plural(h.claims, "claim")}  ${plural(h.permits, "permit")}${fallbacks}`
 }
 
 /** The backend's line: `postgres postgres://u:***@db:5432/ocpool schema ocpool`. */

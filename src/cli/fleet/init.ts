@@ -7,10 +7,10 @@
 import { Console, Data, Effect, Layer, Logger, LogLevel } from "effect"
 import { checkUrl, DEFAULT_SCHEMA, FLEET_LEASE_MS, maskUrl, type StateBackend } from "../../core/state/fleet.js"
 import { printable } from "../../core/printable.js"
-import { AppLogMemory, type MemoryLine } from "../../layers/opencode/AppLogMemory.js"
 import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
 import { StateDirFile } from "../../layers/state/StateDirFile.js"
 import { SharedState } from "../../services/state/SharedState.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
 import { BadInput } from "../errors.js"
 
 /** How long `fleet init` waits for the server (connect, migrate, answer). */
@@ -51,12 +51,12 @@ export const fleetInitRun = (flags: FleetInitFlags, env: Readonly<Record<string,
     if (!SCHEMA_NAME.test(schema)) return yield* new BadInput({ message: `--schema ${JSON.stringify(schema)} invalid (lower-case letters, digits and _, at most 63, not starting with a digit)` })
     const masked = maskUrl(url)
     const state: StateBackend = { backend: "postgres", url, schema, leaseMs: FLEET_LEASE_MS, from: "option" }
-    const logs: Array<MemoryLine> = []
-    const log = AppLogMemory(logs)
+    // the backend's own log lines (a fallback warning) say less than the one line below: not printed;
+    // no logger is installed either, so the migrator's debug lines stay out of the output
+    const log = Layer.succeed(AppLog, { log: () => Effect.void })
     const layer = sharedStateLayer(backendOptions(state, INIT_WAIT_MS)).pipe(Layer.provideMerge(StateDirFile(undefined, { ...env })), Layer.provide(log))
     const answer = yield* Effect.flatMap(SharedState, (s) => Effect.flatMap(Effect.clockWith((c) => c.currentTimeMillis), (now) => s.fleet(now))).pipe(
       Effect.provide(layer),
-      // the migrator's debug lines ("Running migration") are not this command's output
       Logger.withMinimumLogLevel(LogLevel.Info)
     )
     if (answer._tag === "NotFleet") return yield* new FleetUnreachable({ message: `fleet init: ${printable(masked)} did not select the PostgreSQL backend` })

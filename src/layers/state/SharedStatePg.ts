@@ -127,6 +127,10 @@ const make = (o: PgStateOptions) =>
 
     const viaPg = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted: boolean): Effect.Effect<A> =>
       Effect.zipRight(ensureSchema, onPg).pipe(
+        // the SQL client acquires a connection and ends a transaction uninterruptibly: a server that
+        // accepts and never answers would hold the timeout until the connect timeout; disconnected, the
+        // decision moves on at `waitMs` and the abandoned attempt finishes (or fails) by itself
+        Effect.disconnect,
         Effect.timeoutFail({ duration: Math.max(1, waitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${waitMs} ms`, schemaMissing: false }) }),
         Effect.catchAllDefect((d) => (d instanceof FleetDown ? Effect.fail(d) : Effect.die(d))),
         Effect.tap(() => answered(now)),
@@ -139,6 +143,15 @@ const make = (o: PgStateOptions) =>
       if (d.commit.claims !== undefined) claims.remember(d.commit.claims)
       return d
     }
+
+    const nothingToWrite = (c: Commit): boolean =>
+      c.cool.length === 0 &&
+      c.uncool.length === 0 &&
+      (c.quota ?? []).length === 0 &&
+      (c.fallbacks ?? []).length === 0 &&
+      (c.endFallbacks ?? []).length === 0 &&
+      (c.permits === undefined || (c.permits.put.length === 0 && c.permits.remove.length === 0)) &&
+      (c.claims === undefined || (c.claims.claims.length === 0 && c.claims.reaped === 0 && !claims.published()))
 
     const waitOf = (needs: Needs) => (needs.permits === true ? Math.max(o.lockWaitMs, PERMITS_LOCK_WAIT_MS) : o.lockWaitMs)
 
@@ -174,7 +187,8 @@ const make = (o: PgStateOptions) =>
     const service: SharedStateService = {
       transact: (now, needs, decide) => either(now, waitOf(needs), pg.transact(now, needs, decide), file.transact(now, needs, remembering(decide))),
       commit: (now, c) =>
-        either(
+        // nothing to write (the engine's first commit publishes an empty table this process never published): no server round trip
+        nothingToWrite(c) ? Effect.void.pipe(Effect.withSpan("SharedState.commit")) : either(
           now,
           o.lockWaitMs,
           pg.commit(now, c),

@@ -148,6 +148,8 @@ export const pgClaims = (sql: SqlClient.SqlClient, id: PgIdentity) => {
     part,
     /** What this process last published, written again (a server that lost it, a return from the fallback). */
     republish: (now: number) => (last === undefined ? Effect.void : orDown(write(last, now, gen)).pipe(Effect.asVoid)),
+    /** Whether this process has published (or remembered) a claims table since it started. */
+    published: () => last !== undefined || gen > 0,
     /** Remembers claims committed elsewhere (the file backend, while the server was away). */
     remember: (own: OwnClaims) => {
       gen += 1
