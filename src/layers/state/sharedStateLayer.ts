@@ -20,7 +20,7 @@ interface Common {
 export type SharedStateOptions =
   | (Common & { readonly backend: "file"; readonly lockWaitMs: number })
   /** Fleet mode (issue 22): PostgreSQL at `url`, the state directory's files when it does not answer. */
-  | (Common & { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly lockWaitMs: number })
+  | (Common & { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly lockWaitMs: number; readonly view?: boolean })
   | (Common & { readonly backend: "memory"; readonly shared: MemoryState; readonly pid: number; readonly host?: string })
 
 /** The port over the chosen backend; the file backend reads `StateDir` (and logs through `AppLog` when there is one). */
@@ -35,6 +35,6 @@ export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<Share
   return wrap === undefined ? base : Layer.effect(SharedState, Effect.map(SharedState, wrap)).pipe(Layer.provide(base))
 }
 
-/** The selector's options for the backend the settings chose (core/state/fleet.ts). */
-export const backendOptions = (state: StateBackend, lockWaitMs: number): SharedStateOptions =>
-  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs } : { backend: "file", lockWaitMs }
+/** The selector's options for the backend the settings chose (core/state/fleet.ts); `view`: a process that only looks (no lease, no reaping). */
+export const backendOptions = (state: StateBackend, lockWaitMs: number, view = false): SharedStateOptions =>
+  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs, view } : { backend: "file", lockWaitMs }
