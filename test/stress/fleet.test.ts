@@ -41,11 +41,11 @@ import {
 import { bin, root, startDrive, wallNow, type Drive } from "./fleet/run.js"
 
 /**
- * Picks per process. The issue's figure is 300 (FLEET_PICKS=300); the default is 60 because every pick
- * takes the fleet-wide pool lock: on this shared 2-core machine the whole fleet makes about 10 picks a
- * second, so 24 × 300 picks would take 12 minutes or more.
+ * Picks per process: the issue's 300. Every pick takes the fleet-wide pool lock: on a quiet 2-core
+ * machine the fleet makes about 70 picks a second (24 × 300 in about 80 s); under heavy load it fell to
+ * about 10 a second, so FLEET_PICKS=60 is the quick setting.
  */
-const PICKS = Number(process.env.FLEET_PICKS ?? 60)
+const PICKS = Number(process.env.FLEET_PICKS ?? 300)
 const ENGINES = Number(process.env.FLEET_ENGINES ?? 8)
 const HOSTS = ["host-a", "host-b", "host-c"] as const
 const VICTIM = "host-c"
@@ -259,7 +259,8 @@ describe("US-52 fleet stress", () => {
       // a pick the drive could not route is reported on its stderr and left out of `done.picks`
       live.forEach((d, i) => expect(picksOf({ name: d.name, host: d.host, lines: d.lines, killed: false }).length, `${d.name} picks`).toBe(done[i]!.picks))
       const notRouted = live.flatMap((d) => d.stderr.filter((s) => /was not routed/.test(s.text)).map((s) => `${d.name}: ${s.text}`))
-      expect(notRouted.length, notRouted.join("\n")).toBeLessThanOrEqual(live.length)
+      // a pick in flight when the server stopped falls back like any other: every pick is routed
+      expect(notRouted, notRouted.join("\n")).toEqual([])
 
       // decisions that may have been made on files: from the restart until the process logged that it rejoined
       const away = new Map<string, Array<readonly [number, number]>>()
