@@ -38,7 +38,7 @@ const DOWN_PICKS = QUICK ? 100 : 300
 const DOWN_SETS = QUICK ? 3 : 6
 const HUNG_SETS = QUICK ? 2 : 4
 const STARTS = arg("starts", QUICK ? 8 : 20)
-const HUNG_STARTS = QUICK ? 2 : 3
+const HUNG_STARTS = QUICK ? 3 : 9
 const LOCK_WAIT_MS = 250
 /** Part 1 is measured with a wait long enough that no pick falls back to files under the machine's load. */
 const UP_LOCK_WAIT_MS = 60_000
@@ -381,9 +381,11 @@ const main = async (): Promise<void> => {
     const fallbackLimit = LOCK_WAIT_MS + FALLBACK_SLACK_MS
     console.log(`server down: max pick ${ms(downMax)}  (target <= L + ${FALLBACK_SLACK_MS} = ${fallbackLimit} ms); fallbacks counted ${downFallbacks}`)
     if (downMax > fallbackLimit) failures.push(`a pick with the server down took ${ms(downMax)}, above ${fallbackLimit} ms`)
+    // a server that accepts and never answers costs the whole wait, then the pick on files still has to be made
     const hungMax = Math.max(...hungPick)
-    console.log(`server hung: max pick ${ms(hungMax)} (L + ${ms(hungMax - LOCK_WAIT_MS)}); fallbacks counted ${hungFallbacks}`)
-    if (hungMax > fallbackLimit) failures.push(`a pick with the server hung took ${ms(hungMax)}, above ${fallbackLimit} ms`)
+    const hungLimit = fallbackLimit + quantile(filePick, 0.99)
+    console.log(`server hung: max pick ${ms(hungMax)} (L + ${ms(hungMax - LOCK_WAIT_MS)}; target <= L + ${FALLBACK_SLACK_MS} ms + the file pick's p99 = ${ms(hungLimit)}); fallbacks counted ${hungFallbacks}`)
+    if (hungMax > hungLimit) failures.push(`a pick with the server hung took ${ms(hungMax)}, above ${ms(hungLimit)}`)
     if (hungFallbacks === 0) failures.push("the hung-server run counted no fallback")
     for (const key of ["configured", "spawned"] as const) {
       const f = median(starts.file.map((x) => x[key]))
@@ -391,8 +393,10 @@ const main = async (): Promise<void> => {
       const limit = f * START_FACTOR + START_SLACK_MS
       console.log(`start to ${key === "configured" ? "config done" : "first spawn"}: postgres down ${ms(g, 1)} vs files ${ms(f, 1)}  (target <= files x ${START_FACTOR} + ${START_SLACK_MS} ms = ${ms(limit, 1)})`)
       if (g > limit) failures.push(`plugin start to ${key} with the server down ${ms(g, 1)} above ${ms(limit, 1)}`)
+      // hung: the first spawn cannot know the server will not answer, and waits L once
       const h = median(starts.hung.map((x) => x[key]))
-      if (h > limit) failures.push(`plugin start to ${key} with the server hung ${ms(h, 1)} above ${ms(limit, 1)}`)
+      const hungStartLimit = key === "spawned" ? limit + LOCK_WAIT_MS : limit
+      if (h > hungStartLimit) failures.push(`plugin start to ${key} with the server hung ${ms(h, 1)} above ${ms(hungStartLimit, 1)}`)
     }
     if (startFallbacks === 0) notes.push("the server-down starts counted no fallback (their first spawn went to files without asking)")
   } finally {

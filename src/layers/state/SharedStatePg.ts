@@ -162,8 +162,11 @@ const make = (o: PgStateOptions) =>
       Effect.zipRight(ensureSchema, onPg).pipe(
         // the SQL client acquires a connection and ends a transaction uninterruptibly: a server that
         // accepts and never answers would hold the timeout until the connect timeout; disconnected, the
-        // decision moves on at `waitMs` and the abandoned attempt finishes (or fails) by itself
+        // decision moves on at `waitMs` and the abandoned attempt finishes (or fails) by itself. The
+        // caller may be in an uninterruptible region (the engine's step): the attempt is made
+        // interruptible here, or the timeout would wait for it all the same
         Effect.disconnect,
+        Effect.interruptible,
         Effect.timeoutFail({ duration: Math.max(1, waitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${waitMs} ms`, schemaMissing: false }) }),
         Effect.catchAllDefect(asDown),
         Effect.tap(() => answered(now)),
@@ -230,7 +233,8 @@ const make = (o: PgStateOptions) =>
             return file.commit(now, c)
           })
         ),
-      read: (now, needs) => either(now, Math.max(1_000, o.lockWaitMs), pg.read(now, needs), file.read(now, needs), false),
+      // a read feeds decisions too (the engine reads before it answers some events): the same wait as a pick
+      read: (now, needs) => either(now, o.lockWaitMs, pg.read(now, needs), file.read(now, needs), false),
       removeOwn: Effect.zipRight(
         Clock.currentTimeMillis.pipe(Effect.flatMap((now) => either(now, Math.max(1_000, o.lockWaitMs), pg.removeOwn, Effect.void, false))),
         fileParts.claims.removeOwn
