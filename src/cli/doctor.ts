@@ -36,7 +36,7 @@ import { machineText } from "./permits.js"
 import { cliBudgets } from "./shared/budgets.js"
 import { cliBackend, rawUrl, readFleet, scrubPassword, type CliBackend } from "./shared/backend.js"
 import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js"
-import { SCHEMA_VERSION } from "../layers/state/pgSchema.js"
+import { SCHEMA_VERSION } from "../core/state/fleet.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {

@@ -303,7 +303,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         { name: "heavy", capacity: 1024, source: "option" },
         { name: "gpu", capacity: 1, source: "option" }
       ],
-      heavy: false
+      heavy: false,
+      state: { backend: "file" }
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

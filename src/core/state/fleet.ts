@@ -15,6 +15,8 @@ export const FLEET_RETRY_MS = 5_000
 /** The fallback's warning is logged at most once a minute. */
 export const FALLBACK_WARN_EVERY_MS = 60_000
 export const DEFAULT_SCHEMA = "ocpool"
+/** The fleet schema's version this build migrates to (src/layers/state/pgSchema.ts's highest migration). */
+export const SCHEMA_VERSION = 1
 
 export type StateBackend =
   | { readonly backend: "file" }

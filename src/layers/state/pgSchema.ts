@@ -8,6 +8,9 @@
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SCHEMA_VERSION } from "../../core/state/fleet.js"
+
+export { SCHEMA_VERSION }
 
 /** The advisory lock namespace of every fleet lock (`pg_advisory_xact_lock(FLEET_LOCK, key)`): "ocpl". */
 export const FLEET_LOCK = 0x6f63706c
@@ -32,9 +35,8 @@ const v1 = Effect.gen(function* () {
   yield* sql`CREATE INDEX IF NOT EXISTS permits_fifo ON permits (seq, pos)`
 })
 
-/** Every migration, by id: the schema version is the highest. */
+/** Every migration, by id: the schema version is the highest (SCHEMA_VERSION). */
 export const MIGRATIONS = { "1_fleet": v1 } as const
-export const SCHEMA_VERSION = 1
 
 /** Creates the schema and runs what is missing, under the migration lock; the ids it ran. */
 export const migrate = (sql: SqlClient.SqlClient, schema: string) =>
