@@ -208,7 +208,12 @@ const fleetStep = async (dir: string): Promise<void> => {
         child.on("close", () => resolve(out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>)))
       })
     console.log("host-a picks 3 times, host-b 8 times (base explore, slots fakeB/pool-b and fakeB/pool-c, weight 1, each host holding one claim); host-a answers a 429 for fakeB/pool-b after its 1st pick")
-    const [a, b] = await Promise.all([drive("host-a", 3, ["--cool-after", "1", "--cool-model", "fakeB/pool-b", "--cool-ms", "60000"]), drive("host-b", 8, [])])
+    const both = Promise.all([drive("host-a", 3, ["--cool-after", "1", "--cool-model", "fakeB/pool-b", "--cool-ms", "60000"]), drive("host-b", 8, [])])
+    // while host-b still picks: what `ocpool status` shows of the fleet
+    await sleep(Math.max(0, startAt + 1_500 - Date.now()))
+    writeFileSync(join(dir, "fleet-pool.txt"), POOL)
+    const fleet = spawnSync(process.execPath, [cli, "status", "--pool", join(dir, "fleet-pool.txt")], { encoding: "utf8", timeout: 60_000, env: { ...process.env, OCPOOL_STATE_URL: cluster.url, OCPOOL_HOST_ID: "desk", OCPOOL_STATE_DIR: join(dir, "state-desk") } })
+    const [a, b] = await both
     const cool = a.find((e) => e.ev === "cool")
     const t0 = Math.min(...[...a, ...b].filter((e) => typeof e.at === "number").map((e) => e.at as number))
     const when = (e: Record<string, unknown>) => `${(((e.at as number) - t0) / 1000).toFixed(2)} s`
@@ -221,12 +226,7 @@ const fleetStep = async (dir: string): Promise<void> => {
     if (after.length === 0) throw new Error("host-b made no pick after host-a's cooldown")
     if (after.some((e) => e.model === "fakeB/pool-b")) throw new Error("host-b picked the model host-a had cooled")
     console.log(`  -> host-b never saw a 429, yet its ${after.length} picks from 1 s after host-a's cooldown all avoided fakeB/pool-b`)
-    const fleet = spawnSync(process.execPath, [cli, "status"], { encoding: "utf8", timeout: 60_000, env: { ...process.env, OCPOOL_STATE_URL: cluster.url, OCPOOL_STATE_DIR: join(dir, "state-host-a") } })
-    const lines = fleet.stdout.split("\n")
-    const from = lines.findIndex((l) => l.startsWith("fleet:"))
-    const cooling = lines.findIndex((l) => /^cool/.test(l))
-    console.log(`$ OCPOOL_STATE_URL=postgres://… ocpool status   # its fleet and cooling sections`)
-    for (const at of [from, cooling]) if (at >= 0) console.log(lines.slice(at, (lines.findIndex((l, i) => i > at && l.trim() === "") + 1 || lines.length + 1) - 1).join("\n"))
+    console.log(`$ OCPOOL_STATE_URL=postgres://… OCPOOL_HOST_ID=desk ocpool status --pool demo-pool.txt   # at 1.5 s, from a third machine\n${fleet.stdout.trimEnd()}${fleet.stderr === "" ? "" : `\n${fleet.stderr.trimEnd()}`}`)
   } finally {
     await cluster.stop()
   }
