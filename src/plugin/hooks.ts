@@ -25,7 +25,7 @@ import { installQuotaFetch, type FailureReport, type ResponseReport } from "./qu
 import { slotsOf } from "../core/engine/state.js"
 import { appendIndex, bashCall, bashEnd, coachTarget, engineEventsOf, requestOf, taskCall, taskEndClaim, userMessageOf } from "./events.js"
 import { heavyOf } from "../core/permits/heavy.js"
-import { PermitGate } from "../services/permits/PermitGate.js"
+import { PermitGate, PermitWaitEnded } from "../services/permits/PermitGate.js"
 import { Permits } from "../services/permits/Permits.js"
 import { budgetsJsonOf } from "../layers/permits/PermitsShell.js"
 import { permitSection } from "../core/permits/view.js"
@@ -169,7 +169,10 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         const bash = bashCall(input, field(output, "args"))
         if (bash !== undefined) {
           const h = heavyOf(bash.command, heavy)
-          if (h !== undefined) await run(permitGate.before({ session: bash.session, call: bash.call, command: reasonOf(bash.command), budget: h.budget, weight: h.weight }), "heavy-work permit")
+          if (h === undefined) return
+          const gate = await run(permitGate.before({ session: bash.session, call: bash.call, command: reasonOf(bash.command), budget: h.budget, weight: h.weight }), "heavy-work permit")
+          // the session was aborted while it waited: refused here, or opencode would still start it (US-51)
+          if (gate === "ended") throw new PermitWaitEnded(bash.session)
           return
         }
       }

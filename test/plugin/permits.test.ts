@@ -33,8 +33,9 @@ const after = (b: Booted, c: ReturnType<typeof bash>, text = "ok\n") => {
   return b.hooks["tool.execute.after"]!({ ...c.input, args: c.output.args } as never, output as never).then(() => output.output)
 }
 
+/** Whether `p` settled (resolved, or rejected: an aborted wait refuses the command) within `ms`. */
 const settledWithin = async (p: Promise<unknown>, ms: number): Promise<boolean> =>
-  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))])
+  Promise.race([p.then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))])
 
 describe("heavy bash commands in the plugin (issue 21)", () => {
   it("US-51 the second heavy command waits until the first has ended; a light one runs at once; the waited line is appended; the command is never rewritten", async () => {
@@ -64,6 +65,8 @@ describe("heavy bash commands in the plugin (issue 21)", () => {
     expect(await settledWithin(waiting, 400)).toBe(false)
     await event(b, "session.error", { sessionID: "ses_b", error: { name: "MessageAbortedError", data: { message: "aborted" } } })
     expect(await settledWithin(waiting, 1_000)).toBe(true)
+    // the hook refuses the tool call: opencode would otherwise still start the aborted session's command
+    await expect(waiting).rejects.toThrow(/was aborted while its command waited for a heavy-work permit; the command does not run/)
     const status = await a.hooks.tool!.pool_status!.execute({} as never, {} as never)
     expect(status).toMatch(/heavy: 1\/1 units used, 0 waiting/)
     expect(status).not.toContain("pytest")

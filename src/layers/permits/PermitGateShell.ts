@@ -56,10 +56,13 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       const holder = { host: dir.host, pid: dir.pid, startToken: dir.startTime, session: call.session, via: "plugin" as const }
       const { ticket, answer } = yield* permits.request({ budget: call.budget, weight: call.weight, reason: call.command, holder })
       const ended = yield* Deferred.make<void>()
-      if (answer.state === "granted") return yield* put(key, { session: call.session, ticket, ended, held: true })
+      if (answer.state === "granted") {
+        yield* put(key, { session: call.session, ticket, ended, held: true })
+        return "run" as const
+      }
       if (answer.state !== "queued") {
         yield* log.log("warn", `heavy-work permit for ${call.session}: not asked (${answer.state === "refused" ? answer.reason : answer.state}); the command runs without one`)
-        return
+        return "run" as const
       }
       yield* put(key, { session: call.session, ticket, ended, held: false })
       yield* log.log("info", `heavy-work permit for ${call.session}: queued at ${answer.position} (${call.budget}, weight ${call.weight}): ${call.command}`)
@@ -71,15 +74,16 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       yield* engine.apply({ type: "answered", session: call.session, id: askId(ticket) })
       if (outcome.state === "granted") {
         yield* put(key, { session: call.session, ticket, ended, held: true, waited: { ms: outcome.waitedMs, before: outcome.before } })
-        return
+        return "run" as const
       }
       yield* forget(key)
       if (outcome.state === "ended") {
         yield* permits.cancel(ticket, "aborted")
         yield* log.log("info", `heavy-work permit for ${call.session}: wait ended, the session was aborted`)
-        return
+        return "ended" as const
       }
       yield* log.log("warn", `heavy-work permit for ${call.session}: ${outcome.state === "gone" ? `request gone (${outcome.cause})` : "no grant"}; the command runs without one`)
+      return "run" as const
     })
 
     const after = Effect.fn("PermitGate.after")(function* (session: string, call: string) {
