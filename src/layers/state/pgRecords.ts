@@ -25,7 +25,7 @@ import { decodeQuota, encodeQuota, isStale, type QuotaRecord } from "../../core/
 import { holderGone, isLocal } from "../../core/state/holder.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import type { Needs, OwnClaims } from "../../services/state/SharedState.js"
-import { decodePermits, entryOf } from "./permitCodec.js"
+import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { judgePermits, type PermitJudge } from "./permitFiles.js"
 import { pidState, startTimeCache } from "./proc.js"
 import { byModel } from "./quotaFiles.js"
@@ -224,17 +224,17 @@ export const pgPermits = (sql: SqlClient.SqlClient, judge: PermitJudge, leaseMs:
       sql<PermitRow>`SELECT p.body, p.written_at, h.lease_until FROM permits p LEFT JOIN holders h ON h.host = p.host AND h.pid = p.pid ORDER BY p.seq, p.pos`
     ).pipe(
       Effect.map((rows) => {
+        // each row decoded once, as the file's entries are (an invalid one or a repeated id skipped)
         const lease = new Map<string, number>()
-        const bodies: Array<string> = []
+        const entries: Array<PermitEntry> = []
         for (const r of rows) {
+          if (entries.length >= PERMITS_MAX_ENTRIES) break
           const decoded = decodePermits(`{"v":1,"entries":[${r.body}]}`)
           const entry = decoded._tag === "Entries" ? decoded.entries[0] : undefined
-          if (entry === undefined) continue
-          bodies.push(r.body)
+          if (entry === undefined || lease.has(entry.id)) continue
+          entries.push(entry)
           lease.set(entry.id, r.lease_until === null ? Number(r.written_at) + leaseMs : Number(r.lease_until))
         }
-        const decoded = decodePermits(`{"v":1,"entries":[${bodies.join(",")}]}`)
-        const entries = decoded._tag === "Entries" ? decoded.entries : []
         return judgePermits(entries, (e: PermitEntry) => lease.get(e.id) ?? now, judge, now)
       })
     ),
