@@ -9,10 +9,11 @@ import { coach } from "../quota/coach.js"
 import { isChild } from "../session/tree.js"
 import { COACHED_MAX, slotsOf } from "./state.js"
 import { local, type Handlers } from "./turn.js"
+import { isRefreshSession } from "./context.js"
 
 export const coachHandlers: Handlers<"coach"> = {
   coach: local((turn, event) => {
-    if (isChild(turn.state, event.session)) return
+    if (isChild(turn.state, event.session) || isRefreshSession(turn.state, event.session)) return
     const at = turn.at
     const tried = turn.machine.episodes.get(event.session)?.tried ?? []
     const fallbackLeft = turn.machine.fallbacks.some((m) => m !== event.model && !tried.includes(m) && !isCooling(turn.machine.cooldowns.get(m), at))

@@ -67,6 +67,17 @@ export const logDecision = (turn: Turn, d: Decision, before: TraceState): void =
       } else if (d.reason === "signal") turn.log("info", `released claim=${d.claim} after ${turn.state.signalled.get(d.claim) ?? "signal"}`)
       return
     }
+    case "context_start":
+      turn.log("info", `context map: ${d.kind} ${d.run} starts (${d.paths.length + d.more} ${d.paths.length + d.more === 1 ? "path" : "paths"}${d.requested ? ", asked for" : ""}${d.condense ? ", over budget: asked to condense" : ""})`)
+      return
+    case "context_skip":
+      turn.log("debug", d.reason === "in_flight" ? `context map: ${d.run ?? "a run"} still in flight; ${d.pending} pending` : `context map: next run after ${isoTime(d.until ?? d.at)}; ${d.pending} pending`)
+      return
+    case "context_done":
+      if (d.outcome === "ok") turn.log("info", `context map: ${d.run} updated the map`)
+      else if (d.outcome === "unchanged") turn.log("warn", `context map: ${d.run} ended without changing the map (no map file was written)`)
+      else turn.log("warn", `context map: ${d.run} failed${d.reason === undefined ? "" : ` (${d.reason})`}; ${d.requeued} ${d.requeued === 1 ? "path goes" : "paths go"} back in the queue`)
+      return
     default:
       return
   }

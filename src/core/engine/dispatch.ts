@@ -4,6 +4,7 @@
  * answers `NeedSnapshot` up front and never discovers the need halfway.
  */
 import { coachHandlers } from "./coach.js"
+import { contextHandlers } from "./context.js"
 import { NEED_SNAPSHOT, type EngineEvent, type EventNeeds, type StepOutcome } from "./events.js"
 import { fallbackHandlers } from "./fallback.js"
 import { poolHandlers } from "./poolLine.js"
@@ -28,7 +29,8 @@ const HANDLERS: Handlers<EngineEvent["type"]> = {
   ...statusHandlers,
   ...fallbackHandlers,
   ...coachHandlers,
-  ...quotaHandlers
+  ...quotaHandlers,
+  ...contextHandlers
 }
 
 const handlerOf = <E extends EngineEvent>(event: E): Handler<E> => HANDLERS[event.type] as unknown as Handler<E>

@@ -11,6 +11,7 @@ import type { TraceInput } from "../trace/input.js"
 import type { AbortRequest } from "../trace/machine.js"
 import type { LogLevel } from "../options.js"
 import type { EngineState } from "./state.js"
+import type { LastRun, MapStamp } from "../context/refresh.js"
 
 export type { LogLevel } from "../options.js"
 
@@ -36,7 +37,8 @@ export type EngineEvent =
   | { readonly type: "ask"; readonly session: string; readonly id: string }
   | { readonly type: "answered"; readonly session: string; readonly id: string }
   | { readonly type: "busy"; readonly session: string }
-  | { readonly type: "idle"; readonly session: string }
+  /** `context`: the map as it is and whether a refresh was asked for (issue 23), added by the shell when the context map is on. */
+  | { readonly type: "idle"; readonly session: string; readonly context?: { readonly map: MapStamp; readonly requested: boolean } | undefined }
   | { readonly type: "output"; readonly session: string }
   /** `chat.params`: a model request of `session` starts, on `model` (`provider/model`) for `agent`. */
   | { readonly type: "request"; readonly session: string; readonly model?: string | undefined; readonly agent?: string | undefined }
@@ -73,6 +75,22 @@ export type EngineEvent =
     }
   /** A model request of `session` is being built (issue 12, US-49): the coaching line, when it is due. */
   | { readonly type: "coach"; readonly session: string; readonly model: string }
+  /** The context map's record as the state directory kept it (issue 23), at start: the project root and the refresh queue. */
+  | {
+      readonly type: "contextLoad"
+      readonly root: string
+      readonly maxBytes: number
+      readonly pending: ReadonlyArray<string>
+      readonly dropped: number
+      readonly lastStartedAt: number | undefined
+      readonly lastRun: LastRun | undefined
+    }
+  /** An edit, write or patch tool of `session` finished (issue 23): the paths it wrote, as the tool named them. */
+  | { readonly type: "contextEdit"; readonly session: string; readonly paths: ReadonlyArray<string> }
+  /** A refresh run's session was created and prompted (issue 23). */
+  | { readonly type: "contextBound"; readonly run: string; readonly session: string }
+  /** A refresh run could not be started (its session not created, or not prompted): it failed. */
+  | { readonly type: "contextEnd"; readonly run: string; readonly map: MapStamp; readonly reason: string }
 
 export interface Applied {
   readonly _tag: "Applied"
@@ -102,6 +120,19 @@ export interface Applied {
   readonly model?: string | undefined
   /** For `message`: the session whose fallback episode ended (its original recovered). */
   readonly ended?: string | undefined
+  /** A context map refresh run to start (issue 23): create its session, prompt it, answer `contextBound` or `contextEnd`. */
+  readonly refresh?: RefreshOrder | undefined
+}
+
+/** A `context_start` decision with what the shell needs to carry it out. */
+export interface RefreshOrder {
+  readonly run: string
+  readonly claim: string
+  /** The slot variant the spawn routed to (`context-<n>`), and its model. */
+  readonly agent: string
+  readonly model: string
+  readonly title: string
+  readonly prompt: string
 }
 
 /** A `switch` decision with what the shell needs to carry it out. */

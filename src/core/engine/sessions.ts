@@ -7,7 +7,8 @@ import { claimsTargeting } from "../trace/claimTable.js"
 import { lineage, withAnswer, withAsk, withBusy, withoutBusy } from "../session/tree.js"
 import { ACTIVITY_SAMPLE_MS, type EngineState } from "./state.js"
 import { endTask } from "./task.js"
-import { local, NONE, setIn, TRANSACT, type Handlers, type Turn } from "./turn.js"
+import { endRunOnIdle, idleEndsRun, idleMayRefresh, idleMayStart } from "./context.js"
+import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers, type Turn } from "./turn.js"
 
 /** Sampled activity (SPEC §6.4): at most once per ACTIVITY_SAMPLE_MS per session. */
 export const sampleActivity = (turn: Turn, session: string): void => {
@@ -38,12 +39,20 @@ export const sessionHandlers: Handlers<"activity" | "ask" | "answered" | "busy" 
     turn.state = withBusy(turn.state, event.session)
   }),
   idle: {
-    needs: (state, event) => (idleMayEndInSuccess(state, event.session) ? TRANSACT : NONE),
+    // a context map run may start (a spawn: every process's load) or end (its claim released)
+    needs: (state, event) =>
+      idleMayStart(state, event.session, event.context) ? TRANSACT_WITH_PEERS : idleMayEndInSuccess(state, event.session) || idleEndsRun(state, event.session) ? TRANSACT : NONE,
     run: (turn, event) => {
       if (!turn.state.busy.has(event.session)) return
+      if (idleEndsRun(turn.state, event.session)) {
+        endRunOnIdle(turn, event.context)
+        turn.state = withoutBusy(turn.state, event.session)
+        return
+      }
       turn.state = withoutBusy(turn.state, event.session)
       const c = turn.liveTarget(event.session)
       if (c !== undefined) endTask(turn, c.key, true)
+      else idleMayRefresh(turn, event.session, event.context)
     }
   },
   output: local((turn, event) => {

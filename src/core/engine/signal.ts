@@ -15,6 +15,7 @@ import { clockTime, clockTimeFrom } from "./decisionLog.js"
 import { primaryOf } from "./fallback.js"
 import { FAILURE_MATCH_MS, FAILURES_MAX, SIGNAL_DEDUPE_MS } from "./state.js"
 import { endTask } from "./task.js"
+import { noteRefreshError } from "./context.js"
 import { local, NONE, setIn, TRANSACT, type Handlers, type Turn } from "./turn.js"
 
 /** What the error of a session event carries, as far as it is read. */
@@ -84,6 +85,7 @@ export const signalHandlers: Handlers<"error" | "failed" | "retry"> = {
     needs: (_state, event) => (isAbort(event.error) ? NONE : TRANSACT),
     run: (turn, event) => {
       const e = errorShape(event.error)
+      noteRefreshError(turn, event.session, typeof e.name === "string" ? e.name : "an error")
       if (isAbort(event.error)) {
         const c = turn.liveTarget(event.session)
         if (c !== undefined) endTask(turn, c.key, false)

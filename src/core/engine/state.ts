@@ -52,6 +52,10 @@ export interface EngineState extends SessionTree {
   readonly primaries: ReadonlyMap<string, { readonly model: string | undefined; readonly agent: string | undefined }>
   /** Session → its last failed provider response (issue 19), for the retry status that follows it. */
   readonly failures: ReadonlyMap<string, Failure>
+  /** The context map's refresh sessions (issue 23) → when each was bound; REFRESH_SESSIONS_MAX newest kept. */
+  readonly refreshSessions: ReadonlyMap<string, number>
+  /** Why the refresh run in flight failed (an error in its session), until its end is applied. */
+  readonly refreshFailed: string | undefined
 }
 
 /** What a failed provider response said (status, headers, a bounded body), and when it was seen. */
@@ -83,7 +87,9 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   quotas: new Map(),
   coached: new Map(),
   primaries: new Map(),
-  failures: new Map()
+  failures: new Map(),
+  refreshSessions: new Map(),
+  refreshFailed: undefined
 })
 
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []

@@ -12,7 +12,7 @@ import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
 import { step, type AbortRequest, type TraceState } from "../trace/machine.js"
 import { logDecision } from "./decisionLog.js"
-import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine, SwitchOrder } from "./events.js"
+import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine, RefreshOrder, SwitchOrder } from "./events.js"
 import { readsShared } from "./sharedLines.js"
 import { peerCooling, peerLoad, type PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
@@ -41,6 +41,8 @@ export class Turn {
   readonly switches: Array<SwitchOrder> = []
   model: string | undefined
   ended: string | undefined
+  /** A context map refresh run to start (issue 23). */
+  refresh: RefreshOrder | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
   abortReason: string | undefined
 
@@ -134,7 +136,8 @@ export class Turn {
       coach: this.coachLine,
       switches: this.switches.length === 0 ? undefined : this.switches,
       model: this.model,
-      ended: this.ended
+      ended: this.ended,
+      refresh: this.refresh
     }
   }
 }

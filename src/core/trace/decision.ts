@@ -1,6 +1,7 @@
 /** The output lines of the spawn-trace state machine (TRACE.md §3). */
 import type { CoolReason } from "../cooldown.js"
 import type { PermitDecision } from "../permits/types.js"
+import type { ContextDecision } from "../context/refresh.js"
 import type { Pass } from "../routing.js"
 
 export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
@@ -63,3 +64,5 @@ export type Decision =
     }
   /** A permit machine decision (issue 21): queue, grant, release, cancel, pause, resume, refuse. */
   | PermitDecision
+  /** A context map refresh decision (issue 23): a run started, skipped, or done. */
+  | ContextDecision

@@ -2,6 +2,8 @@
 import type { Decision } from "./machine.js"
 import { PAUSE_AFTER_MS, type PermitDecision } from "../permits/types.js"
 import { isoTime as iso } from "../time.js"
+import type { ContextDecision } from "../context/refresh.js"
+import { moreLine } from "../context/prompt.js"
 
 export const formatDecision = (d: Decision): string => {
   switch (d.type) {
@@ -25,6 +27,45 @@ export const formatDecision = (d: Decision): string => {
       return JSON.stringify({ at: d.at, type: d.type, session: d.session, requested: d.requested, model: d.model })
     case "permit":
       return formatPermit(d)
+    case "context_start":
+    case "context_skip":
+    case "context_done":
+      return formatContext(d)
+  }
+}
+
+/** A context map decision, in its field order (docs/TRACE-FORMAT.md "Context map lines"); optional fields only when set. */
+const formatContext = (d: ContextDecision): string => {
+  switch (d.type) {
+    case "context_start":
+      return JSON.stringify({ at: d.at, type: d.type, run: d.run, kind: d.kind, claim: d.claim, paths: d.paths, more: d.more, condense: d.condense, requested: d.requested })
+    case "context_skip":
+      return JSON.stringify({ at: d.at, type: d.type, reason: d.reason, pending: d.pending, ...(d.run === undefined ? {} : { run: d.run }), ...(d.until === undefined ? {} : { until: d.until }) })
+    case "context_done":
+      return JSON.stringify({ at: d.at, type: d.type, run: d.run, outcome: d.outcome, requeued: d.requeued, ...(d.reason === undefined ? {} : { reason: d.reason }) })
+  }
+}
+
+const pathCount = (n: number): string => `${n} ${n === 1 ? "path" : "paths"}`
+
+/** One sentence per context map decision. */
+const explainContext = (d: ContextDecision): string => {
+  switch (d.type) {
+    case "context_start": {
+      const listed = d.paths.length === 0 ? "no path listed" : `${pathCount(d.paths.length)} listed${d.more > 0 ? ` (${moreLine(d.more)})` : ""}`
+      const why = d.requested ? "a refresh was asked for" : "a root session went idle with edits pending and no run in flight"
+      return `context map: ${d.kind === "bootstrap" ? "bootstrap (no map yet)" : "update"} ${d.run} starts on claim ${d.claim} because ${why}; ${listed}${d.condense ? "; the map is over its budget, so it is asked to condense" : ""}.`
+    }
+    case "context_skip":
+      return d.reason === "in_flight"
+        ? `context map: no run starts, ${d.run ?? "a run"} is still in flight; ${pathCount(d.pending)} wait.`
+        : `context map: no run starts before ${iso(d.until ?? d.at)} (runs are at least 10 minutes apart); ${pathCount(d.pending)} wait.`
+    case "context_done":
+      return d.outcome === "failed"
+        ? `context map: ${d.run} failed${d.reason === undefined ? "" : ` (${d.reason})`}; its ${pathCount(d.requeued)} go back in the queue.`
+        : d.outcome === "unchanged"
+          ? `context map: ${d.run} ended without changing any map file.`
+          : `context map: ${d.run} updated the map.`
   }
 }
 
@@ -84,6 +125,10 @@ export const explainDecision = (d: Decision): string => {
       return `status: next is slot ${d.next.slot} (${d.next.model}) in the ${d.next.pass} pass; loads [${d.slots.map((s) => `${s.load}/${s.cap}`).join(", ")}]; ${d.reaped} reaped.`
     case "permit":
       return explainPermit(d)
+    case "context_start":
+    case "context_skip":
+    case "context_done":
+      return explainContext(d)
   }
 }
 

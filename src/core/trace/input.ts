@@ -13,6 +13,8 @@ import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../limits.js"
 import { echo } from "../printable.js"
 import type { QuotaLevel } from "../quota/low.js"
 import { decodePermit, type PermitLine } from "./permitInput.js"
+import { decodeContext } from "./contextInput.js"
+import type { ContextLine } from "../context/refresh.js"
 
 export type { PermitLine } from "./permitInput.js"
 
@@ -115,6 +117,8 @@ export type TraceInput =
   | { readonly type: "switched"; readonly at: number; readonly session: string; readonly to: string; readonly ok: boolean }
   /** A step of the permit machine (issue 21) with everything it read: the op, the capacities, the entries. */
   | PermitLine
+  /** The context map's refresh machine (issue 23): edits collected, idles, runs bound and ended. */
+  | ContextLine
 
 /** A line that cannot be decoded; the caller adds the line number. */
 export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
@@ -370,6 +374,14 @@ const decodeOrThrow = (line: string): TraceInput => {
       return { type: "switched", at, session: str(o, "session"), to: str(o, "to"), ok: reqBool(o, "ok") }
     case "permit": {
       const r = decodePermit(o, at)
+      return "invalid" in r ? fail(r.invalid) : r
+    }
+    case "context_load":
+    case "context_edit":
+    case "context_idle":
+    case "context_bound":
+    case "context_end": {
+      const r = decodeContext(o, o.type as string, at)
       return "invalid" in r ? fail(r.invalid) : r
     }
     default:

@@ -16,6 +16,7 @@ import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "..
 import { type ReaperTiming, DEFAULT_TIMING } from "../reaper.js"
 import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../signals.js"
 import { stepPermits } from "../permits/machine.js"
+import { isContextLine, initialRefresh, stepRefresh, type RefreshState } from "../context/refresh.js"
 import { withNewest } from "../newest.js"
 import { slotStatus } from "../slotStatus.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, tableLoads, type ClaimTable } from "./claimTable.js"
@@ -46,6 +47,8 @@ export interface TraceState {
   readonly fallbacks: ReadonlyArray<string>
   /** Root session → its fallback episode (US-50); EPISODES_MAX newest kept. */
   readonly episodes: ReadonlyMap<string, Episode>
+  /** The context map's refresh machine (issue 23). */
+  readonly context: RefreshState
 }
 
 /** How many root sessions' fallback episodes are remembered; the oldest is forgotten first. */
@@ -65,6 +68,7 @@ class State implements TraceState {
   readonly timing: ReaperTiming | undefined
   readonly fallbacks: ReadonlyArray<string>
   readonly episodes: ReadonlyMap<string, Episode>
+  readonly context: RefreshState
   constructor(f: Omit<TraceState, "claims">) {
     this.slots = f.slots
     this.table = f.table
@@ -76,6 +80,7 @@ class State implements TraceState {
     this.timing = f.timing
     this.fallbacks = f.fallbacks
     this.episodes = f.episodes
+    this.context = f.context
   }
   get claims(): ReadonlyArray<Claim> {
     return claimList(this.table)
@@ -95,7 +100,8 @@ const stateFields = (s: TraceState): Omit<TraceState, "claims"> => ({
   activityPruneAt: s.activityPruneAt,
   timing: s.timing,
   fallbacks: s.fallbacks,
-  episodes: s.episodes
+  episodes: s.episodes,
+  context: s.context
 })
 
 export const initialState: TraceState = traceState({
@@ -108,7 +114,8 @@ export const initialState: TraceState = traceState({
   activityPruneAt: ACTIVITY_PRUNE_MIN,
   timing: undefined,
   fallbacks: [],
-  episodes: new Map()
+  episodes: new Map(),
+  context: initialRefresh
 })
 
 /**
@@ -172,7 +179,8 @@ const finish = (state: TraceState, d: Draft, episodes: ReadonlyMap<string, Episo
       activityPruneAt: pruneAt,
       timing: state.timing,
       fallbacks: state.fallbacks,
-      episodes
+      episodes,
+      context: state.context
     }),
     decisions: d.out ?? NO_DECISIONS,
     warnings: NO_WARNINGS,
@@ -210,7 +218,8 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         activityPruneAt: state.activityPruneAt,
         timing,
         fallbacks: input.fallbacks ?? [],
-        episodes: state.episodes
+        episodes: state.episodes,
+        context: state.context
       }),
       decisions: NO_DECISIONS,
       warnings,
@@ -221,6 +230,11 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     // the line carries everything the permit machine read; the pool state is untouched
     const r = stepPermits(input.entries, input.capacities, input.op, at)
     return { _tag: "Ok", state: traceState({ ...stateFields(state), lastAt: at }), decisions: r.decisions, warnings: NO_WARNINGS, requests: NO_REQUESTS }
+  }
+  if (isContextLine(input)) {
+    // the refresh machine's own state; the pool state is untouched
+    const r = stepRefresh(state.context, input)
+    return { _tag: "Ok", state: traceState({ ...stateFields(state), lastAt: at, context: r.state }), decisions: r.decisions, warnings: NO_WARNINGS, requests: NO_REQUESTS }
   }
   if (state.slots === undefined && (input.type === "spawn" || input.type === "status")) {
     return invalid(`${input.type} before the first pool line`)

@@ -49,6 +49,9 @@ const HEADERS: ReadonlyArray<Readonly<Record<string, string>>> = [
 ]
 
 const opt = <A>(a: fc.Arbitrary<A>) => fc.option(a, { nil: undefined })
+// the context map: a few map states, and run ids at the times worlds reach (any id works: a wrong one is ignored)
+const MAP = fc.record({ exists: fc.boolean(), bytes: fc.constantFrom(100, 30_000), stamp: fc.constantFrom("a", "b") })
+const RUNS = ["ctx-0", "ctx-x"]
 // mostly children: they are what claims target
 const session = fc.constantFrom(...CHILDREN, ...CHILDREN, ...SESSIONS)
 const model = fc.constantFrom(...MODELS)
@@ -80,7 +83,14 @@ const event: fc.Arbitrary<EngineEvent> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ type: fc.constant("ask" as const), session, id: fc.constantFrom("q1", "q2") }) },
   { weight: 1, arbitrary: fc.record({ type: fc.constant("answered" as const), session, id: fc.constantFrom("q1", "q2", "*") }) },
   { weight: 2, arbitrary: fc.record({ type: fc.constant("busy" as const), session }) },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant("idle" as const), session }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant("idle" as const),
+      session: fc.constantFrom(...SESSIONS, "ctxs"),
+      context: opt(fc.record({ map: MAP, requested: fc.boolean() }))
+    })
+  },
   { weight: 1, arbitrary: fc.record({ type: fc.constant("output" as const), session }) },
   { weight: 3, arbitrary: fc.record({ type: fc.constant("request" as const), session, model: opt(model), agent: opt(fc.constantFrom("build", "title", "explore-1")) }) },
   { weight: 2, arbitrary: fc.record({ type: fc.constant("message" as const), session: fc.constantFrom(...ROOTS), model, agent: opt(fc.constantFrom("build", "plan")) }) },
@@ -101,7 +111,29 @@ const event: fc.Arbitrary<EngineEvent> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({ type: fc.constant("response" as const), headers: fc.constantFrom(...HEADERS), model: opt(model), session: opt(session), reserve: fc.constantFrom(0.02, 0.1) })
   },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant("coach" as const), session, model }) }
+  { weight: 2, arbitrary: fc.record({ type: fc.constant("coach" as const), session, model }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      type: fc.constant("contextLoad" as const),
+      root: fc.constant("/p"),
+      maxBytes: fc.constantFrom(10, 24_576),
+      pending: fc.subarray(["src/a.ts", "src/b.ts", "lib/c.ts"]),
+      dropped: fc.constant(0),
+      lastStartedAt: opt(fc.constantFrom(T0 - 700_000, T0 + 60_000)),
+      lastRun: fc.constant(undefined)
+    })
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      type: fc.constant("contextEdit" as const),
+      session: fc.constantFrom(...SESSIONS, "ctxs"),
+      paths: fc.subarray(["/p/src/a.ts", "src/b.ts", "/p/.opencode/context/x.md", "/elsewhere/y.ts", "/p/node_modules/z.js", "/p/src/d.ts"], { minLength: 1 })
+    })
+  },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant("contextBound" as const), run: fc.constantFrom(...RUNS), session: fc.constantFrom("ctxs", "r1") }) },
+  { weight: 1, arbitrary: fc.record({ type: fc.constant("contextEnd" as const), run: fc.constantFrom(...RUNS), map: MAP, reason: fc.constant("create failed") }) }
 )
 
 /** One event with the time before it; a burst is many requests of one session close together (it spins). */
