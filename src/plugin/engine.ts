@@ -46,5 +46,5 @@ const guardedClient = (client: unknown): unknown => {
 export const startEngine = async (ctx: unknown, options: Record<string, unknown> | undefined, handoff?: Handoff, configDir?: string): Promise<EngineHooks> => {
   const { settings, warnings } = parseSettings(options, process.env)
   const directory = text(field(ctx, "directory"), TEXT_MAX) ?? process.cwd()
-  return makeHooks(liveLayer({ client: guardedClient(field(ctx, "client")), directory }, settings), { settings, warnings, configDir, handoff })
+  return makeHooks(liveLayer({ client: guardedClient(field(ctx, "client")), directory }, settings), { settings, warnings, configDir, handoff, directory })
 }

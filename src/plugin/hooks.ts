@@ -36,6 +36,7 @@ import { spawnGate } from "../core/spawn/handNamed.js"
 import { promptTarget } from "../services/opencode/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
 import { assign, field, isPlainObject } from "../core/extract.js"
+import { editedPaths } from "../core/context/edits.js"
 import type { PoolServices } from "./services.js"
 import { workable } from "./configObject.js"
 import { ownFetchLine, POOL_STATUS_DESCRIPTION, type Handoff, type Sensing } from "./handoff.js"
@@ -51,6 +52,8 @@ export interface HookOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** The boot entry's first config hook, done before the engine ran (src/plugin/boot.ts): bound again here. */
   readonly handoff?: Handoff | undefined
+  /** The project directory (opencode's `directory`): the context map's root (issue 23); without it no refresh runs. */
+  readonly directory?: string | undefined
 }
 
 export type EngineHooks = Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService; readonly sensing: Sensing }
@@ -77,7 +80,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
-  const engines = Layer.mergeAll(PoolEngineShell(o.settings, o.warnings), NotifyEngineShell(o.settings.notify, notifyConfig), GatewayHttp(o.settings.omniroute))
+  const engines = Layer.mergeAll(PoolEngineShell(o.settings, o.warnings, o.directory), NotifyEngineShell(o.settings.notify, notifyConfig), GatewayHttp(o.settings.omniroute))
   const withEngines = Layer.provideMerge(engines, layer)
   // heavy-work permits (issue 21): the gate over the permits port, on the same shared state
   const gateLayer = PermitGateShell.pipe(Layer.provideMerge(permitsLayer(o.settings.permits)))
@@ -205,7 +208,12 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         return
       }
       const claim = taskEndClaim(input)
-      if (claim !== undefined) await run(engine.apply({ type: "taskEnd", claim, ok: true }), "release")
+      if (claim !== undefined) return void (await run(engine.apply({ type: "taskEnd", claim, ok: true }), "release"))
+      // the files an edit, write or patch tool wrote queue a context map refresh (issue 23)
+      if (!o.settings.contextMap.enabled) return
+      const paths = editedPaths(field(input, "tool"), field(input, "args"))
+      const session = field(input, "sessionID")
+      if (paths.length > 0 && typeof session === "string") await run(engine.apply({ type: "contextEdit", session, paths }), "context map")
     },
     "experimental.chat.system.transform": async (input, output) => {
       if (disposed || !o.settings.coach) return

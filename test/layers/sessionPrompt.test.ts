@@ -8,8 +8,12 @@ import { promptTarget, SessionPrompt } from "../../src/services/opencode/Session
 type Reply = { data?: unknown; error?: unknown; response?: { status: number } }
 
 /** A stub SDK client: each status read answers the next of `statuses` (the last repeats); the prompt answers `prompt`. */
-const client = (statuses: Array<Record<string, { type: string }>>, prompt: () => Promise<Reply>, calls: Array<unknown>): PromptClient => ({
+const client = (statuses: Array<Record<string, { type: string }>>, prompt: () => Promise<Reply>, calls: Array<unknown>, create: () => Promise<Reply> = () => Promise.resolve({ data: { id: "ses_new" }, response: { status: 200 } })): PromptClient => ({
   session: {
+    create: (o) => {
+      calls.push(o)
+      return create()
+    },
     status: () => {
       calls.push("status")
       return Promise.resolve({ data: statuses.length > 1 ? statuses.shift() : statuses[0], response: { status: 200 } })
@@ -62,6 +66,19 @@ describe("SessionPromptSdk (US-50)", () => {
       expect(t).toMatchObject({ _tag: "Left", left: { reason: "prompt: socket hang up" } })
       const none = yield* Effect.either(Effect.flatMap(SessionPrompt, (p) => p.whenIdle("ses_1")).pipe(Effect.provide(layer(undefined))))
       expect(none).toMatchObject({ _tag: "Left", left: { reason: "no server url" } })
+    })
+  )
+
+  it.effect("US-20 create makes a titled session in the instance's directory and gives its id; an HTTP error or an answer without an id is a failure", () =>
+    Effect.gen(function* () {
+      const calls: Array<unknown> = []
+      const id = yield* Effect.flatMap(SessionPrompt, (p) => p.create("context (auto update)")).pipe(Effect.provide(layer(client([{}], () => Promise.resolve({}), calls))))
+      expect(id).toBe("ses_new")
+      expect(calls).toEqual([{ body: { title: "context (auto update)" }, query: { directory: "/proj" } }])
+      const bad = client([{}], () => Promise.resolve({}), [], () => Promise.resolve({ error: { name: "BadRequest" }, response: { status: 400 } }))
+      expect(yield* Effect.either(Effect.flatMap(SessionPrompt, (p) => p.create("t")).pipe(Effect.provide(layer(bad))))).toMatchObject({ _tag: "Left", left: { reason: "create: HTTP 400" } })
+      const noId = client([{}], () => Promise.resolve({}), [], () => Promise.resolve({ data: {}, response: { status: 200 } }))
+      expect(yield* Effect.either(Effect.flatMap(SessionPrompt, (p) => p.create("t")).pipe(Effect.provide(layer(noId))))).toMatchObject({ _tag: "Left", left: { reason: "create: the answer names no session id" } })
     })
   )
 })

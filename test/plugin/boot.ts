@@ -38,9 +38,10 @@ export const boot = async (
   abortLatencyMs = 0,
   clock?: Clock.Clock,
   notifyOutcomes: Array<MemoryOutcome> = ["ok"],
-  overrides: Pick<LayerOverrides, "prices" | "prompt"> = {}
+  overrides: Pick<LayerOverrides, "prices" | "prompt"> & { readonly project?: string } = {}
 ): Promise<Booted> => {
-  const dir = tmp()
+  const { project, ...layerOverrides } = overrides
+  const dir = project ?? tmp()
   const stateDir = (options.stateDir as string | undefined) ?? join(dir, "state")
   const logs: Booted["logs"] = []
   const aborts: Array<string> = []
@@ -54,9 +55,10 @@ export const boot = async (
     abort: AbortClientMemory(abortOutcomes, aborts, abortLatencyMs),
     notifier: NotifierMemory(notifyOutcomes, sends, closes),
     lookup: SessionLookupMemory(known, lookups),
-    ...overrides
+    ...layerOverrides
   })
-  const hooks = await makeHooks(clock === undefined ? layer : Layer.merge(layer, Layer.setClock(clock)), { settings, warnings, env })
+  // `project`: the context map's refresh runs in that directory (issue 23); other tests record no context line
+  const hooks = await makeHooks(clock === undefined ? layer : Layer.merge(layer, Layer.setClock(clock)), { settings, warnings, env, ...(project === undefined ? {} : { directory: project }) })
   return { hooks, logs, aborts, stateDir, dir, sends, closes, known, lookups }
 }
 

@@ -5,6 +5,8 @@
  * (SPEC §8.2, binding), and a session of the context agent is known by a mark naming it (SPEC §10.1).
  */
 
+import { isRefreshTitle } from "../context/map.js"
+
 /** A `(@<agent> subagent)` mark: the agent name has no parentheses and no whitespace. */
 const MARK = /\(@([^()\s]+) subagent\)/g
 /** The mark a title ends with (trailing whitespace allowed): where opencode puts it. */
@@ -33,6 +35,9 @@ export const childAgent = (agent: string | undefined, title: string | undefined)
 /** Whether an agent name is the context agent's (`context`, `context-<n>`). */
 export const isContextAgent = (name: string): boolean => CONTEXT_NAME.test(name)
 
-/** Whether a session belongs to the context agent: by its agent, or by a mark in its title naming it. */
+/**
+ * Whether a session belongs to the context agent: by its agent, by a mark in its title naming it, or by
+ * the title of an automatic map refresh (`context (auto update)`, `context (auto bootstrap)`, issue 23).
+ */
 export const isContextSession = (agent: string | undefined, title: string | undefined): boolean =>
-  (agent !== undefined && isContextAgent(agent)) || titleAgents(title).some(isContextAgent)
+  (agent !== undefined && isContextAgent(agent)) || titleAgents(title).some(isContextAgent) || isRefreshTitle(title)

@@ -10,10 +10,21 @@ export interface PromptCall {
 
 /**
  * A recording session prompter for tests: `whenIdle` takes `busyMs` on the test's clock; `failWith`
- * makes every prompt fail with that reason.
+ * makes every prompt fail with that reason; `create` records the title in `created` and answers
+ * `ses_created_<n>` (or fails with `createFails`).
  */
-export const SessionPromptMemory = (calls: Array<PromptCall>, options: { readonly busyMs?: number; readonly failWith?: string } = {}) =>
+export const SessionPromptMemory = (
+  calls: Array<PromptCall>,
+  options: { readonly busyMs?: number; readonly failWith?: string; readonly created?: Array<string>; readonly createFails?: string } = {}
+) =>
   Layer.succeed(SessionPrompt, {
+    create: (title) =>
+      Effect.suspend(() => {
+        if (options.createFails !== undefined) return Effect.fail(new PromptFailed({ reason: options.createFails }))
+        const created = options.created ?? []
+        created.push(title)
+        return Effect.succeed(`ses_created_${created.length}`)
+      }).pipe(Effect.withSpan("SessionPrompt.create")),
     whenIdle: () => Effect.withSpan((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void, "SessionPrompt.whenIdle"),
     prompt: (session, model, agent, text) =>
       Effect.suspend(() => {

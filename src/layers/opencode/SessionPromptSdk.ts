@@ -13,8 +13,15 @@ import { stillRunningAfter } from "./untilIdle.js"
 
 export const PROMPT_TIMEOUT_MS = 10_000
 
+/** The id of the session a create answered with (a bounded string), or undefined. */
+const createdId = (data: unknown): string | undefined => {
+  const id = typeof data === "object" && data !== null ? (data as { id?: unknown }).id : undefined
+  return typeof id === "string" && id.length > 0 && id.length <= 200 ? id : undefined
+}
+
 export interface PromptClient {
   readonly session: {
+    readonly create: (options: { body: { title: string }; query?: { directory?: string } }) => Promise<SdkResult>
     readonly status: (options?: { query?: { directory?: string } }) => Promise<SdkResult>
     readonly promptAsync: (options: {
       path: { id: string }
@@ -36,6 +43,15 @@ export const SessionPromptSdk = (client: PromptClient | undefined, directory: st
         return bad === undefined ? Effect.succeed(isRunning(s.data, id)) : Effect.fail(new PromptFailed({ reason: `status: HTTP ${bad}` }))
       })
       if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_POLL.forMs / 1000}s` })
+    }),
+    create: Effect.fn("SessionPrompt.create")(function* (title) {
+      if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+      const r = yield* call(() => client.session.create({ body: { title }, ...query }), "create")
+      const bad = failedStatus(r)
+      if (bad !== undefined) return yield* new PromptFailed({ reason: `create: HTTP ${bad}` })
+      const id = createdId(r.data)
+      if (id === undefined) return yield* new PromptFailed({ reason: "create: the answer names no session id" })
+      return id
     }),
     prompt: Effect.fn("SessionPrompt.prompt")(function* (id, model, agent, text) {
       if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })

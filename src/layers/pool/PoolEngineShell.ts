@@ -31,14 +31,24 @@ import { promptTarget, SessionPrompt } from "../../services/opencode/SessionProm
 import { NO_QUOTA_WRITTEN, quotaStep, type QuotaMemo } from "../../core/state/quotaMemo.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { causeLine } from "../../core/causeLine.js"
+import { ContextStore } from "../../services/context/ContextStore.js"
+import { loadEvent, recordOf, stampOf } from "../../core/context/load.js"
+import type { RefreshOrder } from "../../core/engine/events.js"
 
 export interface EngineConfig {
   readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
   readonly reapMs: number
   /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
   readonly delegate?: boolean
+  /** The context map (SPEC §13); `false` injects none of its agents, rules and commands. Default true. */
+  readonly contextMap?: boolean
   /** The option `fallbackModels` (US-50), validated; none by default. */
   readonly fallbacks?: ReadonlyArray<string>
+  /**
+   * The context map's automatic refresh (issue 23): the project root and the map's budget. Absent (or
+   * without a ContextStore in the context) nothing is collected and no run starts.
+   */
+  readonly refresh?: { readonly root: string; readonly maxBytes: number } | undefined
 }
 
 /** What a root session switched to a fallback is sent, on the fallback model (US-50). */
@@ -64,6 +74,10 @@ export const makeEngine = (config: EngineConfig) =>
     const aborts = yield* FiberMap.make<string, void, never>()
     const prices = yield* Effect.serviceOption(PriceSnapshot)
     const prompter = yield* Effect.serviceOption(SessionPrompt)
+    const contexts = yield* Effect.serviceOption(ContextStore)
+    /** The context map's refresh, when it is on and has a store. */
+    const refresh = config.refresh !== undefined && Option.isSome(contexts) ? { ...config.refresh, store: contexts.value } : undefined
+    let contextSaveWarned = false
     // the price advisory (US-23) runs off the boot path: reading the snapshot takes tens of milliseconds
     const advice = yield* FiberSet.make<void, never>()
     const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
@@ -130,11 +144,56 @@ export const makeEngine = (config: EngineConfig) =>
         Effect.asVoid
       )
 
+    /**
+     * One context map refresh run (issue 23), forked: its session created, bound to the run's claim,
+     * then prompted as the routed variant on its model. A failure at either step ends the run as failed.
+     */
+    const runRefresh = (order: RefreshOrder): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (Option.isNone(prompter)) return "no session client"
+        const p = prompter.value
+        const created = yield* Effect.either(p.create(order.title))
+        if (created._tag === "Left") return created.left.reason
+        yield* apply({ type: "contextBound", run: order.run, session: created.right })
+        const sent = yield* Effect.either(p.prompt(created.right, promptTarget(order.model), order.agent, order.prompt))
+        return sent._tag === "Left" ? sent.left.reason : undefined
+      }).pipe(
+        Effect.catchAllDefect((d) => Effect.succeed(d instanceof Error ? d.message : String(d))),
+        Effect.flatMap((reason) =>
+          reason === undefined || refresh === undefined
+            ? Effect.void
+            : Effect.flatMap(refresh.store.mapFacts(refresh.root), (facts) => apply({ type: "contextEnd", run: order.run, map: stampOf(facts), reason }))
+        ),
+        Effect.asVoid
+      )
+
+    /** An idle, with the map as it is and whether a refresh was asked for, when the context map is on. */
+    const withContext = (event: EngineEvent): Effect.Effect<EngineEvent> =>
+      refresh === undefined || event.type !== "idle"
+        ? Effect.succeed(event)
+        : Effect.map(Effect.zip(refresh.store.mapFacts(refresh.root), refresh.store.queued(refresh.root)), ([facts, queued]) => ({
+            ...event,
+            context: { map: stampOf(facts), requested: queued !== undefined }
+          }))
+
+    /** The refresh machine's record saved when its state changed; the CLI's marker taken when a run starts. */
+    const keepContext = (before: EngineState, out: Applied, now: number): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (refresh === undefined || out.state.machine.context === before.machine.context) return
+        if (out.decisions.some((d) => d.type === "context_start")) yield* refresh.store.takeQueued(refresh.root)
+        const saved = yield* Effect.either(refresh.store.save(recordOf(out.state.machine.context, refresh.root, now, self.host, self.pid)))
+        if (saved._tag === "Left" && !contextSaveWarned) {
+          contextSaveWarned = true
+          yield* log.log("warn", `context map: its record could not be saved (${saved.left.path}: ${saved.left.reason}); pending paths live in memory until opencode stops`)
+        }
+      })
+
     /** `given`: a snapshot the caller read for a read-only event (the status view shows the same one). */
-    const decide = (m: EngineMemory, event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
+    const decide = (m: EngineMemory, given0: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
       Effect.gen(function* () {
         if (m.closed) return [undefined, m] as const
         const now = given?.now ?? (yield* Clock.currentTimeMillis)
+        const event = yield* withContext(given0)
         const state = m.state
         const needs = needsOf(state, event)
         let out: Applied
@@ -164,6 +223,8 @@ export const makeEngine = (config: EngineConfig) =>
         // forked interruptible, although this region is not: dispose interrupts the aborts still running
         for (const a of out.aborts) yield* FiberMap.run(aborts, a.claim, Effect.interruptible(runAbort(a.claim, a.session)))
         for (const sw of out.switches ?? []) yield* FiberMap.run(aborts, `switch:${sw.session}`, Effect.interruptible(runSwitch(sw)))
+        yield* keepContext(state, out, now)
+        if (out.refresh !== undefined) yield* FiberMap.run(aborts, `refresh:${out.refresh.run}`, Effect.interruptible(runRefresh(out.refresh)))
         return [out, { state: out.state, quotaWritten, closed: false }] as const
       })
 
@@ -198,14 +259,21 @@ export const makeEngine = (config: EngineConfig) =>
       })
 
     const bindVariants = (cfg: JsonRecord, state: EngineState) => {
-      const { info, warnings, config: injected } = injectConfig(cfg, slotsOf(state), state.origin, config.delegate ?? true)
+      const { info, warnings, config: injected } = injectConfig(cfg, slotsOf(state), state.origin, { delegate: config.delegate ?? true, contextMap: config.contextMap ?? true })
       cfg.agent = injected.agent
       if (injected.provider !== undefined) cfg.provider = injected.provider
+      if (injected.command !== undefined) cfg.command = injected.command
       return { info, warnings }
     }
 
     const service: PoolEngineService = {
       apply,
+      loadContext: Effect.gen(function* () {
+        if (refresh === undefined) return
+        const loaded = loadEvent(refresh.root, refresh.maxBytes, yield* refresh.store.load(refresh.root))
+        if (loaded.note !== undefined) yield* log.log("warn", loaded.note)
+        yield* apply(loaded.event)
+      }).pipe(Effect.withSpan("PoolEngine.loadContext")),
       applyPool,
       beforeTask: Effect.fn("PoolEngine.beforeTask")(function* (session: string, call: string, args: Record<string, unknown>) {
         const name = args.subagent_type
@@ -317,15 +385,23 @@ export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<vo
   })
 
 /** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
-export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<string>) =>
+export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<string>, directory?: string) =>
   Layer.scoped(
     PoolEngine,
     Effect.gen(function* () {
       const log = yield* AppLog
-      const engine = yield* makeEngine({ timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }, reapMs: settings.reapMs, delegate: settings.delegate, fallbacks: settings.fallbackModels })
+      const engine = yield* makeEngine({
+        timing: { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs },
+        reapMs: settings.reapMs,
+        delegate: settings.delegate,
+        contextMap: settings.contextMap.enabled,
+        fallbacks: settings.fallbackModels,
+        refresh: settings.contextMap.enabled && directory !== undefined ? { root: directory, maxBytes: settings.contextMap.maxBytes } : undefined
+      })
       for (const w of warnings) yield* log.log("warn", w)
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)
+      yield* engine.loadContext
       yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
       // forked into the layer's scope (a plain fork would end with the fiber that builds the layer)
       yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))

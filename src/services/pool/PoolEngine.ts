@@ -28,6 +28,8 @@ export interface PoolEngineService {
   /** The timer's sweep. */
   readonly sweep: Effect.Effect<void>
   readonly applyPool: (pool: ResolvedPool) => Effect.Effect<void>
+  /** The context map's record read at start (issue 23): the project root and the refresh queue; nothing when the refresh is off. */
+  readonly loadContext: Effect.Effect<void>
   /** The `config` hook: injects agents and variants into opencode's config object (SPEC §4). */
   readonly configure: (cfg: JsonRecord) => Effect.Effect<void>
   /** Loads the pool again (a watched file changed) and binds the variants again. */
