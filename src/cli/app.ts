@@ -23,13 +23,14 @@ import { runCommand } from "./run.js"
 import { permitsCommand } from "./permits.js"
 import { mcpCommand } from "./mcp.js"
 import { fleetCommand } from "./fleet.js"
+import { contextCommand } from "./context.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand])
+  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -66,6 +67,9 @@ export const USAGE = [
   "  fleet init [--url URL] [--schema NAME]                                set up fleet mode: create the PostgreSQL schema, print the option",
   "  fleet drive --config FILE --picks N --hold H --seed S --pause-ms P --start-at EPOCH_MS",
   "              [--cool-after K --cool-model MODEL --cool-ms W]          route through the plugin's hooks, one JSON line per event",
+  "  context status [--project DIR] [--json] [--max-bytes N] [--state-dir DIR]",
+  "                                                                        the project's context map: files, size, changes, runs",
+  "  context refresh [--project DIR] [--state-dir DIR]                     queue a map refresh for the project's next idle",
   "run 'ocpool --help' or 'ocpool <command> --help' for details"
 ].join("\n")
 

@@ -29,7 +29,10 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["mcp"],
   ["fleet"],
   ["fleet", "init"],
-  ["fleet", "drive"]
+  ["fleet", "drive"],
+  ["context"],
+  ["context", "status"],
+  ["context", "refresh"]
 ]
 
 /** Every argv (after `ocpool`) whose output is pre-rendered: each command's `--help` and `-h`, and `--version`. */

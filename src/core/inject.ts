@@ -1,18 +1,28 @@
 /**
  * Config injection (SPEC §4): the three pooled bases and one hidden variant per base per slot, merged
- * into opencode's config without ever clobbering the user's definitions. Pure: a config in, a new
- * config out (the hook copies it back into opencode's object).
+ * into opencode's config without ever clobbering the user's definitions; with the context map on (SPEC
+ * §13), the map's maintainer, the one-writer edit rules and the map's commands too. Pure: a config in,
+ * a new config out (the hook copies `agent`, `provider` and `command` back into opencode's object).
  */
 import { MAX_SLOTS_LIMIT, POOLED_BASES } from "./constants.js"
+import {
+  BUILD_READ_RULES,
+  CONTEXT_EDIT_RULES,
+  MAINTAINER_DEFINITION,
+  MAP_FIRST,
+  MAP_FIRST_BUILD,
+  RETRY_NOTE,
+  withEditRules,
+  withPromptLine,
+  writerEditRules
+} from "./context/agents.js"
+import { MAP_COMMANDS } from "./context/commands.js"
 import { deepCopy, isRecord, type JsonRecord } from "./json.js"
 import { describeSlots, type Slot } from "./pool.js"
 
 type Json = JsonRecord
 
 export const variantName = (base: string, slot: number): string => `${base}-${slot}`
-
-const RETRY_NOTE =
-  "If the pool stops you (a rate limit, an outage or a hang), you are aborted on purpose: the caller may simply spawn the same base again and it will run on a model that answers."
 
 /** The shipped base definitions (SPEC §4 step 1). */
 export const BASE_DEFINITIONS: Readonly<Record<string, Json>> = {
@@ -87,6 +97,31 @@ export const DELEGATION_DEFINITIONS: Readonly<Record<"build" | "plan", Json>> = 
   }
 }
 
+/**
+ * The shipped definitions with the context map on (SPEC §13): `context` is the map's maintainer and may
+ * edit only the map; every other prompt says to check the map first; the delegating `build` may read
+ * the map (and nothing else). The edit rules of `build`, `implement` and `general` depend on the user's
+ * global rules and are added by `injectConfig`.
+ */
+export const MAP_BASE_DEFINITIONS: Readonly<Record<string, Json>> = {
+  explore: withPromptLine(BASE_DEFINITIONS.explore!, MAP_FIRST),
+  implement: withPromptLine(BASE_DEFINITIONS.implement!, MAP_FIRST),
+  context: { ...MAINTAINER_DEFINITION, permission: { edit: { ...CONTEXT_EDIT_RULES } } }
+}
+
+export const MAP_DELEGATION_DEFINITIONS: Readonly<Record<"build" | "plan", Json>> = {
+  build: { ...withPromptLine(DELEGATION_DEFINITIONS.build, MAP_FIRST_BUILD), permission: { ...(DELEGATION_DEFINITIONS.build.permission as Json), read: { ...BUILD_READ_RULES } } },
+  plan: withPromptLine(DELEGATION_DEFINITIONS.plan, MAP_FIRST)
+}
+
+/** What `injectConfig` injects besides the pool. */
+export interface InjectOptions {
+  /** The delegation policy (US-1): inject `build` and `plan` where the user has not defined them. Default true. */
+  readonly delegate?: boolean
+  /** The context map (SPEC §13, option `contextMap`): its agents, edit rules and commands. Default true. */
+  readonly contextMap?: boolean
+}
+
 export interface Injection {
   readonly config: Json
   readonly warnings: ReadonlyArray<string>
@@ -94,22 +129,41 @@ export interface Injection {
   readonly info: string
 }
 
-/** SPEC §4 steps 1–4, plus the delegation policy unless `delegate` is false. Running it on its own output gives the same config. */
-export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: string, delegate = true): Injection => {
+/**
+ * SPEC §4 steps 1–4, plus the delegation policy unless `delegate` is false, plus the context map unless
+ * `contextMap` is false: every agent and command is added only where its name is absent. Running it on
+ * its own output gives the same config.
+ */
+export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: string, options: InjectOptions = {}): Injection => {
+  const delegate = options.delegate ?? true
+  const map = options.contextMap ?? true
   const config = deepCopy(input)
   const warnings: Array<string> = []
   const agents: Json = isRecord(config.agent) ? config.agent : {}
   config.agent = agents
-  for (const base of POOLED_BASES) {
-    if (!(base in agents)) agents[base] = deepCopy(BASE_DEFINITIONS[base])
+  const bases = map ? MAP_BASE_DEFINITIONS : BASE_DEFINITIONS
+  const delegation = map ? MAP_DELEGATION_DEFINITIONS : DELEGATION_DEFINITIONS
+  // the edit rules of an agent that can write (SPEC §13): the user's global edit rules, then the map denied
+  const writer = map ? writerEditRules(config.permission) : undefined
+  /** A base as shipped: with the map on, `implement` gains the writer's edit rules. */
+  const shipped = (base: string): Json => {
+    const definition = deepCopy(bases[base]!)
+    return base === "implement" && writer !== undefined ? { ...definition, permission: withEditRules(definition.permission, writer) } : definition
   }
+  for (const base of POOLED_BASES) if (!(base in agents)) agents[base] = shipped(base)
   if (delegate) {
-    for (const [name, definition] of Object.entries(DELEGATION_DEFINITIONS)) {
-      if (!(name in agents)) agents[name] = deepCopy(definition)
+    for (const [name, definition] of Object.entries(delegation)) {
+      if (name in agents) continue
+      const copy = deepCopy(definition)
+      agents[name] = name === "build" && writer !== undefined ? { ...copy, permission: withEditRules(copy.permission, writer) } : copy
     }
   }
+  if (writer !== undefined) {
+    // opencode's own writers, when neither the user nor the delegation policy defined them
+    for (const name of ["build", "general"]) if (!(name in agents)) agents[name] = { permission: { edit: { ...writer } } }
+  }
   for (const base of POOLED_BASES) {
-    const effective = isRecord(agents[base]) ? (agents[base] as Json) : BASE_DEFINITIONS[base]!
+    const effective = isRecord(agents[base]) ? (agents[base] as Json) : shipped(base)
     for (const slot of slots) {
       const name = variantName(base, slot.index)
       const existing = agents[name]
@@ -137,6 +191,15 @@ export const injectConfig = (input: Json, slots: ReadonlyArray<Slot>, origin: st
       if (Array.isArray(block.blacklist) && block.blacklist.includes(id)) {
         warnings.push(`provider ${slot.provider} blacklists ${id}, which slot ${slot.index} uses`)
       }
+    }
+  }
+  // the map's commands, each only where its name is free; a `command` value that is not an object is the user's
+  if (map && (config.command === undefined || isRecord(config.command))) {
+    const commands: Json = isRecord(config.command) ? config.command : {}
+    const fresh = Object.entries(MAP_COMMANDS).filter(([name]) => !(name in commands))
+    if (fresh.length > 0) {
+      for (const [name, command] of fresh) commands[name] = { ...command }
+      config.command = commands
     }
   }
   return { config, warnings, info: `bound ${slots.length} slots from ${origin}: ${describeSlots(slots)}` }

@@ -49,6 +49,8 @@ export interface Settings {
   readonly heavy: HeavyRules | false
   /** Where shared state lives (issue 22): the state directory's files, or PostgreSQL for a fleet of machines. */
   readonly state: StateBackend
+  /** The context map (SPEC §13): on unless `contextMap: false`; `maxBytes` the budget of its five files. */
+  readonly contextMap: ContextMapSetting
 }
 
 export const DEFAULTS: Settings = {
@@ -75,14 +77,16 @@ export const DEFAULTS: Settings = {
   fallbackModels: [],
   permits: [{ name: "heavy", capacity: "auto", source: "default" }],
   heavy: DEFAULT_HEAVY_RULES,
-  state: FILE_BACKEND
+  state: FILE_BACKEND,
+  contextMap: CONTEXT_MAP_DEFAULT
 }
 
 const LogLevelSchema = Schema.Literal("debug", "info", "warn", "error")
 
 /** The off switch (`enabled: false`, `OCPOOL_DISABLE`): one rule, which the boot entry reads too. */
 export { envDisables, isDisabled } from "./boot/options.js"
-import { isDisabled } from "./boot/options.js"
+import { CONTEXT_MAP_DEFAULT, isDisabled, parseContextMap, type ContextMapSetting } from "./boot/options.js"
+export type { ContextMapSetting } from "./boot/options.js"
 
 /** One option: `undefined` when absent; its decoded value when `schema` accepts it; else `undefined` and the warning. */
 const decodeOption = <A, I>(schema: Schema.Schema<A, I>, value: unknown, warning: () => string, warnings: Array<string>): A | undefined => {
@@ -135,6 +139,8 @@ export const parseSettings = (
   warnings.push(...permitSettings.warnings)
   const stateBackend = parseStateBackend(o.state, env)
   warnings.push(...stateBackend.warnings)
+  const contextMap = parseContextMap(o.contextMap)
+  warnings.push(...contextMap.warnings)
   const envTrace = env.OCPOOL_TRACE
   const settings: Settings = {
     enabled: !isDisabled(o, env),
@@ -168,7 +174,8 @@ export const parseSettings = (
     fallbackModels: fallbackModels.models,
     permits: permitSettings.permits,
     heavy: permitSettings.heavy,
-    state: stateBackend.state
+    state: stateBackend.state,
+    contextMap: contextMap.setting
   }
   return { settings, warnings }
 }

@@ -9,7 +9,7 @@
  * temporaries `pool.lock` is linked from (`pool.lock.<pid>-<hex>.tmp`, layers/state/poolLock.ts).
  */
 export const STATE_ENTRY =
-  /^(?:(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|pool\.lock|popups\.json|permits\.json)(?:\.tmp)?|pool\.lock\.\d+-[0-9a-f]{1,32}\.tmp)$/
+  /^(?:(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|context\.[A-Za-z0-9._-]+\.(?:json|queued)|pool\.lock|popups\.json|permits\.json)(?:\.tmp)?|pool\.lock\.\d+-[0-9a-f]{1,32}\.tmp)$/
 
 export interface StateDirFacts {
   /** `lstat` saw a symbolic link (the path itself, not its target). */

@@ -93,9 +93,10 @@ export const bootHooks = (ctx: unknown, raw: unknown, load: () => Promise<Engine
     try {
       const pool = loadPool({ models: boot.models, modelsFile: boot.modelsFile, maxSlots: boot.maxSlots, directory }, env as NodeJS.ProcessEnv)
       const slots = engineSlots(pool.slots)
-      injected = bootInjection(input, slots, pool.origin, boot.delegate)
+      injected = bootInjection(input, slots, pool.origin, { delegate: boot.delegate, contextMap: boot.contextMap })
       input.agent = injected.agent
       if (injected.provider !== undefined) input.provider = injected.provider
+      if (injected.command !== undefined) input.command = injected.command
       const wrappers = new WeakSet<object>()
       const lines: Array<BootLine> = []
       let own: ReadonlyArray<string> = []

@@ -36,7 +36,7 @@ import { spawnGate } from "../core/spawn/handNamed.js"
 import { promptTarget } from "../services/opencode/SessionPrompt.js"
 import type { Applied } from "../core/engine/step.js"
 import { assign, field, isPlainObject } from "../core/extract.js"
-import { editedPaths } from "../core/context/edits.js"
+import { editedPaths, underDirectory } from "../core/context/edits.js"
 import type { PoolServices } from "./services.js"
 import { workable } from "./configObject.js"
 import { ownFetchLine, POOL_STATUS_DESCRIPTION, type Handoff, type Sensing } from "./handoff.js"
@@ -211,7 +211,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       if (claim !== undefined) return void (await run(engine.apply({ type: "taskEnd", claim, ok: true }), "release"))
       // the files an edit, write or patch tool wrote queue a context map refresh (issue 23)
       if (!o.settings.contextMap.enabled) return
-      const paths = editedPaths(field(input, "tool"), field(input, "args"))
+      const dir = o.directory
+      const paths = editedPaths(field(input, "tool"), field(input, "args")).map((p) => (dir === undefined ? p : underDirectory(dir, p)))
       const session = field(input, "sessionID")
       if (paths.length > 0 && typeof session === "string") await run(engine.apply({ type: "contextEdit", session, paths }), "context map")
     },

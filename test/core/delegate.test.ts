@@ -11,15 +11,20 @@ const slots = (text: string): ReadonlyArray<Slot> => {
 }
 const POOL = slots("zen/alpha 2\ngo/gamma 1\n")
 type Agents = Record<string, Record<string, unknown> | null>
-const agentsOf = (input: Record<string, unknown>, delegate = true) => injectConfig(input, POOL, "x", delegate).config.agent as Agents
+const agentsOf = (input: Record<string, unknown>, delegate = true, contextMap = true) => injectConfig(input, POOL, "x", { delegate, contextMap }).config.agent as Agents
 
 describe("delegation policy (US-1, SPEC §13)", () => {
   it("US-1 the injected build agent, evaluated last-match-wins, denies read, glob, grep, list, webfetch and websearch", () => {
     const rules = rulesOf(agentsOf({})["build"]!.permission)
     for (const tool of ["read", "glob", "grep", "list", "webfetch", "websearch"]) expect(evaluate(rules, tool, "src/index.ts"), tool).toBe("deny")
     expect([...READ_FAMILY]).toEqual(["read", "glob", "grep", "list", "webfetch", "websearch"])
-    // what build still does itself is not touched by the policy
-    for (const tool of ["edit", "bash", "todowrite"]) expect(evaluate(rules, tool, "x"), tool).toBe("ask")
+    // what build still does itself is not touched by the policy (edit: everything but the context map, SPEC §13)
+    for (const tool of ["bash", "todowrite"]) expect(evaluate(rules, tool, "x"), tool).toBe("ask")
+    expect(evaluate(rules, "edit", "src/index.ts")).toBe("allow")
+    // without the context map, build's edits are left to opencode's rules
+    const plain = rulesOf(agentsOf({}, true, false)["build"]!.permission)
+    for (const tool of ["read", "glob", "grep", "list", "webfetch", "websearch"]) expect(evaluate(plain, tool, "src/index.ts"), tool).toBe("deny")
+    for (const tool of ["edit", "bash", "todowrite"]) expect(evaluate(plain, tool, "x"), tool).toBe("ask")
   })
 
   it("US-1 the injected build's task allows only explore, implement and context (with the slot variants the pool rewrites them to)", () => {
@@ -46,19 +51,26 @@ describe("delegation policy (US-1, SPEC §13)", () => {
 
   it("US-1 a user's build or plan, even null, is left byte-identical; the other one is still injected", () => {
     const user = { build: { model: "anthropic/claude", prompt: "mine", permission: { read: "allow" } } }
-    const agents = agentsOf({ agent: structuredClone(user) })
+    const agents = agentsOf({ agent: structuredClone(user) }, true, false)
     expect(agents["build"]).toEqual(user.build)
     expect(agents["plan"]).toEqual(DELEGATION_DEFINITIONS.plan)
-    const withNull = agentsOf({ agent: { plan: null } })
+    const withNull = agentsOf({ agent: { plan: null } }, true, false)
     expect(withNull["plan"]).toBeNull()
     expect(withNull["build"]).toEqual(DELEGATION_DEFINITIONS.build)
+    // with the context map on, the user's build is still byte-identical
+    expect(agentsOf({ agent: structuredClone(user) })["build"]).toEqual(user.build)
   })
 
   it("US-1 delegate:false injects neither build nor plan; the pooled bases and variants are still there", () => {
-    const agents = agentsOf({}, false)
+    const agents = agentsOf({}, false, false)
     expect(agents["build"]).toBeUndefined()
     expect(agents["plan"]).toBeUndefined()
     expect(Object.keys(agents).sort()).toEqual(["context", "context-1", "context-2", "explore", "explore-1", "explore-2", "implement", "implement-1", "implement-2"])
+    // with the context map on, build gets only its edit rules (no prompt, no read or task rules) and plan nothing
+    const mapped = agentsOf({}, false)
+    expect(Object.keys(mapped["build"]!)).toEqual(["permission"])
+    expect(Object.keys(mapped["build"]!.permission as object)).toEqual(["edit"])
+    expect(mapped["plan"]).toBeUndefined()
   })
 
   it("US-1 injecting twice gives the same config, and the definitions are copies (editing one never changes the shipped one)", () => {

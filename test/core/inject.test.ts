@@ -17,7 +17,11 @@ describe("config injection (SPEC §4)", () => {
   it("US-15 a config with only the plugin line gets the three bases, their variants and the delegating build and plan", () => {
     const { config, info } = injectConfig({ plugin: ["opencode-pool"] }, POOL, "presets/free-tier.json")
     const agents = config.agent as Agents
-    expect(Object.keys(agents).sort()).toEqual(["build", "context", "context-1", "context-2", "explore", "explore-1", "explore-2", "implement", "implement-1", "implement-2", "plan"])
+    // `general` carries only the context map's edit rules (SPEC §13)
+    expect(Object.keys(agents).sort()).toEqual(["build", "context", "context-1", "context-2", "explore", "explore-1", "explore-2", "general", "implement", "implement-1", "implement-2", "plan"])
+    expect(Object.keys(injectConfig({ plugin: ["opencode-pool"] }, POOL, "x", { contextMap: false }).config.agent as Agents).sort()).toEqual(
+      ["build", "context", "context-1", "context-2", "explore", "explore-1", "explore-2", "implement", "implement-1", "implement-2", "plan"]
+    )
     expect(agents["explore-2"]).toMatchObject({ hidden: true, mode: "subagent", model: "go/gamma" })
     expect(agents["explore"]).toMatchObject({ mode: "subagent" })
     expect(agents["explore"]!.model).toBeUndefined()

@@ -272,7 +272,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         coach: false,
         fallbackModels: [" zen/a ", "go/b"],
         permits: { heavy: 1024, gpu: 1 },
-        heavyCommands: false
+        heavyCommands: false,
+        contextMap: { maxBytes: 1 }
       },
       {}
     )
@@ -304,7 +305,8 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         { name: "gpu", capacity: 1, source: "option" }
       ],
       heavy: false,
-      state: { backend: "file" }
+      state: { backend: "file" },
+      contextMap: { enabled: true, maxBytes: 1 }
     })
     expect(settings.models).toBe(models)
     expect(parseSettings({ lockWaitMs: 0 }, {}).settings.lockWaitMs).toBe(0)

@@ -15,11 +15,14 @@
 // Behaviour of one chat request, first rule that applies:
 //   1. opencode's title generator (system prompt "You are a title generator")  -> "title": quick text
 //   2. a queue entry (POST /_fake/queue) whose `model` matches (or has none)   -> that entry
-//      and whose `provider` (if any) is the request's path prefix; `times: N` answers N requests
-//      before it is used up (default 1)
+//      and whose `provider` (if any) is the request's path prefix and whose `match` (if any) is a
+//      substring of the last user text; `times: N` answers N requests before it is used up (default 1)
 //   3. the model id is `fake-<B>` (e.g. fake-hang, fake-429, fake-empty)       -> B, always;
 //      except a tool-call B (task, question, bash, read) once a tool result came back (then "text", to end the turn)
 //   4. the last message is a tool result                                        -> "text" (final answer)
+//   4b. the last user text is opencode-pool's context map refresh prompt (it starts "Create the
+//      context map of the project at ROOT" or "Update the context map of the project at ROOT")
+//                                                                               -> "context-map"
 //   5. a `[[fake:B]]` directive in the last user text (outside any [[task:…]])  -> B
 //        [[fake:B:ARG]]  ARG = retry-after seconds for 429/503, delay ms for slow, reply text for text,
 //                        the question text for question, the command for bash. ARG runs to the first
@@ -47,6 +50,12 @@
 //             POST /permission/:id/reply {"reply":"once"|"always"|"reject"}
 //   read      SSE tool call to `read`: {filePath: ARG or "README.md"} (an agent whose permissions deny
 //             read gets the tool part in state "error" with opencode's rule message)
+//   write     SSE tool call(s) to `write`: {filePath: ARG, content: "written by the fake model\n"}, or one
+//             call per queue entry `files: [{filePath, content?}]` (an agent whose edit rules deny the
+//             path gets the tool part in state "error" with opencode's rule message)
+//   context-map  the context agent's answer to a refresh prompt: two `write` calls, ROOT/.opencode/context/
+//             architecture.md and ROOT/.opencode/context/decisions.md (content names the request), then,
+//             once the tool results come back, the text "architecture.md: written\ndecisions.md: written"
 //   429       HTTP 429, JSON error body, `retry-after` (default 120); message "Rate limit exceeded (fake 429)"
 //             or a queue entry's `message` (e.g. "You exceeded your current quota")
 //   503       HTTP 503, JSON error body, `retry-after` (default 1)
@@ -82,8 +91,9 @@
 // Control endpoints:
 //   GET  /_fake/health               {ok, port, requests, hanging, queued}
 //   GET  /_fake/requests[?since=N]   request records with seq > N
-//   POST /_fake/queue                {"queue":[{behavior, model?, provider?, times?, retryAfter?, delayMs?,
+//   POST /_fake/queue                {"queue":[{behavior, model?, provider?, match?, times?, retryAfter?, delayMs?,
 //                                     text?, command?, tasks?: [{subagent_type, prompt, description?}],
+//                                     files?: [{filePath, content?}],
 //                                     headers?, message?, status?, body?, contentType?}]} -> appended
 //                                    (text is also the question text of `question`; command is bash's;
 //                                    headers: extra response headers, see above; message: the error
@@ -148,7 +158,10 @@ function parseTaskDirectives(text) {
 }
 
 /** Behaviours that answer with a tool call: once the tool result comes back, the turn ends with text. */
-const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash", "read"])
+const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash", "read", "write", "context-map"])
+const DEFAULT_WRITE_CONTENT = "written by the fake model\n"
+/** opencode-pool's context map refresh prompt; group 2 is the project root. */
+const REFRESH_PROMPT = /(?:^|\n)(Create|Update) the context map of the project at (.+?)(?::| \()/
 const DEFAULT_QUESTION = "Pick one?"
 const DEFAULT_BASH_COMMAND = "echo probe-bash"
 
@@ -166,7 +179,9 @@ function choose(body, provider) {
 
   if (/You are a title generator/i.test(system)) return { behavior: "title", why: "title-generator" }
 
-  const qi = queue.findIndex((e) => (!e.model || e.model === model) && (!e.provider || e.provider === provider))
+  const qi = queue.findIndex(
+    (e) => (!e.model || e.model === model) && (!e.provider || e.provider === provider) && (typeof e.match !== "string" || lastUserText.includes(e.match))
+  )
   if (qi >= 0) {
     const entry = queue[qi]
     const times = Number.isInteger(entry.times) && entry.times > 1 ? entry.times : 1
@@ -179,7 +194,10 @@ function choose(body, provider) {
   const mm = model.match(/^fake-([a-z0-9-]+)$/i)
   if (mm && !(afterTool && TOOL_CALL_BEHAVIOURS.has(mm[1]))) return { behavior: mm[1], why: "model-id" }
 
-  if (afterTool) return { behavior: "text", why: "after-tool-result" }
+  if (afterTool) return { behavior: "text", why: "after-tool-result", ...(REFRESH_PROMPT.test(lastUserText) ? { text: "architecture.md: written\ndecisions.md: written" } : {}) }
+
+  const refresh = REFRESH_PROMPT.exec(lastUserText)
+  if (refresh) return { behavior: "context-map", root: refresh[2], why: "refresh-prompt" }
 
   const { tasks, rest } = parseTaskDirectives(lastUserText)
   const d = rest.match(/\[\[fake:([a-z0-9-]+?)(?::([^\]]*?))?(?:x(\d+))?\]\]/i)
@@ -358,6 +376,23 @@ function handleChat(req, res, body, rec) {
       return replyToolCalls(res, body, rec, [["bash", { command: spec.command ?? arg ?? DEFAULT_BASH_COMMAND, description: "Echo probe" }]])
     case "read":
       return replyToolCalls(res, body, rec, [["read", { filePath: arg ?? "README.md" }]])
+    case "write": {
+      const files = Array.isArray(spec.files) && spec.files.length > 0 ? spec.files : [{ filePath: arg ?? "fake-written.txt" }]
+      return replyToolCalls(
+        res,
+        body,
+        rec,
+        files.map((f) => ["write", { filePath: String(f.filePath), content: typeof f.content === "string" ? f.content : DEFAULT_WRITE_CONTENT }])
+      )
+    }
+    case "context-map": {
+      const dir = `${String(spec.root ?? ".").replace(/\/+$/, "")}/.opencode/context`
+      const note = `(fake request #${rec.seq})`
+      return replyToolCalls(res, body, rec, [
+        ["write", { filePath: `${dir}/architecture.md`, content: `# Architecture\n\nStart here: src/ ${note}\n` }],
+        ["write", { filePath: `${dir}/decisions.md`, content: `# Decisions\n\nNone yet ${note}\n` }]
+      ])
+    }
     case "429": {
       const ra = String(spec.retryAfter ?? arg ?? DEFAULT_RETRY_AFTER)
       rec.retryAfter = ra
@@ -469,6 +504,8 @@ const server = http.createServer((req, res) => {
         stream: !!body.stream,
         firstUserText: textOf(users[0]?.content).slice(0, 500),
         lastUserText: textOf(users[users.length - 1]?.content).slice(0, 500),
+        // the whole last user text (up to 20000 characters), e.g. a command's expanded template
+        lastUserTextFull: textOf(users[users.length - 1]?.content).slice(0, 20000),
         nMessages: msgs.length,
         lastRole: msgs[msgs.length - 1]?.role,
         systemHead: textOf(msgs.find((m) => m.role === "system")?.content).slice(0, 160),

@@ -8,7 +8,7 @@ import { httpOk, isRunning, sleep, stopChild, track } from "./processes.js"
 
 export const FAKE_LLM_SCRIPT: string = fileURLToPath(new URL("./fake-llm.mjs", import.meta.url))
 
-export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | (string & {})
+export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "write" | "context-map" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | (string & {})
 
 /** One chat-completions request as the fake logged it. */
 export interface FakeRequest {
@@ -26,6 +26,8 @@ export interface FakeRequest {
   readonly stream: boolean
   readonly firstUserText: string
   readonly lastUserText: string
+  /** The whole last user text (up to 20000 characters); `lastUserText` is its first 500. */
+  readonly lastUserTextFull: string
   readonly nMessages: number
   readonly lastRole?: string
   readonly systemHead: string
@@ -33,7 +35,7 @@ export interface FakeRequest {
   readonly coachLines: ReadonlyArray<string>
   readonly tools: ReadonlyArray<string>
   readonly taskToolDescription?: string
-  /** Tool calls the fake answered with (task, question and bash behaviours). */
+  /** Tool calls the fake answered with (task, question, bash, read, write and context-map behaviours). */
   readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
   readonly replyText?: string
   readonly retryAfter?: string
@@ -63,6 +65,8 @@ export interface FakeQueueEntry {
   readonly model?: string
   /** Only requests to this provider (the `<provider>` of the baseURL `<fake url>/<provider>/v1`). */
   readonly provider?: string
+  /** Only requests whose last user text contains this (e.g. `"the context map of the project at"`: a refresh run's). */
+  readonly match?: string
   /** How many matching requests this entry answers before it is used up (default 1), e.g. a 429 every retry gets. */
   readonly times?: number
   readonly retryAfter?: number | string
@@ -72,6 +76,8 @@ export interface FakeQueueEntry {
   /** The command of `bash` (default "echo probe-bash"). */
   readonly command?: string
   readonly tasks?: ReadonlyArray<FakeTaskSpec>
+  /** `write`: one `write` tool call per file (content default "written by the fake model\n"). */
+  readonly files?: ReadonlyArray<{ readonly filePath: string; readonly content?: string }>
   /** The error text of `429`, `limit-400` and `error` (each has its own default). */
   readonly message?: string
   /** The HTTP status of `error` (default 400). */

@@ -181,8 +181,8 @@ describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", (
       }),
       { seed: 20261201, numRuns: 500 }
     )
-    expect(["claims.12.json", "claims.12-3.json.tmp", "cooldown.zen_2falpha.json", "quota.zen_2falpha.json", "fallback.ses_abc.json.tmp", "pool.lock", "popups.json", "permits.json", "permits.json.tmp"].every((n) => STATE_ENTRY.test(n))).toBe(true)
-    expect(["notes.txt", ".bashrc", "claims.x.json", "cooldown..json", "fallback..json", "a.tmp"].some((n) => STATE_ENTRY.test(n))).toBe(false)
+    expect(["claims.12.json", "claims.12-3.json.tmp", "cooldown.zen_2falpha.json", "quota.zen_2falpha.json", "fallback.ses_abc.json.tmp", "pool.lock", "popups.json", "permits.json", "permits.json.tmp", "context._2fp.json", "context._2fp.queued.tmp"].every((n) => STATE_ENTRY.test(n))).toBe(true)
+    expect(["notes.txt", ".bashrc", "claims.x.json", "cooldown..json", "fallback..json", "context..json", "context._2fp.txt", "a.tmp"].some((n) => STATE_ENTRY.test(n))).toBe(false)
     expect(inspectStateDir("/proc/nope")).toMatchObject({ trusted: false })
   })
 })

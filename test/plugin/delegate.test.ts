@@ -35,11 +35,16 @@ describe("delegation policy in the plugin (US-1)", () => {
   })
 
   it("US-1 the option delegate:false leaves build and plan to opencode", async () => {
-    const b = await start({ models: FREE_POOL, delegate: false }, PRICES)
+    const b = await start({ models: FREE_POOL, delegate: false, contextMap: false }, PRICES)
     const agents = await configure(b)
     expect(agents["build"]).toBeUndefined()
     expect(agents["plan"]).toBeUndefined()
     expect(agents["explore-1"]?.model).toBe("zen/alpha")
+    // with the context map on, opencode's build gets only the map's edit rules (SPEC §13): no prompt, no read or task rules
+    const mapped = await configure(await start({ models: FREE_POOL, delegate: false }, PRICES))
+    expect(Object.keys(mapped["build"] ?? {})).toEqual(["permission"])
+    expect(Object.keys((mapped["build"] as { permission: object }).permission)).toEqual(["edit"])
+    expect(mapped["plan"]).toBeUndefined()
   })
 })
 

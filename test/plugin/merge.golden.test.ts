@@ -14,7 +14,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { POOLED_BASES } from "../../src/core/constants.js"
-import { BASE_DEFINITIONS, DELEGATION_DEFINITIONS } from "../../src/core/inject.js"
+import { writerEditRules } from "../../src/core/context/agents.js"
+import { MAP_COMMANDS } from "../../src/core/context/commands.js"
+import { MAP_BASE_DEFINITIONS, MAP_DELEGATION_DEFINITIONS } from "../../src/core/inject.js"
 import opencodePool from "../../src/plugin/index.js"
 import { boot, bootsPerTest, tmp, type Booted } from "./boot.js"
 
@@ -108,16 +110,36 @@ const withoutWrappers = (before: Json, hooked: Json): Json => {
   return after
 }
 
+/** The shipped definitions with the context map on (the plugin's default), with the writers' edit rules for the user's global permission. */
+const shipped = (before: Json): Json => {
+  const edit = writerEditRules(before.permission)
+  const withEdit = (d: Json): Json => ({ ...d, permission: { ...(isRecord(d.permission) ? d.permission : {}), edit } })
+  return {
+    ...MAP_BASE_DEFINITIONS,
+    implement: withEdit(MAP_BASE_DEFINITIONS.implement!),
+    build: withEdit(MAP_DELEGATION_DEFINITIONS.build),
+    plan: MAP_DELEGATION_DEFINITIONS.plan,
+    general: { permission: { edit } }
+  }
+}
+
 /**
  * SPEC §4 checked directly on one input and the hook's output: every user key byte-identical (key order
  * included), the only additions the missing bases and variants, the only changes a present variant's
- * `model` and a slot provider's whitelist; `build` and `plan` added only when absent (US-1).
+ * `model` and a slot provider's whitelist; `build` and `plan` added only when absent (US-1); with the
+ * context map (SPEC §13), `general` with its edit rules and the map's commands, each only when absent.
  */
 const checkMerge = (before: Json, hooked: Json) => {
   const after = withoutWrappers(before, hooked)
-  // top-level keys: the same, in the same order; `agent` appended only when absent; nothing else added
-  expect(Object.keys(after)).toEqual([...Object.keys(before), ...("agent" in before ? [] : ["agent"])])
-  for (const key of Object.keys(before)) if (key !== "agent" && key !== "provider") same(after[key], before[key])
+  const definitions = shipped(before)
+  // top-level keys: the same, in the same order; `agent` and `command` appended only when absent; nothing else added
+  expect(Object.keys(after)).toEqual([...Object.keys(before), ...("agent" in before ? [] : ["agent"]), ...("command" in before ? [] : ["command"])])
+  for (const key of Object.keys(before)) if (key !== "agent" && key !== "provider" && key !== "command") same(after[key], before[key])
+  // commands: the user's byte-identical and first, then the map's commands whose names are free
+  const userCommands = isRecord(before.command) ? before.command : {}
+  const commands = after.command as Json
+  expect(Object.keys(commands)).toEqual([...Object.keys(userCommands), ...Object.keys(MAP_COMMANDS).filter((n) => !(n in userCommands))])
+  for (const [name, command] of Object.entries(commands)) same(command, name in userCommands ? userCommands[name] : MAP_COMMANDS[name as keyof typeof MAP_COMMANDS])
 
   const userAgents = isRecord(before.agent) ? before.agent : {}
   const agents = after.agent as Json
@@ -136,18 +158,18 @@ const checkMerge = (before: Json, hooked: Json) => {
   }
   // what was added: the absent bases and the absent variants, nothing else
   const added = Object.keys(agents).filter((k) => !(k in userAgents))
-  const expectedAdded = [...POOLED_BASES, "build", "plan", ...POOLED_BASES.flatMap((b) => SLOTS.map((s) => `${b}-${s.index}`))].filter((n) => !(n in userAgents))
+  const expectedAdded = [...POOLED_BASES, "build", "plan", "general", ...POOLED_BASES.flatMap((b) => SLOTS.map((s) => `${b}-${s.index}`))].filter((n) => !(n in userAgents))
   expect([...added].sort()).toEqual(expectedAdded.sort())
-  // the delegation policy (US-1): build and plan only where the user has not defined them
-  for (const name of ["build", "plan"] as const) if (!(name in userAgents)) same(agents[name], DELEGATION_DEFINITIONS[name])
+  // the delegation policy (US-1) and the map's writers (SPEC §13): build, plan and general only where the user has not defined them
+  for (const name of ["build", "plan", "general"] as const) if (!(name in userAgents)) same(agents[name], definitions[name])
   for (const base of POOLED_BASES) {
     if (!(base in userAgents)) {
-      same(agents[base], BASE_DEFINITIONS[base])
+      same(agents[base], definitions[base])
       expect((agents[base] as Json).mode).toBe("subagent")
       expect((agents[base] as Json).model).toBeUndefined()
       expect((agents[base] as Json).prompt).toContain("spawn the same base again")
     }
-    const effective = isRecord(agents[base]) ? agents[base] : BASE_DEFINITIONS[base]!
+    const effective = isRecord(agents[base]) ? agents[base] : (definitions[base] as Json)
     for (const slot of SLOTS) {
       const name = `${base}-${slot.index}`
       const variant = agents[name] as Json

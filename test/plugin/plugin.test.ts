@@ -478,12 +478,19 @@ describe("plugin: the boot entry (docs/PERFORMANCE.md, opencode start)", () => {
     expect(bootHooks({}, {}, () => Promise.reject(new Error("never")), { env: { OCPOOL_DISABLE: "yes" } })).toEqual({})
   })
 
-  it("US-17 the boot entry reads models, modelsFile, maxSlots and delegate as parseSettings does", () => {
-    const values: ReadonlyArray<unknown> = [undefined, null, true, false, 0, 3, 8, 9, 2.5, "8", "pool.txt", [], {}, { slots: [] }, ["a/b"]]
+  it("US-17 the boot entry reads models, modelsFile, maxSlots, delegate and contextMap as parseSettings does", () => {
+    const values: ReadonlyArray<unknown> = [undefined, null, true, false, 0, 3, 8, 9, 2.5, "8", "pool.txt", [], {}, { slots: [] }, ["a/b"], { enabled: false }, { maxBytes: 0 }]
     for (const v of values) {
-      const o = { models: v, modelsFile: v, maxSlots: v, delegate: v }
+      const o = { models: v, modelsFile: v, maxSlots: v, delegate: v, contextMap: v }
       const { settings } = parseSettings(o, {})
-      expect(bootOptions(o)).toEqual({ models: settings.models, modelsFile: settings.modelsFile, maxSlots: settings.maxSlots, delegate: settings.delegate, omniroute: undefined })
+      expect(bootOptions(o)).toEqual({
+        models: settings.models,
+        modelsFile: settings.modelsFile,
+        maxSlots: settings.maxSlots,
+        delegate: settings.delegate,
+        contextMap: settings.contextMap.enabled,
+        omniroute: undefined
+      })
     }
   })
 })

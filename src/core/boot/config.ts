@@ -3,7 +3,7 @@
  * the engine binds once its pool is applied, and the injected agents and providers, identical to what
  * the engine's own binding writes (core/inject.ts). Pure.
  */
-import { injectConfig } from "../inject.js"
+import { injectConfig, type InjectOptions } from "../inject.js"
 import type { JsonRecord } from "../json.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
 
@@ -23,6 +23,8 @@ export const engineSlots = (slots: ReadonlyArray<Slot>): ReadonlyArray<Slot> => 
 export interface BootInjection {
   readonly agent: unknown
   readonly provider: unknown
+  /** The config's `command` after injection: undefined when it had none and none was added (nothing to write then). */
+  readonly command: unknown
   /**
    * The warnings the engine's binding of the injected config will not say again (a variant that pinned
    * another model is bound by now), in their order: logged before that binding, they complete its lines.
@@ -30,11 +32,12 @@ export interface BootInjection {
   readonly once: ReadonlyArray<string>
 }
 
-/** `config` injected with `slots` (not modified: the caller writes `agent` and `provider` into it). */
-export const bootInjection = (config: JsonRecord, slots: ReadonlyArray<Slot>, origin: string, delegate: boolean): BootInjection => {
-  const first = injectConfig(config, slots, origin, delegate)
+/** `config` injected with `slots` (not modified: the caller writes `agent`, `provider` and `command` into it). */
+export const bootInjection = (config: JsonRecord, slots: ReadonlyArray<Slot>, origin: string, options: InjectOptions): BootInjection => {
+  const first = injectConfig(config, slots, origin, options)
   const provider = first.config.provider !== undefined ? first.config.provider : config.provider
-  const again = injectConfig({ ...config, agent: first.config.agent, provider }, slots, origin, delegate).warnings
+  const command = first.config.command !== undefined ? first.config.command : config.command
+  const again = injectConfig({ ...config, agent: first.config.agent, provider, command }, slots, origin, options).warnings
   const left = [...again]
   const once = first.warnings.filter((w) => {
     const i = left.indexOf(w)
@@ -42,5 +45,5 @@ export const bootInjection = (config: JsonRecord, slots: ReadonlyArray<Slot>, or
     left.splice(i, 1)
     return false
   })
-  return { agent: first.config.agent, provider: first.config.provider, once }
+  return { agent: first.config.agent, provider: first.config.provider, command: first.config.command, once }
 }

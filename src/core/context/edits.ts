@@ -16,6 +16,15 @@ const HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm
 
 const usable = (p: unknown): p is string => typeof p === "string" && p.trim().length > 0 && p.length <= EDIT_PATH_MAX
 
+/**
+ * `path` made relative to `dir` when it lies under it: opencode names files under the directory it was
+ * started in, which may be a symbolic link to the project root the map is kept for (its real path).
+ */
+export const underDirectory = (dir: string, path: string): string => {
+  const base = dir.replace(/\/+$/, "")
+  return base.length > 0 && path.startsWith(`${base}/`) ? path.slice(base.length + 1) : path
+}
+
 /** The paths `tool` wrote with `args`, as the tool named them (absolute or relative to the project), in order, each once. */
 export const editedPaths = (tool: unknown, args: unknown): ReadonlyArray<string> => {
   if (typeof tool !== "string" || !EDIT_TOOLS.has(tool)) return []

@@ -62,7 +62,7 @@ const explainContext = (d: ContextDecision): string => {
         : `context map: no run starts before ${iso(d.until ?? d.at)} (runs are at least 10 minutes apart); ${pathCount(d.pending)} wait.`
     case "context_done":
       return d.outcome === "failed"
-        ? `context map: ${d.run} failed${d.reason === undefined ? "" : ` (${d.reason})`}; its ${pathCount(d.requeued)} go back in the queue.`
+        ? `context map: ${d.run} failed${d.reason === undefined ? "" : ` (${d.reason})`}; its ${pathCount(d.requeued)} ${d.requeued === 1 ? "goes" : "go"} back in the queue.`
         : d.outcome === "unchanged"
           ? `context map: ${d.run} ended without changing any map file.`
           : `context map: ${d.run} updated the map.`

@@ -8,7 +8,7 @@
  * stops every write and removes the claim file.
  */
 import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream, SynchronizedRef } from "effect"
-import { statSync, watch, type FSWatcher } from "node:fs"
+import { realpathSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { engineStep, needsOf, type Applied, type EngineEvent, type EventNeeds, type SwitchOrder } from "../../core/engine/step.js"
@@ -384,6 +384,15 @@ export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<vo
     return Stream.mergeAll(streams, { concurrency: "unbounded" }).pipe(Stream.debounce(Duration.millis(RELOAD_DEBOUNCE_MS)), Stream.runForEach(() => reload))
   })
 
+/** The project root the context map is kept for: the directory's real path (as `ocpool context --project` resolves it). */
+const realRoot = (directory: string): string => {
+  try {
+    return realpathSync(directory)
+  } catch {
+    return directory
+  }
+}
+
 /** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
 export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<string>, directory?: string) =>
   Layer.scoped(
@@ -396,7 +405,7 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
         delegate: settings.delegate,
         contextMap: settings.contextMap.enabled,
         fallbacks: settings.fallbackModels,
-        refresh: settings.contextMap.enabled && directory !== undefined ? { root: directory, maxBytes: settings.contextMap.maxBytes } : undefined
+        refresh: settings.contextMap.enabled && directory !== undefined ? { root: realRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
       })
       for (const w of warnings) yield* log.log("warn", w)
       const poolConfig = yield* PoolConfig
