@@ -9,7 +9,7 @@
  * replays the trace the plugin recorded. Loopback only; everything it starts is stopped at the end.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
@@ -232,6 +232,43 @@ const fleetStep = async (dir: string): Promise<void> => {
   }
 }
 
+/**
+ * Step 9: the context map (issue 23). A root session writes a file and goes idle; the plugin starts a
+ * `context (auto bootstrap)` run on a pool slot, whose model (the fake, answering as the context agent)
+ * writes the map; `ocpool context status` shows it.
+ */
+const contextStep = async (oc: OpencodeHandle, showLog: () => void): Promise<void> => {
+  const session = (await oc.createSession({ title: "add a helper" })).id
+  const mark = await oc.prompt(session, "add the retry helper [[fake:write:src/net/retry.ts]]")
+  await oc.waitIdle(session, mark, 60_000)
+  console.log(`session "add a helper" wrote src/net/retry.ts with the write tool and went idle`)
+  type Info = { readonly id: string; readonly title: string }
+  const run = await until(
+    async () => ((await oc.request<ReadonlyArray<Info>>("GET", "/session")).body ?? []).find((x) => x.title.startsWith("context (auto ")),
+    (x) => x !== undefined,
+    30_000
+  )
+  if (run === undefined) throw new Error("no context map refresh session was started")
+  const map = join(oc.projectDir, ".opencode/context")
+  const files = await until(
+    () => (existsSync(map) ? readdirSync(map).filter((f) => f.endsWith(".md")).sort() : []),
+    (f) => f.length >= 2,
+    60_000
+  )
+  const ended = await until(() => poolLog(oc, 0).some((l) => l.includes("updated the map")), (x) => x, 30_000)
+  const first = (await oc.messages(run.id)).find((m) => m.info.role === "user")
+  const text = (first?.parts ?? []).filter((p) => p.type === "text").map((p) => String(p["text"] ?? "")).join("")
+  const agent = String((first?.info as { agent?: unknown } | undefined)?.agent ?? "?")
+  console.log(`the plugin started session "${run.title}" (${run.id}) as agent ${agent}, a pool slot of the context base; its prompt:`)
+  for (const l of text.split("\n").slice(0, 8)) console.log(`  | ${l}`)
+  showLog()
+  if (files.length === 0 || !ended) throw new Error("the context map was not written")
+  console.log(`${map}: ${files.join(", ")} (written by the context agent; no other agent may write there, and none may write manager.md)`)
+  const status = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "context", "status", "--project", oc.projectDir, "--state-dir", oc.stateDir], { encoding: "utf8", timeout: 60_000 })
+  console.log(`$ ocpool context status\n${status.stdout.trimEnd()}${status.stderr === "" ? "" : `\n${status.stderr.trimEnd()}`}`)
+  console.log("the next refresh starts when a root session idles with edits pending, at least 10 minutes later; /context-init, /context-update [focus] and /context-review run it by hand")
+}
+
 const traceDir = mkdtempSync(join(tmpdir(), "ocpool-demo-trace-"))
 const desktop = fakeDesktop(traceDir)
 try {
@@ -412,10 +449,13 @@ try {
   for (const l of waited) console.log(l)
   console.log("other shells and agents take the same turns: ocpool run -- npm test; ocpool mcp for other harnesses (docs/OPERATIONS.md, Heavy work)")
 
-  step("9. fleet mode: two hosts share one PostgreSQL; a 429 one host saw cools the model for the other")
+  step("9. the context map: a session edits a file and goes idle; a `context` run on a pool slot writes .opencode/context/")
+  await contextStep(oc, showLog)
+
+  step("10. fleet mode: two hosts share one PostgreSQL; a 429 one host saw cools the model for the other")
   await fleetStep(traceDir)
 
-  step("10. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
+  step("11. one decision engine: the plugin recorded what it applied and decided; replay reproduces every decision")
   const trace = join(traceDir, `pool-${oc.pid}.jsonl`)
   const replay = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8", timeout: 60_000 })
   const lines = readFileSync(trace, "utf8").trim().split("\n")

@@ -2,7 +2,7 @@
  * opencode-pool's lines in opencode's log. opencode prints `client.app.log` entries as
  * `... message="<text>"` without the service name, so they are recognised by how they start.
  */
-const OURS = /message="((?:routed|cooling|released|reaped|reaper armed|reaper failed|bound|spinning|abort|refused manual|pool reloaded|pool lock busy|routing failed|model \S+ unavailable|provider \S+ rejected|state dir|trace |publishing|reading|writing|Switched to|session \S+(?: was not switched|: message on))[^"]*)"/
+const OURS = /message="((?:routed|cooling|released|reaped|reaper armed|reaper failed|bound|spinning|abort|refused manual|pool reloaded|pool lock busy|routing failed|model \S+ unavailable|provider \S+ rejected|state dir|trace |publishing|reading|writing|Switched to|context map|session \S+(?: was not switched|: message on))[^"]*)"/
 
 export const poolLogLines = (log: string): Array<string> =>
   log.split("\n").flatMap((line) => {

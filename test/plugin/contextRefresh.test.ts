@@ -160,4 +160,16 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     expect(r.created).toEqual([])
     expect(existsSync(join(r.b.stateDir, recordFileName(r.project)))).toBe(false)
   })
+
+  it("US-20 a refresh session is never coached and never becomes a primary for fallbacks, unlike the user's root session", async () => {
+    const r = await boot({ fallbackModels: ["zen/alpha"] })
+    await edit(r, ROOT, "edit", { filePath: join(r.project, "src/a.ts") })
+    await turn(r, ROOT)
+    const coach = async (session: string) => (await Effect.runPromise(r.b.hooks.engine.apply({ type: "coach", session, model: "go/gamma" })))?.coach
+    expect(await coach(ROOT)).toMatch(/GO|THROTTLE|STOP/)
+    expect(await coach("ses_created_1")).toBeUndefined()
+    await Effect.runPromise(r.b.hooks.engine.apply({ type: "message", session: "ses_created_1", model: "go/gamma", agent: "context-2" }))
+    const state = await Effect.runPromise(r.b.hooks.engine.state)
+    expect(state.primaries.has("ses_created_1")).toBe(false)
+  })
 })

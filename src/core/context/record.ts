@@ -11,8 +11,10 @@ import { modelFileKey } from "../cooldownFile.js"
 import { STATE_FILE_MAX_BYTES } from "../limits.js"
 import { EpochMs, orElse, Pid } from "../tolerant.js"
 import { PENDING_MAX, type RefreshKind } from "./map.js"
+import type { LastRun } from "./refresh.js"
 
-export type RunOutcome = "ok" | "unchanged" | "failed"
+// a run's outcome and the last run are the refresh machine's own types (refresh.ts)
+export type { LastRun, RunOutcome } from "./refresh.js"
 
 /** The refresh run that was started and has not ended yet. */
 export interface InFlightRun {
@@ -26,19 +28,6 @@ export interface InFlightRun {
   /** The host and process that started it (`pid` 0: unknown, from a file that lacked it). */
   readonly host: string
   readonly pid: number
-}
-
-/** The last run that ended. */
-export interface LastRun {
-  readonly run: string
-  readonly kind: RefreshKind
-  readonly startedAt: number
-  readonly endedAt: number
-  /** `unchanged`: the run ended without changing any map file. */
-  readonly outcome: RunOutcome
-  /** How many paths the run was given. */
-  readonly paths: number
-  readonly reason?: string
 }
 
 export interface ContextRecord {

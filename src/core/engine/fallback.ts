@@ -7,10 +7,11 @@ import { withNewest } from "../newest.js"
 import { isChild } from "../session/tree.js"
 import { PRIMARIES_MAX } from "./state.js"
 import { local, type Handlers, type Turn } from "./turn.js"
+import { isRefreshSession } from "./context.js"
 
 /** Remembers a root session's model and agent; children are never primaries. */
 export const rememberPrimary = (turn: Turn, session: string, model: string | undefined, agent: string | undefined): void => {
-  if (isChild(turn.state, session)) return
+  if (isChild(turn.state, session) || isRefreshSession(turn.state, session)) return
   const old = turn.state.primaries.get(session)
   const next = { model: model ?? old?.model, agent: agent ?? old?.agent }
   if (old !== undefined && old.model === next.model && old.agent === next.agent) return
@@ -19,7 +20,7 @@ export const rememberPrimary = (turn: Turn, session: string, model: string | und
 
 /** `primary` for a signal line: the root session's model, when fallbacks are configured and nothing pooled targets it. */
 export const primaryOf = (turn: Turn, session: string): { readonly primary?: string } => {
-  if (turn.machine.fallbacks.length === 0 || isChild(turn.state, session) || turn.liveTarget(session) !== undefined) return {}
+  if (turn.machine.fallbacks.length === 0 || isChild(turn.state, session) || isRefreshSession(turn.state, session) || turn.liveTarget(session) !== undefined) return {}
   const model = turn.state.primaries.get(session)?.model
   return model === undefined ? {} : { primary: model }
 }
