@@ -53,6 +53,10 @@
 //   write     SSE tool call(s) to `write`: {filePath: ARG, content: "written by the fake model\n"}, or one
 //             call per queue entry `files: [{filePath, content?}]` (an agent whose edit rules deny the
 //             path gets the tool part in state "error" with opencode's rule message)
+//   edit      SSE tool call to `edit`: {filePath: ARG, oldString: `oldString` or "written by the fake model",
+//             newString: `newString` or "edited by the fake model"}. opencode's edit wants the file read
+//             in the same session first: queue a `read` entry (`arg`: the path) and then the `edit`
+//             entry; the request after the read's result takes the second entry (rule 2 before rule 4)
 //   context-map  the context agent's answer to a refresh prompt: two `write` calls, ROOT/.opencode/context/
 //             architecture.md and ROOT/.opencode/context/decisions.md (content names the request), then,
 //             once the tool results come back, the text "architecture.md: written\ndecisions.md: written"
@@ -93,7 +97,7 @@
 //   GET  /_fake/requests[?since=N]   request records with seq > N
 //   POST /_fake/queue                {"queue":[{behavior, model?, provider?, match?, times?, retryAfter?, delayMs?,
 //                                     text?, command?, tasks?: [{subagent_type, prompt, description?}],
-//                                     files?: [{filePath, content?}],
+//                                     files?: [{filePath, content?}], arg?, oldString?, newString?,
 //                                     headers?, message?, status?, body?, contentType?}]} -> appended
 //                                    (text is also the question text of `question`; command is bash's;
 //                                    headers: extra response headers, see above; message: the error
@@ -158,7 +162,7 @@ function parseTaskDirectives(text) {
 }
 
 /** Behaviours that answer with a tool call: once the tool result comes back, the turn ends with text. */
-const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash", "read", "write", "context-map"])
+const TOOL_CALL_BEHAVIOURS = new Set(["task", "question", "bash", "read", "write", "edit", "context-map"])
 const DEFAULT_WRITE_CONTENT = "written by the fake model\n"
 /** opencode-pool's context map refresh prompt; group 2 is the project root. */
 const REFRESH_PROMPT = /(?:^|\n)(Create|Update) the context map of the project at (.+?)(?::| \()/
@@ -385,6 +389,17 @@ function handleChat(req, res, body, rec) {
         files.map((f) => ["write", { filePath: String(f.filePath), content: typeof f.content === "string" ? f.content : DEFAULT_WRITE_CONTENT }])
       )
     }
+    case "edit":
+      return replyToolCalls(res, body, rec, [
+        [
+          "edit",
+          {
+            filePath: arg ?? "fake-written.txt",
+            oldString: typeof spec.oldString === "string" ? spec.oldString : "written by the fake model",
+            newString: typeof spec.newString === "string" ? spec.newString : "edited by the fake model"
+          }
+        ]
+      ])
     case "context-map": {
       const dir = `${String(spec.root ?? ".").replace(/\/+$/, "")}/.opencode/context`
       const note = `(fake request #${rec.seq})`

@@ -8,7 +8,7 @@ import { httpOk, isRunning, sleep, stopChild, track } from "./processes.js"
 
 export const FAKE_LLM_SCRIPT: string = fileURLToPath(new URL("./fake-llm.mjs", import.meta.url))
 
-export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "write" | "context-map" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | (string & {})
+export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "write" | "edit" | "context-map" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | (string & {})
 
 /** One chat-completions request as the fake logged it. */
 export interface FakeRequest {
@@ -78,6 +78,11 @@ export interface FakeQueueEntry {
   readonly tasks?: ReadonlyArray<FakeTaskSpec>
   /** `write`: one `write` tool call per file (content default "written by the fake model\n"). */
   readonly files?: ReadonlyArray<{ readonly filePath: string; readonly content?: string }>
+  /** The directive's ARG for a queued behaviour, e.g. the path of `read` or `edit`. */
+  readonly arg?: string
+  /** `edit`: the text replaced (default "written by the fake model") and its replacement (default "edited by the fake model"). */
+  readonly oldString?: string
+  readonly newString?: string
   /** The error text of `429`, `limit-400` and `error` (each has its own default). */
   readonly message?: string
   /** The HTTP status of `error` (default 400). */

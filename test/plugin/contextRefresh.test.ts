@@ -126,7 +126,7 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     await idle(r, "ses_created_1")
     await settle(r.b)
     expect(record(r)).toMatchObject({ pending: ["src/a.ts"], inFlight: null, lastRun: { outcome: "failed" } })
-    expect(r.b.logs).toContainEqual({ level: "warn", message: expect.stringMatching(/failed \(UnknownError\); 1 path goes back in the queue/) })
+    expect(r.b.logs).toContainEqual({ level: "warn", message: expect.stringMatching(/failed \(UnknownError: boom\); 1 path goes back in the queue/) })
   })
 
   it("US-20 a run whose session cannot be created fails at once and keeps its paths", async () => {

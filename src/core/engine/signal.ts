@@ -22,6 +22,14 @@ import { local, NONE, setIn, TRANSACT, type Handlers, type Turn } from "./turn.j
 type ErrorShape = { readonly name?: unknown; readonly data?: Record<string, unknown> }
 const errorShape = (error: unknown): ErrorShape => (typeof error === "object" && error !== null ? error : {}) as ErrorShape
 
+/** An error as a short reason: its name and message (`APIError: Bad Request`), at most 160 characters. */
+const errorReason = (e: ErrorShape): string => {
+  const name = typeof e.name === "string" ? e.name : "an error"
+  const message = typeof e.data?.message === "string" ? e.data.message.replace(/\s+/g, " ").trim() : ""
+  const text = message === "" ? name : `${name}: ${message}`
+  return text.length > 160 ? `${text.slice(0, 159)}…` : text
+}
+
 /** An abort of the session (opencode's own or ours) is no signal: it only ends the task, never a success. */
 const isAbort = (error: unknown): boolean => errorShape(error).name === "MessageAbortedError"
 
@@ -85,7 +93,7 @@ export const signalHandlers: Handlers<"error" | "failed" | "retry"> = {
     needs: (_state, event) => (isAbort(event.error) ? NONE : TRANSACT),
     run: (turn, event) => {
       const e = errorShape(event.error)
-      noteRefreshError(turn, event.session, typeof e.name === "string" ? e.name : "an error")
+      noteRefreshError(turn, event.session, errorReason(e))
       if (isAbort(event.error)) {
         const c = turn.liveTarget(event.session)
         if (c !== undefined) endTask(turn, c.key, false)
