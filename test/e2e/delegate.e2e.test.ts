@@ -36,7 +36,7 @@ const toolParts = async (oc: OpencodeHandle, session: string, tool: string): Pro
   (await oc.messages(session)).flatMap((m) => m.parts as ReadonlyArray<Part>).filter((p) => p.type === "tool" && p.tool === tool)
 
 describe("the delegation policy in the real opencode 1.18.33 (US-1)", () => {
-  it("US-1 opencode's own rules for the injected build deny the read family and let task reach only the pooled bases; the model is not offered read, and a read it calls does not run", async () => {
+  it("US-1 opencode's own rules for the injected build deny the read family and let task reach only the pooled bases; of the read family only `read` is offered (the context map's files), and a read of anything else is refused by opencode", async () => {
     const oc = await start()
     const build = await agent(oc, "build")
     for (const tool of ["read", "glob", "grep", "list", "webfetch", "websearch"]) expect(evaluate(build.permission, tool, "README.md"), tool).toBe("deny")
