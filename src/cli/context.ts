@@ -24,7 +24,7 @@ export const contextStatusCommand = Command.make(
     maxBytes: text(
       "max-bytes",
       "N",
-      "The map's budget in bytes over the five files (default 24576, the default of the plugin option contextMap.maxBytes; this command does not read opencode's config, so give the value you set there)"
+      "The map's budget in bytes over the five files (default: the plugin option contextMap.maxBytes as the plugin recorded it in the project's record, else 24576, that option's default)"
     ),
     stateDir: stateDirOption
   },
@@ -42,7 +42,7 @@ export const contextRefreshCommand = Command.make(
   (a) => contextRefreshRun({ project: Option.getOrUndefined(a.project), stateDir: Option.getOrUndefined(a.stateDir) })
 ).pipe(
   Command.withDescription(
-    "Queue a refresh of the project's context map: writes a marker in the state directory; the plugin starts the refresh when a root session of opencode goes idle in that project (the 10-minute spacing between runs does not apply to it) and removes the marker then. Nothing runs now. Exit 0; 2 when the project is not a directory; 1 when the marker cannot be written."
+    "Queue a refresh of the project's context map: writes a marker in the state directory; the plugin starts the refresh when a root session of opencode goes idle in that project (the 10-minute spacing between runs does not apply to it) and removes the marker then. Nothing runs now. Exit 0; 2 when the project is not a directory or a flag is bad; 1 when the state directory cannot be found or the marker cannot be written."
   )
 )
 

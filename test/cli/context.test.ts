@@ -95,6 +95,15 @@ describe("ocpool context status", () => {
     expect(ocpool(["context", "status", "--state-dir", stateDir()], { cwd: root }).stdout).not.toContain("warning:")
   })
 
+  it("US-20 without --max-bytes the budget is the one the plugin recorded (option contextMap.maxBytes)", () => {
+    const root = project(3000)
+    const dir = stateDir()
+    writeFileSync(join(dir, recordFileName(root)), encodeRecord({ ...emptyRecord(root), maxBytes: 2048 }))
+    const r = ocpool(["context", "status", "--state-dir", dir], { cwd: root })
+    expect(r.stdout).toContain("  total 2.9 KiB of the 2 KiB budget\nwarning: map is 2.9 KiB, over the 2 KiB budget")
+    expect(ocpool(["context", "status", "--max-bytes", "8192", "--state-dir", dir], { cwd: root }).stdout).not.toContain("warning:")
+  })
+
   it("US-20 a git repository: files committed since the map was written, modified or untracked now, counted once; the map, skipped paths and older commits left out", () => {
     const root = project(100, HOUR)
     const dir = stateDir()

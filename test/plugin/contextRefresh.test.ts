@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { recordFileName, queueFileName, encodeQueued } from "../../src/core/context/record.js"
 import { SessionPromptMemory, type PromptCall } from "../../src/layers/opencode/SessionPromptMemory.js"
-import { bootsPerTest, event, POOL2, settle, spawn, tmp, type Booted } from "./boot.js"
+import { bootsPerTest, event, POOL2, settle, tmp, type Booted } from "./boot.js"
 
 const { start } = bootsPerTest()
 const ROOT = "ses_root"
@@ -83,12 +83,15 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     await edit(r, ROOT, "write", { filePath: "/somewhere/else.ts" })
     await turn(r, ROOT)
     expect(r.created).toEqual([])
-    // a real edit, but the idle is a subagent's
-    await spawn(r.b, ROOT, "call_1", "explore")
-    await event(r.b, "session.created", { sessionID: "ses_child", info: { id: "ses_child", parentID: ROOT, agent: "explore-1", title: "x (@explore-1 subagent)" } })
+    // a real edit, and a refresh asked for, but the idle is a subagent's (a `general` child: no pool claim)
+    await event(r.b, "session.created", { sessionID: "ses_child", info: { id: "ses_child", parentID: ROOT, agent: "general", title: "x (@general subagent)" } })
     await edit(r, "ses_child", "edit", { filePath: join(r.project, "src/a.ts") })
+    writeFileSync(join(r.b.stateDir, queueFileName(r.project)), encodeQueued(Date.now()))
     await turn(r, "ses_child")
     expect(r.created).toEqual([])
+    // the root's idle starts it: the edit was queued
+    await turn(r, ROOT)
+    expect(r.created).toEqual(["context (auto bootstrap)"])
   })
 
   it("US-20 criterion 4 and 5: the run's own idle releases its claim and starts no second run; a run that changed no map file logs a warning; no notification", async () => {
@@ -98,8 +101,14 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     r.b.known.set("ses_created_1", { id: "ses_created_1", parentID: undefined, title: "context (auto bootstrap)" } as never)
     await event(r.b, "session.created", { sessionID: "ses_created_1", info: { id: "ses_created_1", title: "context (auto bootstrap)" } })
     await edit(r, "ses_created_1", "write", { filePath: join(r.project, "src/not-by-the-map.ts") })
+    // a refresh asked for: any root idle would start one now, whatever the spacing; the run's own does not
+    writeFileSync(join(r.b.stateDir, queueFileName(r.project)), encodeQueued(Date.now()))
     await turn(r, "ses_created_1")
     expect(await claims(r)).toEqual([])
+    expect(r.created).toHaveLength(1)
+    expect(existsSync(join(r.b.stateDir, queueFileName(r.project)))).toBe(true)
+    // and its later idles do not either
+    await turn(r, "ses_created_1")
     expect(r.created).toHaveLength(1)
     expect(r.b.logs).toContainEqual({ level: "warn", message: expect.stringMatching(/context map: ctx-\w+ ended without changing the map/) })
     expect(record(r).lastRun).toMatchObject({ outcome: "unchanged" })

@@ -44,9 +44,9 @@ export const projectRoot = (flag: string | undefined): Effect.Effect<string, Bad
     return Effect.succeed(root)
   })
 
-/** `--max-bytes N`: a whole number of bytes, 1 or more (default: the option's default, 24 KiB). */
-export const maxBytesOf = (flag: string | undefined): Effect.Effect<number, BadInput> => {
-  if (flag === undefined) return Effect.succeed(MAP_MAX_BYTES_DEFAULT)
+/** `--max-bytes N`: a whole number of bytes, 1 or more (default: the budget the plugin recorded, else the option's default, 24 KiB). */
+export const maxBytesOf = (flag: string | undefined, recorded?: number | null): Effect.Effect<number, BadInput> => {
+  if (flag === undefined) return Effect.succeed(recorded ?? MAP_MAX_BYTES_DEFAULT)
   const n = /^\d{1,15}$/.test(flag) ? Number(flag) : NaN
   return n >= 1 ? Effect.succeed(n) : Effect.fail(new BadInput({ message: `--max-bytes ${echo(flag)}: a whole number of bytes, 1 or more` }))
 }
@@ -54,12 +54,13 @@ export const maxBytesOf = (flag: string | undefined): Effect.Effect<number, BadI
 export const contextStatusRun = (flags: ContextStatusFlags) =>
   Effect.gen(function* () {
     const root = yield* projectRoot(flags.project)
-    const maxBytes = yield* maxBytesOf(flags.maxBytes)
+    yield* maxBytesOf(flags.maxBytes)
     const dir = yield* stateDirPath(flags.stateDir)
     const { facts, queuedAt, record } = yield* Effect.gen(function* () {
       const store = yield* ContextStore
       return { record: yield* store.load(root), facts: yield* store.mapFacts(root), queuedAt: yield* store.queued(root) }
     }).pipe(Effect.provide(ContextStoreFile(dir)))
+    const maxBytes = yield* maxBytesOf(flags.maxBytes, record?.maxBytes)
     const now = yield* Clock.currentTimeMillis
     const written = lastWritten(facts)
     const since = written === undefined ? undefined : Math.floor(written)

@@ -39,6 +39,7 @@ export const loadEvent = (root: string, maxBytes: number, record: ContextRecord 
 
 /** The record of a refresh state, written at `now` by `host`/`pid`. */
 export const recordOf = (state: RefreshState, root: string, now: number, host: string, pid: number): ContextRecord => {
+  const maxBytes = state.maxBytes
   const f = state.inFlight
   const last = state.lastRun
   return {
@@ -59,14 +60,16 @@ export const recordOf = (state: RefreshState, root: string, now: number, host: s
             outcome: last.outcome,
             paths: last.paths,
             ...(last.reason === undefined ? {} : { reason: last.reason })
-          }
+          },
+    maxBytes
   }
 }
 
-/** The map as a line carries it: whether it exists, the five files' bytes, and a stamp of their names, sizes and times. */
+/** The map as a line carries it: whether one of the five files exists, their bytes, and a stamp of their names, sizes and times. */
 export const stampOf = (facts: MapFacts): MapStamp => {
   const files = mapFiles(facts)
   const order = new Map<string, number>(MAP_FILES.map((f, i) => [f, i]))
   const sorted = [...files].sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0))
-  return { exists: facts.exists, bytes: mapBytes(facts), stamp: sorted.map((f) => `${f.name}:${f.bytes}:${f.mtimeMs}`).join(",") }
+  // the map exists when one of its five files does: a directory holding only the user's manager.md is no map yet
+  return { exists: files.length > 0, bytes: mapBytes(facts), stamp: sorted.map((f) => `${f.name}:${f.bytes}:${f.mtimeMs}`).join(",") }
 }

@@ -42,14 +42,3 @@ export const lastWritten = (facts: MapFacts): number | undefined => {
 
 /** Whether the five files together are larger than `maxBytes`. */
 export const overBudget = (facts: MapFacts, maxBytes: number): boolean => mapBytes(facts) > maxBytes
-
-/** Whether a map file was created, removed, or changed size or modification time between the two facts (`manager.md` ignored). */
-export const mapChanged = (before: MapFacts, after: MapFacts): boolean => {
-  const was = new Map(mapFiles(before).map((f) => [f.name, f]))
-  const now = mapFiles(after)
-  if (was.size !== now.length) return true
-  return now.some((f) => {
-    const old = was.get(f.name)
-    return old === undefined || old.bytes !== f.bytes || old.mtimeMs !== f.mtimeMs
-  })
-}

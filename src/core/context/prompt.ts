@@ -23,7 +23,7 @@ export const refreshPrompt = (root: string, start: Start, map: { readonly bytes:
     lines.push(`Update the context map of the project at ${root} (${MAP_DIR}/: ${MAP_FILES.join(", ")}).`)
     lines.push(`Change only what the edits below made stale or missing; keep it short: "Start here" lists per subsystem, no inventories of files, decisions with their why.`)
   }
-  lines.push(`Start with \`ls ${MAP_DIR}/\`; read ${MAP_DIR}/${MANAGER_FILE} first when it exists. It is the user's: never write it. Write nothing outside ${MAP_DIR}/.`)
+  lines.push(`Start by listing ${MAP_DIR}/; read ${MAP_DIR}/${MANAGER_FILE} first when it exists. It is the user's: never write it. Write nothing outside ${MAP_DIR}/.`)
   if (start.paths.length > 0) {
     lines.push("", "Files changed since the last refresh:")
     for (const p of start.paths) lines.push(`- ${p}`)

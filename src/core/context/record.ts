@@ -42,6 +42,8 @@ export interface ContextRecord {
   readonly lastStartedAt: number | null
   readonly inFlight: InFlightRun | null
   readonly lastRun: LastRun | null
+  /** The map's budget the plugin runs with (option `contextMap.maxBytes`), so `ocpool context status` judges by it; null when unknown. */
+  readonly maxBytes: number | null
 }
 
 /** A project's record before anything happened in it. */
@@ -52,7 +54,8 @@ export const emptyRecord = (root: string): ContextRecord => ({
   dropped: 0,
   lastStartedAt: null,
   inFlight: null,
-  lastRun: null
+  lastRun: null,
+  maxBytes: null
 })
 
 /** A state file name stays under this many characters (NAME_MAX is 255 bytes, and `.tmp` is added while writing). */
@@ -92,7 +95,8 @@ const body = (r: ContextRecord) =>
     dropped: r.dropped,
     lastStartedAt: r.lastStartedAt,
     inFlight: r.inFlight,
-    lastRun: r.lastRun
+    lastRun: r.lastRun,
+    maxBytes: r.maxBytes
   })
 
 /**
@@ -187,7 +191,8 @@ const RecordJson = Schema.parseJson(
     dropped: orElse(Dropped, 0),
     lastStartedAt: orElse(Schema.NullOr(EpochMs), null),
     inFlight: tolerantObject(InFlightJson),
-    lastRun: tolerantObject(LastRunJson)
+    lastRun: tolerantObject(LastRunJson),
+    maxBytes: orElse(Schema.NullOr(Schema.Int.pipe(Schema.between(1, Number.MAX_SAFE_INTEGER))), null)
   })
 )
 
@@ -223,7 +228,8 @@ export const decodeRecord = (text: string): ContextRecord | undefined => {
     dropped: Math.min(Number.MAX_SAFE_INTEGER, r.dropped + over),
     lastStartedAt: r.lastStartedAt,
     inFlight,
-    lastRun
+    lastRun,
+    maxBytes: r.maxBytes
   }
 }
 

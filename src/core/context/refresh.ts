@@ -8,7 +8,7 @@
  */
 import { PENDING_MAX, PROMPT_PATHS_MAX, queuedPath, REFRESH_SPACING_MS, MAP_MAX_BYTES_DEFAULT, type RefreshKind } from "./map.js"
 
-/** What the shell saw of the map directory: whether it exists, the five files' bytes, and a stamp that changes when any of them does. */
+/** What the shell saw of the map: whether one of the five files exists, their bytes, and a stamp that changes when any of them does. */
 export interface MapStamp {
   readonly exists: boolean
   readonly bytes: number
@@ -151,8 +151,8 @@ export const enqueue = (queue: ReadonlyArray<string>, paths: ReadonlyArray<strin
   return { pending: out, dropped }
 }
 
-/** Whether the map differs between two looks at it. */
-export const mapDiffers = (before: MapStamp, after: MapStamp): boolean => before.exists !== after.exists || before.stamp !== after.stamp
+/** Whether a map file differs between two looks at the map (created, removed, resized or rewritten). */
+export const mapDiffers = (before: MapStamp, after: MapStamp): boolean => before.stamp !== after.stamp
 
 /** When the next automatic run may start (undefined: at once). */
 export const nextStartAt = (s: RefreshState): number | undefined => (s.lastStartedAt === undefined ? undefined : s.lastStartedAt + REFRESH_SPACING_MS)

@@ -35,7 +35,13 @@ export const idleMayStart = (state: EngineState, session: string, context: IdleC
   const c = state.machine.context
   if (context === undefined || c.root === undefined) return false
   if (isChild(state, session) || isRefreshSession(state, session)) return false
-  return c.pending.length > 0 || context.requested
+  return c.pending.length > 0 || context.requested || staleRun(state)
+}
+
+/** A run in flight whose claim is gone (a limit, the reaper, an abort that gave up): it has failed, whether or not its session ever idles. */
+const staleRun = (state: EngineState): boolean => {
+  const f = state.machine.context.inFlight
+  return f !== undefined && getClaim(state.machine.table, f.claim) === undefined
 }
 
 /** Whether an idle of `session` ends the run in flight. */
@@ -87,8 +93,8 @@ const spawnRun = (turn: Turn, start: Extract<ContextDecision, { type: "context_s
 export const idleMayRefresh = (turn: Turn, session: string, context: IdleContext | undefined): void => {
   if (context === undefined || !idleMayStart(turn.state, session, context)) return
   const f = turn.machine.context.inFlight
-  // a run whose claim is gone and whose session will not idle (never created, or its abort gave up)
-  if (f !== undefined && getClaim(turn.machine.table, f.claim) === undefined && f.session === undefined) endRun(turn, false, context.map, "its session never started")
+  // a run whose claim is gone has failed (a limit, the reaper, an abort that gave up); its session's late idle is ignored
+  if (f !== undefined && staleRun(turn.state)) endRun(turn, false, context.map, f.session === undefined ? "its session never started" : "its claim was released (a limit, a hang or an abort)")
   const decisions = turn.apply({ at: turn.at, type: "context_idle", session, map: context.map, ...(context.requested ? { requested: true } : {}) })
   for (const d of decisions) if (d.type === "context_start") spawnRun(turn, d, context.map)
 }
@@ -118,9 +124,10 @@ export const contextHandlers: Handlers<"contextLoad" | "contextEdit" | "contextB
     turn.apply({ at: turn.at, type: "context_edit", paths: event.paths, session: event.session })
   }),
   contextBound: local((turn, event) => {
+    // the session is the refresh's even when its run is over: its idles and edits are never the user's
+    turn.set("refreshSessions", withNewest(turn.state.refreshSessions, event.session, turn.at, REFRESH_SESSIONS_MAX))
     const f = turn.machine.context.inFlight
     if (f === undefined || f.run !== event.run) return
-    turn.set("refreshSessions", withNewest(turn.state.refreshSessions, event.session, turn.at, REFRESH_SESSIONS_MAX))
     if (getClaim(turn.machine.table, f.claim) !== undefined) turn.apply({ at: turn.at, type: "bind", claim: f.claim, session: event.session, activity: true })
     turn.apply({ at: turn.at, type: "context_bound", run: event.run, session: event.session })
   }),

@@ -10,6 +10,7 @@ import { acquisitionOrder, claimsTargeting, getClaim, isTargeted, oldestUnbound 
 import type { TraceInput } from "../trace/input.js"
 import { CHILD_MEMORY_MS, CHILD_SLACK_MS, forgetQuietSessions } from "./state.js"
 import { NONE, TRANSACT, type Handlers, type Turn } from "./turn.js"
+import { isRefreshSession } from "./context.js"
 
 /** Back-fill (SPEC §8.2 step 4): the newest child of the owner not targeted yet, created around the claim. */
 const backfill = (turn: Turn, c: Claim): string | undefined => {
@@ -39,7 +40,11 @@ export const prepareSweep = (turn: Turn): { readonly blocked?: ReadonlyArray<str
   }
   // the claims whose target has a question or permission pending in its tree, in acquisition order
   const held: Array<Claim> = []
-  for (const s of blockedSessions(turn.state)) for (const c of claimsTargeting(turn.machine.table, s)) held.push(c)
+  // a refresh run's ask is seen by nobody (it never notifies): it holds nothing, and silence reaps the run
+  for (const s of blockedSessions(turn.state)) {
+    if (isRefreshSession(turn.state, s)) continue
+    for (const c of claimsTargeting(turn.machine.table, s)) held.push(c)
+  }
   return held.length > 0 ? { blocked: acquisitionOrder(turn.machine.table, held) } : {}
 }
 

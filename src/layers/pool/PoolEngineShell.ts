@@ -154,7 +154,9 @@ export const makeEngine = (config: EngineConfig) =>
         const p = prompter.value
         const created = yield* Effect.either(p.create(order.title))
         if (created._tag === "Left") return created.left.reason
-        yield* apply({ type: "contextBound", run: order.run, session: created.right })
+        const bound = yield* apply({ type: "contextBound", run: order.run, session: created.right })
+        // the run ended while its session was being created (its claim reaped): nothing to prompt
+        if (bound?.state.machine.context.inFlight?.run !== order.run) return undefined
         const sent = yield* Effect.either(p.prompt(created.right, promptTarget(order.model), order.agent, order.prompt))
         return sent._tag === "Left" ? sent.left.reason : undefined
       }).pipe(

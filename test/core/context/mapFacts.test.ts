@@ -1,6 +1,11 @@
 /** The map's file facts judged (epic G, US-20): its size, when it was last written, whether a run changed it, the budget. */
 import { describe, expect, it } from "@effect/vitest"
-import { lastWritten, mapBytes, mapChanged, NO_MAP, overBudget, type MapFacts, type MapFileFacts } from "../../../src/core/context/mapFacts.js"
+import { lastWritten, mapBytes, NO_MAP, overBudget, type MapFacts, type MapFileFacts } from "../../../src/core/context/mapFacts.js"
+import { stampOf } from "../../../src/core/context/load.js"
+import { mapDiffers } from "../../../src/core/context/refresh.js"
+
+/** Whether a run that saw `before` at its start and `after` at its end changed the map: the stamps it compares. */
+const mapChanged = (before: MapFacts, after: MapFacts): boolean => mapDiffers(stampOf(before), stampOf(after))
 
 const f = (name: string, bytes: number, mtimeMs: number): MapFileFacts => ({ name, bytes, mtimeMs })
 const manager = (bytes: number, mtimeMs: number): MapFileFacts => ({ name: "manager.md", bytes, mtimeMs, manager: true })
@@ -30,14 +35,16 @@ describe("map facts", () => {
     ["an mtime changed, same size", map(f("architecture.md", 1000, 101), f("contexts.md", 2000, 300), manager(50_000, 900)), true],
     ["a file replaced by another (same count)", map(f("architecture.md", 1000, 100), f("workflows.md", 2000, 300)), true],
     ["the map directory removed", NO_MAP, true]
-  ])("US-20 mapChanged: %s → %s", (_what, after, changed) => {
+  ])("US-20 a run's map stamps differ: %s → %s", (_what, after, changed) => {
     expect(mapChanged(BASE, after)).toBe(changed)
   })
 
-  it("US-20 mapChanged from no map: any map file created is a change, manager.md alone is not", () => {
+  it("US-20 from no map, any map file created is a change, manager.md alone is not; a map exists only once one of the five files does", () => {
     expect(mapChanged(NO_MAP, map(f("architecture.md", 1, 1)))).toBe(true)
     expect(mapChanged(NO_MAP, map(manager(1, 1)))).toBe(false)
     expect(mapChanged(NO_MAP, NO_MAP)).toBe(false)
+    expect(stampOf({ exists: true, files: [manager(1, 1)] }).exists).toBe(false)
+    expect(stampOf(map(f("decisions.md", 1, 1))).exists).toBe(true)
   })
 
   it.each<[number, boolean]>([

@@ -23,7 +23,8 @@ const FULL: ContextRecord = {
   dropped: 3,
   lastStartedAt: T - 60_000,
   inFlight: { run: "r2", kind: "update", session: "ses_x", startedAt: T - 5000, paths: ["src/c.ts"], host: "devbox", pid: 4242 },
-  lastRun: { run: "r1", kind: "bootstrap", startedAt: T - 900_000, endedAt: T - 800_000, outcome: "failed", paths: 4, reason: "session error" }
+  lastRun: { run: "r1", kind: "bootstrap", startedAt: T - 900_000, endedAt: T - 800_000, outcome: "failed", paths: 4, reason: "session error" },
+  maxBytes: 40_000
 }
 
 const json = (over: Record<string, unknown>): string => JSON.stringify({ ...JSON.parse(encodeRecord(FULL)), ...over })

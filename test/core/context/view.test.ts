@@ -49,7 +49,8 @@ describe("context status text: wide (everything)", () => {
     dropped: 4,
     lastStartedAt: NOW - 3 * MIN,
     inFlight: { run: "r7", kind: "update", session: "ses_9", startedAt: NOW - 3 * MIN, paths: ["src/x.ts", "src/y.ts"], host: "devbox", pid: 4242 },
-    lastRun: { run: "r6", kind: "bootstrap", startedAt: NOW - 20 * MIN - 90_000, endedAt: NOW - 20 * MIN, outcome: "failed", paths: 1, reason: "session error" }
+    lastRun: { run: "r6", kind: "bootstrap", startedAt: NOW - 20 * MIN - 90_000, endedAt: NOW - 20 * MIN, outcome: "failed", paths: 1, reason: "session error" },
+    maxBytes: null
   }
   const v = contextStatusView({ root: "/home/u/p", facts, record, queuedAt: NOW - 45_000, changed: { source: "git", count: 7, since: NOW - 30_000 }, maxBytes: 24_576 })
 
