@@ -16,7 +16,7 @@ import { quotaCommand } from "./quota.js"
 import { receiveCommand, receiveExitCode } from "./receive.js"
 import { forcedReceive } from "./fastRoute.js"
 import { replayCommand } from "./replay.js"
-import { statusCommand } from "./status.js"
+import { statusCommand, topCommand } from "./status.js"
 import { sweepCommand } from "./sweep/command.js"
 import { tunnelCommand } from "./tunnel.js"
 import { runCommand } from "./run.js"
@@ -30,7 +30,7 @@ const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
+  Command.withSubcommands([statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
@@ -40,11 +40,14 @@ export const USAGE = [
   "usage: ocpool <command> [flags]",
   "commands:",
   "  status [--pool FILE] [--json] [--state-dir DIR]                       the pool as every process sees it",
+  "  status --watch [--trace FILE] [--pool FILE] [--json] [--state-dir DIR]  the live view, redrawn as the state changes",
+  "  top [--trace FILE] [--pool FILE] [--json] [--state-dir DIR]           the same live view",
   "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
   "  init [--format txt|json] [--force] [--json]                          write the user pool file",
   "  init --global|--project [--dry-run] [--remove] [--format txt|json] [--json]",
   "                                                                        add the plugin to opencode's config (or take it out)",
-  "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json]   replay a spawn trace",
+  "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json] [--timeline FILE.html|FILE.svg]",
+  "                                                                        replay a spawn trace (and draw it)",
   "  sweep sessions [--db PATH] [--days 30] [--grace-hours 24] [--directory DIR] [--limit N]",
   "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",
   "  sweep events [--db PATH] [--days 7] [--grace-hours 1] [--limit N]",

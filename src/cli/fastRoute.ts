@@ -11,6 +11,7 @@ import type { StatusFlags } from "./statusRun.js"
 export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   [],
   ["status"],
+  ["top"],
   ["doctor"],
   ["init"],
   ["replay"],

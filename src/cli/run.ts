@@ -6,6 +6,7 @@
  * 124 on `--timeout` (the group killed), 75 when `--wait` ran out, 127/126 when the command cannot be
  * found or run, 130/143 on SIGINT/SIGTERM while queued, 2 for a bad flag or a missing command.
  */
+import { ownSignals } from "./shared/ownSignals.js"
 import { Args, Command } from "@effect/cli"
 import { Clock, Deferred, Effect, Option } from "effect"
 import { parseDuration } from "../core/duration.js"
@@ -29,13 +30,6 @@ const STATUS_MAX = 79
 
 export const EXIT_TIMEOUT = 124
 export const EXIT_NO_PERMIT = 75
-
-/** The signals that end a queued run: the request is cancelled, the exit is 128+n. */
-const QUEUED_SIGNALS: ReadonlyArray<readonly [NodeJS.Signals, number]> = [
-  ["SIGINT", 130],
-  ["SIGTERM", 143],
-  ["SIGHUP", 129]
-]
 
 export interface RunFlags {
   readonly budget: string | undefined
@@ -80,32 +74,14 @@ const refusal = (answer: PermitAnswer, flags: { readonly budget: string; readonl
 }
 
 /**
- * `ocpool run` owns SIGINT/SIGTERM/SIGHUP while it runs, as a shell does for its job: other listeners
- * (the runtime's interrupt-on-signal, which would kill the group instead of forwarding and exit 1) are
- * set aside and put back after. While queued, a signal completes `got` (the wait stops, the request is
- * cancelled); once the command is spawned the runner forwards signals to its group and these ignore them.
+ * `ocpool run` owns SIGINT/SIGTERM/SIGHUP while it runs (shared/ownSignals.ts). While queued, a signal
+ * completes `got` (the wait stops, the request is cancelled, the exit is 128+n); once the command is
+ * spawned the runner forwards signals to its group and these ignore them.
  */
-const ownSignals = (got: Deferred.Deferred<number>, phase: { queued: boolean }) =>
-  Effect.acquireRelease(
-    Effect.sync(() =>
-      QUEUED_SIGNALS.map(([signal, code]) => {
-        const others = process.listeners(signal)
-        for (const l of others) process.off(signal, l)
-        const h = () => {
-          if (phase.queued) Deferred.unsafeDone(got, Effect.succeed(code))
-        }
-        process.on(signal, h)
-        return { signal, h, others }
-      })
-    ),
-    (owned) =>
-      Effect.sync(() =>
-        owned.forEach(({ signal, h, others }) => {
-          process.off(signal, h)
-          for (const l of others) process.on(signal, l)
-        })
-      )
-  )
+const queuedSignals = (got: Deferred.Deferred<number>, phase: { queued: boolean }) =>
+  ownSignals((code) => {
+    if (phase.queued) Deferred.unsafeDone(got, Effect.succeed(code))
+  })
 
 export const runRun = (flags: RunFlags) =>
   Effect.gen(function* () {
@@ -142,7 +118,7 @@ const held = (h: Held) =>
       const io = yield* CurrentIo
       const got = yield* Deferred.make<number>()
       const phase = { queued: true }
-      yield* ownSignals(got, phase)
+      yield* queuedSignals(got, phase)
       const holder: PermitHolder = { host: ownHostId(), pid: process.pid, startToken: ownStartToken(), via: "run" }
       const { ticket, answer } = yield* Effect.acquireRelease(permits.request({ budget: h.budget, weight: h.weight, reason: h.reason, holder }), (r) =>
         r.answer.state === "refused" ? Effect.void : Effect.ignore(Effect.catchAllDefect(permits.release(r.ticket), () => Effect.void))

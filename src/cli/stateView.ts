@@ -90,30 +90,43 @@ export const openState = (flag: string | undefined) =>
 export const readShared = (state: OpenedState, needs: Needs) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
-    const port = cliStateLayer(state.backend).pipe(Layer.provide(state.stateDir))
+    return yield* readThrough(state, needs, now).pipe(Effect.provide(portOf(state)), Effect.scoped)
+  })
+
+/** The port a CLI view reads `state` through (the live view keeps one open for its whole run). */
+export const portOf = (state: OpenedState) => cliStateLayer(state.backend).pipe(Layer.provide(state.stateDir))
+
+/** `readShared` on a port already in context. */
+export const readThrough = (state: OpenedState, needs: Needs, now: number) =>
+  Effect.gen(function* () {
     const fleetMode = state.backend.state.backend === "postgres"
-    const { fleet, snapshot } = yield* Effect.gen(function* () {
-      // the fleet first: a host whose lease ran out is shown once as expired, with the claims the read then removes
-      const fleet = fleetMode ? yield* fleetOf(now) : undefined
-      const snapshot: SharedSnapshot = yield* Effect.flatMap(SharedState, (s) => s.read(now, needs))
-      return { snapshot, fleet }
-    }).pipe(Effect.provide(port), Effect.scoped)
+    // the fleet first: a host whose lease ran out is shown once as expired, with the claims the read then removes
+    const fleet = fleetMode ? yield* fleetOf(now) : undefined
+    const snapshot: SharedSnapshot = yield* Effect.flatMap(SharedState, (s) => s.read(now, needs))
     const facts = fleet === undefined ? undefined : fleetFacts(fleet.fleet, fleet.stats.fallbacks ?? 0, rawUrl(state.backend))
     return { now, snapshot, ...(facts === undefined ? {} : { fleet: facts }) }
   })
+
+/**
+ * What a read of every record comes to: the snapshot, or why a kind that matters could not be read
+ * (an unreadable permits file is only a warning: the next permit step rewrites it whole).
+ */
+export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnType<typeof readShared>>): StateSnapshot | StateUnreadable => {
+  const { dir, exists, warnings } = opened
+  const { fleet, now, snapshot } = read
+  const problem = snapshot.problems.find((p) => p.kind !== "permits")
+  if (problem !== undefined) return new StateUnreadable({ dir, reason: problem.reason })
+  const permitProblems = snapshot.problems.filter((p) => p.kind === "permits").map(problemText)
+  const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
+  return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...permitProblems], ...(fleet === undefined ? {} : { fleet }) }
+}
 
 /** Reads every claim, cooldown, quota and fallback record (openState says which may be deleted); a kind that cannot be read is StateUnreadable. */
 export const readState = (flag: string | undefined) =>
   Effect.gen(function* () {
     const opened = yield* openState(flag)
-    const { dir, exists, warnings } = opened
-    const { fleet, now, snapshot } = yield* readShared(opened, ALL_RECORDS)
-    // an unreadable permits file is a warning (the next permit step rewrites it whole); claims and cooldowns are not
-    const problem = snapshot.problems.find((p) => p.kind !== "permits")
-    if (problem !== undefined) return yield* new StateUnreadable({ dir, reason: problem.reason })
-    const permitProblems = snapshot.problems.filter((p) => p.kind === "permits").map(problemText)
-    const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
-    return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...permitProblems], ...(fleet === undefined ? {} : { fleet }) } satisfies StateSnapshot
+    const state = stateOf(opened, yield* readShared(opened, ALL_RECORDS))
+    return state instanceof StateUnreadable ? yield* state : state
   })
 
 /** The CLI's pool: `--pool FILE`, the user config directory, the bundled preset, the built-in fallback (SPEC §9). */

@@ -1,11 +1,12 @@
 /** What `ocpool status` does once its flags are parsed (SPEC §9, §12.2); the fast path (statusMain.ts) runs it without @effect/cli. */
 import { Console, Effect } from "effect"
-import { renderStatus, statusView } from "../core/status.js"
+import { renderStatus, statusView, type StatusView } from "../core/status.js"
+import type { ResolvedPool } from "../core/source.js"
 import { POOL_FILE_MAX_BYTES } from "../core/limits.js"
 import { printableJson } from "../core/printable.js"
 import { readTextFile } from "../layers/fs/safeRead.js"
 import { FileUnreadable } from "./errors.js"
-import { cliPool, readState } from "./stateView.js"
+import { cliPool, readState, type StateSnapshot } from "./stateView.js"
 import { budgetsJson } from "../core/permits/view.js"
 import { cliBudgets } from "./shared/budgets.js"
 
@@ -15,29 +16,34 @@ export interface StatusFlags {
   readonly stateDir: string | undefined
 }
 
+/** A named pool file that cannot be read is exit 2, not a fall-through to the default pool (checked through safeRead first). */
+export const checkPoolFile = (poolFile: string | undefined) =>
+  Effect.suspend(() => {
+    if (poolFile === undefined) return Effect.void
+    const read = readTextFile(poolFile, POOL_FILE_MAX_BYTES)
+    return read._tag === "Text" ? Effect.void : Effect.fail(new FileUnreadable({ path: poolFile, reason: read._tag === "Missing" ? "no such file or directory" : read.reason }))
+  })
+
+/** The §9 view of one read of the state, over `pool`. */
+export const viewOfState = (state: StateSnapshot, pool: ResolvedPool): StatusView =>
+  statusView({
+    origin: pool.origin,
+    slots: pool.slots,
+    processes: state.processes,
+    cooldowns: state.cooldowns,
+    quota: state.quota,
+    fallbacks: state.fallbacks,
+    permits: budgetsJson(cliBudgets(), state.permits),
+    now: state.now,
+    warnings: [...pool.warnings, ...state.warnings],
+    // fleet mode (issue 22): the hosts sharing the PostgreSQL state, or the line saying it did not answer
+    ...(state.fleet === undefined ? {} : { fleet: state.fleet })
+  })
+
 export const statusRun = (args: StatusFlags) =>
   Effect.gen(function* () {
-    const poolFile = args.pool
-    if (poolFile !== undefined) {
-      // checked through safeRead first: a named pool file that cannot be read is exit 2, not a fall-through
-      const read = readTextFile(poolFile, POOL_FILE_MAX_BYTES)
-      if (read._tag !== "Text") return yield* new FileUnreadable({ path: poolFile, reason: read._tag === "Missing" ? "no such file or directory" : read.reason })
-    }
+    yield* checkPoolFile(args.pool)
     const state = yield* readState(args.stateDir)
-    const pool = cliPool(poolFile)
-    const permits = budgetsJson(cliBudgets(), state.permits)
-    const view = statusView({
-      origin: pool.origin,
-      slots: pool.slots,
-      processes: state.processes,
-      cooldowns: state.cooldowns,
-      quota: state.quota,
-      fallbacks: state.fallbacks,
-      permits,
-      now: state.now,
-      warnings: [...pool.warnings, ...state.warnings],
-      // fleet mode (issue 22): the hosts sharing the PostgreSQL state, or the line saying it did not answer
-      ...(state.fleet === undefined ? {} : { fleet: state.fleet })
-    })
+    const view = viewOfState(state, cliPool(args.pool))
     yield* Console.log(args.json ? printableJson(JSON.stringify(view)) : renderStatus(view, { now: state.now, processes: state.processes }))
   })

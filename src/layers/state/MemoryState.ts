@@ -22,6 +22,8 @@ export interface MemoryState {
   readonly permits: PermitTable
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
+  /** Called after every commit that wrote something (the memory port's change feed, issue 24). */
+  readonly watchers: Set<() => void>
   readonly trace: Array<Record<string, unknown>>
   /** The recorded decisions, formatted as in `<trace>.decisions.jsonl`. */
   readonly decisions: Array<string>
@@ -36,6 +38,7 @@ export const memoryState = (): MemoryState => ({
   fallbacks: new Map(),
   permits: permitTable(),
   lock: Effect.unsafeMakeSemaphore(1),
+  watchers: new Set(),
   trace: [],
   decisions: []
 })

@@ -12,6 +12,7 @@ import { Effect, Layer } from "effect"
 import { SharedState } from "../../services/state/SharedState.js"
 import { StateDir, type StateDirService } from "../../services/state/StateDir.js"
 import { claimFilesOn } from "./claimFiles.js"
+import { dirChanges } from "./dirChanges.js"
 import { cooldownFilesOn } from "./cooldownFiles.js"
 import { fallbackFilesOn } from "./fallbackFiles.js"
 import { permitFilesOn, procJudge } from "./permitFiles.js"
@@ -30,7 +31,9 @@ export const filePartsOn = (state: StateDirService, lockWaitMs: number) =>
       quota: quotaFilesOn(state.dir, clean),
       fallbacks: fallbackFilesOn(state.dir, clean),
       permits: permitFilesOn(state.dir, procJudge(state.host)),
-      lock: yield* poolLockOn(state, lockWaitMs)
+      lock: yield* poolLockOn(state, lockWaitMs),
+      // every process's writes show in the directory itself: nothing to announce
+      changes: { stream: dirChanges(state.dir), touch: Effect.void }
     } satisfies SharedStateParts
   })
 

@@ -6,7 +6,7 @@
  * the same way (core/state/holder.ts `permitGone`): a pid, or a group's pgid, the test declared dead is
  * gone; a memory process has no start token.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { holderGone } from "../../core/state/holder.js"
 import { SharedState } from "../../services/state/SharedState.js"
@@ -54,6 +54,23 @@ const memoryJudge = (shared: MemoryState, host: string): PermitJudge => ({
 /** The one semaphore of a shared memory state; never fails open. */
 const lockInMemory = (shared: MemoryState): StateLock => ({ withLock: (body) => shared.lock.withPermits(1)(body), failOpens: Effect.succeed(0) })
 
+/** Every process's commits on `shared`, announced to every subscriber. */
+const changesInMemory = (shared: MemoryState) => ({
+  stream: Stream.asyncScoped<void>((emit) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const watcher = () => void emit.single(undefined)
+        shared.watchers.add(watcher)
+        return watcher
+      }),
+      (watcher) => Effect.sync(() => void shared.watchers.delete(watcher))
+    )
+  ),
+  touch: Effect.sync(() => {
+    for (const w of shared.watchers) w()
+  })
+})
+
 /** The port for process `pid` on `shared`. */
 export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memory") =>
   Layer.effect(
@@ -64,6 +81,7 @@ export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memo
       quota: quotaInMemory(shared.quota),
       fallbacks: fallbacksInMemory(shared.fallbacks),
       permits: permitFilesInMemory(memoryJudge(shared, host), shared.permits),
-      lock: lockInMemory(shared)
+      lock: lockInMemory(shared),
+      changes: changesInMemory(shared)
     })
   )

@@ -16,7 +16,8 @@
  * loses none of a live host's claims), and reaps expired cooldowns and holders whose lease ran out.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Effect, Layer, Option, Predicate, Ref, Schedule } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Effect, Layer, Option, Predicate, Ref, Schedule, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
 import { isCooldownExpired } from "../../core/cooldownFile.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
@@ -47,6 +48,12 @@ export interface PgStateOptions {
 const asDown = (d: unknown): Effect.Effect<never, FleetDown> =>
   d instanceof FleetDown ? Effect.fail(d) : Predicate.isTagged(d, "SqlError") ? Effect.fail(downOf(d as SqlError.SqlError)) : Effect.die(d)
 
+/** How long a LISTEN that lost its server waits before listening again. */
+const CHANGES_RETRY_MS = 5_000
+
+/** The NOTIFY channel of a fleet's schema (channel names are at most 63 bytes; a shared prefix only wakes a view spuriously). */
+export const changesChannel = (schema: string): string => `ocpool:${schema}`.slice(0, 63)
+
 /** Plugin instances of this process on the fleet (one row each in `claims`). */
 const instances = new Set<number>()
 const takeInstance = Effect.acquireRelease(
@@ -74,6 +81,7 @@ interface Mode {
 const make = (o: PgStateOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const pgClient = yield* PgClient.PgClient
     const state = yield* StateDir
     const log = yield* Effect.serviceOption(AppLog)
     const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
@@ -89,7 +97,17 @@ const make = (o: PgStateOptions) =>
       quota: quotaPg,
       fallbacks: pgFallbacks(sql),
       permits: pgPermits(sql, procJudge(state.host), o.leaseMs),
-      lock: pgLock(sql, o.lockWaitMs)
+      lock: pgLock(sql, o.lockWaitMs),
+      changes: {
+        // LISTEN holds a connection of its own; a server away ends it, and it is made again a few seconds later
+        stream: pgClient.listen(changesChannel(o.schema)).pipe(
+          Stream.as(undefined),
+          Stream.retry(Schedule.spaced(CHANGES_RETRY_MS)),
+          Stream.catchAll(() => Stream.never)
+        ),
+        // inside the commit's transaction: delivered when it commits, dropped when it rolls back
+        touch: sql`SELECT pg_notify(${changesChannel(o.schema)}, '')`.pipe(Effect.asVoid, Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
+      }
     })
     const fileParts = yield* filePartsOn(state, o.lockWaitMs)
     const file = yield* sharedStateOver(fileParts)
@@ -240,7 +258,9 @@ const make = (o: PgStateOptions) =>
         fileParts.claims.removeOwn
       ),
       stats: Effect.zipWith(file.stats, Ref.get(mode), (s, m) => ({ failOpens: s.failOpens, fallbacks: m.fallbacks.count })),
-      fleet
+      fleet,
+      // the fleet's NOTIFYs, and the fallback directory's files (decisions made there while the server is away)
+      changes: Stream.merge(pg.changes, file.changes)
     }
 
     // the heartbeat: the lease renewed, the claims re-published (a newer publish is never overwritten), the expired reaped

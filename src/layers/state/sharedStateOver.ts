@@ -6,7 +6,7 @@
  * more part here and in each backend. Reads take only what `needs` asks for: a spawn reads claims and
  * cooldowns, never quota files.
  */
-import { Data, Effect, Option } from "effect"
+import { Data, Effect, Option, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
@@ -60,7 +60,15 @@ export interface StateLock {
   readonly failOpens: Effect.Effect<number>
 }
 
+/** Where a backend says its records may have changed (issue 24); `touch` runs after every commit that wrote something. */
+export interface ChangeFeed {
+  readonly stream: Stream.Stream<void>
+  readonly touch: Effect.Effect<void>
+}
+
 export interface SharedStateParts {
+  /** Absent: a port whose `changes` never emits. */
+  readonly changes?: ChangeFeed
   readonly claims: ClaimRecords
   readonly cooldowns: CooldownRecords
   readonly quota: QuotaRecords
@@ -73,6 +81,16 @@ const NO_PEERS: ReadonlyArray<ProcessSnapshot> = []
 const NO_QUOTA: ReadonlyArray<QuotaRecord> = []
 const NO_FALLBACKS: ReadonlyArray<FallbackRecord> = []
 const NO_PERMITS: ReadonlyArray<PermitView> = []
+
+/** Whether a commit writes anything at all (an empty one does not wake the views). */
+export const wroteSomething = (c: Commit): boolean =>
+  c.cool.length > 0 ||
+  c.uncool.length > 0 ||
+  c.claims !== undefined ||
+  (c.quota ?? []).length > 0 ||
+  (c.fallbacks ?? []).length > 0 ||
+  (c.endFallbacks ?? []).length > 0 ||
+  (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0))
 
 /** The port over `parts`; the log is optional (the CLI reads without one). */
 export const sharedStateOver = (parts: SharedStateParts) =>
@@ -104,6 +122,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       // the permits file is rewritten only when the commit changes permits
       if (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0))
         yield* permits.write(c.permits, now).pipe(Effect.catchAll((e) => warn(`writing permits failed: ${e.reason}`)))
+      if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })
 
     // the one generic method: `Effect.fn` would lose its type parameter, so the span is put on by hand
@@ -134,7 +153,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
         Effect.map(lock.failOpens, (failOpens) => ({ failOpens })),
         "SharedState.stats"
       ),
-      fleet: () => Effect.succeed({ _tag: "NotFleet" as const }).pipe(Effect.withSpan("SharedState.fleet"))
+      fleet: () => Effect.succeed({ _tag: "NotFleet" as const }).pipe(Effect.withSpan("SharedState.fleet")),
+      changes: parts.changes?.stream ?? Stream.never
     }
     return service
   })

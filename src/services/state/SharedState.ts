@@ -9,7 +9,7 @@
  * part in src/layers/state/sharedStateOver.ts and its constructor in each backend; the contract suite
  * (test/layers/state/sharedState.contract.ts) says what every backend must do with it.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Stream } from "effect"
 import type { Claim } from "../../core/claims.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import type { Cooldown, CooldownTable } from "../../core/cooldown.js"
@@ -125,6 +125,13 @@ export interface SharedStateService {
   readonly stats: Effect.Effect<SharedStateStats>
   /** The fleet, when the backend is PostgreSQL (hosts, round trip, schema version); `NotFleet` otherwise. */
   readonly fleet: (now: number) => Effect.Effect<FleetAnswer>
+  /**
+   * One element each time the records may have changed, whoever changed them (issue 24: the live
+   * view re-reads on it instead of polling). Coarse and possibly spurious: a consumer re-reads and
+   * throttles. The files: the state directory watched; memory: every commit on the shared state;
+   * PostgreSQL: LISTEN on the schema's channel (commits NOTIFY it) and the fallback directory watched.
+   */
+  readonly changes: Stream.Stream<void>
 }
 
 export class SharedState extends Context.Tag("opencode-pool/SharedState")<SharedState, SharedStateService>() {}

@@ -1,0 +1,201 @@
+/**
+ * `ocpool status --watch` and `ocpool top` (issue 24): the live view. One port to the shared state is
+ * kept open; its `changes` stream (the state directory watched, PostgreSQL's NOTIFY) wakes a re-read,
+ * at most 10 redraws a second. A countdown on screen is redrawn when its next second is due, and
+ * never otherwise: nothing polls.
+ *
+ * On a terminal: a full-screen view (core/view/live.ts) on the alternate screen, keys read raw from
+ * standard input, the terminal restored on every way out (q, a signal, an error, a closed terminal).
+ * Not on a terminal, or with `--json`: one status object per line (NDJSON) each time the status
+ * changed. A signal ends it with 128 + the signal's number; a closed stdout ends it quietly.
+ */
+import { Clock, Effect, Option, Queue, Stream } from "effect"
+import { closeSync, fstatSync, openSync, readSync } from "node:fs"
+import { dirname } from "node:path"
+import { liveFrame, nextTickIn } from "../core/view/live.js"
+import { applyKey, INITIAL_UI, keyActions, type ViewUi } from "../core/view/keys.js"
+import { recentDecisions } from "../core/view/recentDecisions.js"
+import { printableJson } from "../core/printable.js"
+import type { StatusView } from "../core/status.js"
+import { dirChanges } from "../layers/state/dirChanges.js"
+import { ALL_RECORDS, SharedState } from "../services/state/SharedState.js"
+import { StateUnreadable } from "./errors.js"
+import { ExitWith } from "./notify.js"
+import { colourOn, CurrentIo, writeTo, type CliIo } from "./output.js"
+import { ownSignals } from "./shared/ownSignals.js"
+import { cliPool, openState, portOf, readThrough, stateOf, type OpenedState } from "./stateView.js"
+import { checkPoolFile, viewOfState, type StatusFlags } from "./statusRun.js"
+
+export interface WatchFlags extends StatusFlags {
+  /** A trace being recorded (its `<trace>.decisions.jsonl` is tailed for the last decisions). */
+  readonly trace: string | undefined
+}
+
+/** At most 10 redraws a second. */
+const MIN_FRAME_MS = 100
+/** Decisions shown at most. */
+const DECISIONS = 8
+/** How much of the decisions file's end is read. */
+const TAIL_BYTES = 16 << 10
+
+type Event = { readonly _tag: "Changed" } | { readonly _tag: "Keys"; readonly text: string } | { readonly _tag: "Resize" } | { readonly _tag: "Stop"; readonly code: number }
+
+const CHANGED: Event = { _tag: "Changed" }
+
+/** The recorded decisions file of `trace` (OCPOOL_TRACE's `%p` cannot be known here: such a trace needs --trace). */
+const decisionsFile = (flag: string | undefined, env: Readonly<Record<string, string | undefined>>): string | undefined => {
+  const trace = flag ?? env.OCPOOL_TRACE
+  if (trace === undefined || trace === "" || (flag === undefined && trace.includes("%p"))) return undefined
+  return `${trace}.decisions.jsonl`
+}
+
+/** The last decisions in `file`, newest last; none when it cannot be read (not written yet). */
+const tailDecisions = (file: string): ReadonlyArray<string> => {
+  let fd: number | undefined
+  try {
+    fd = openSync(file, "r")
+    const size = fstatSync(fd).size
+    const start = Math.max(0, size - TAIL_BYTES)
+    const buf = Buffer.alloc(size - start)
+    const n = readSync(fd, buf, 0, buf.length, start)
+    return recentDecisions(buf.subarray(0, n).toString("utf8"), DECISIONS, start === 0)
+  } catch {
+    return []
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/** One read of the state as the status view, or a view of nothing but the reason it could not be read. */
+const readView = (opened: OpenedState, poolFile: string | undefined) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const state = stateOf(opened, yield* readThrough(opened, ALL_RECORDS, now))
+    const pool = cliPool(poolFile)
+    if (state instanceof StateUnreadable) {
+      // the view stays up: the next change may make it readable again
+      const empty = { dir: opened.dir, exists: opened.exists, processes: [], cooldowns: new Map(), quota: [], fallbacks: [], permits: [], now, warnings: [`state dir ${state.dir} unreadable: ${state.reason}`] }
+      return { now, view: viewOfState(empty, pool) }
+    }
+    return { now, view: viewOfState(state, pool) }
+  })
+
+/** Enters the alternate screen with the cursor hidden and raw keys; everything is put back when the scope closes. */
+const fullScreen = (io: CliIo, keys: (text: string) => void) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const stdin = process.stdin
+      const raw = io.stdinIsTTY && typeof stdin.setRawMode === "function"
+      const onData = (chunk: Buffer | string) => keys(typeof chunk === "string" ? chunk : chunk.toString("utf8"))
+      if (raw) {
+        stdin.setRawMode(true)
+        stdin.on("data", onData)
+        stdin.resume()
+      }
+      io.stdout.write("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J", () => {})
+      return { raw, onData }
+    }),
+    ({ onData, raw }) =>
+      Effect.sync(() => {
+        if (raw) {
+          process.stdin.off("data", onData)
+          try {
+            process.stdin.setRawMode(false)
+          } catch {
+            // the terminal is gone
+          }
+          process.stdin.pause()
+        }
+        try {
+          // the cursor shown, the main screen back, colours reset: whatever ended the view
+          io.stdout.write("\x1b[0m\x1b[?25h\x1b[?1049l", () => {})
+        } catch {
+          // stdout is closed: there is no terminal left to restore
+        }
+      })
+  )
+
+/** The terminal's size (80x24 when it does not say). */
+const sizeOf = (io: CliIo) => {
+  const out = io.stdout as { columns?: number; rows?: number }
+  return { cols: Math.max(20, out.columns ?? 80), rows: Math.max(5, out.rows ?? 24) }
+}
+
+export const watchRun = (args: WatchFlags) =>
+  Effect.gen(function* () {
+    yield* checkPoolFile(args.pool)
+    const io = yield* CurrentIo
+    const opened = yield* openState(args.stateDir)
+    const screen = io.stdout.isTTY === true && !args.json
+    const decisions = screen ? decisionsFile(args.trace, io.env) : undefined
+    const code = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const events = yield* Queue.unbounded<Event>()
+        const offer = (e: Event) => void Queue.unsafeOffer(events, e)
+        yield* ownSignals((c) => offer({ _tag: "Stop", code: c }))
+        const shared = yield* SharedState
+        yield* Effect.forkScoped(Stream.runForEach(shared.changes, () => Queue.offer(events, CHANGED)))
+        if (decisions !== undefined) yield* Effect.forkScoped(Stream.runForEach(dirChanges(dirname(decisions)), () => Queue.offer(events, CHANGED)))
+        if (!screen) return yield* ndjson(io, events, () => readView(opened, args.pool))
+
+        yield* fullScreen(io, (text) => offer({ _tag: "Keys", text }))
+        const onResize = () => offer({ _tag: "Resize" })
+        yield* Effect.acquireRelease(
+          Effect.sync(() => process.stdout.on("resize", onResize)),
+          () => Effect.sync(() => void process.stdout.off("resize", onResize))
+        )
+        const color = colourOn(io, io.stdout)
+        let ui: ViewUi = INITIAL_UI
+        let maxScroll = 0
+        let view: StatusView | undefined
+        let stale = true
+        for (;;) {
+          if (stale) {
+            const read = yield* readView(opened, args.pool)
+            view = read.view
+            stale = false
+          }
+          const now = yield* Clock.currentTimeMillis
+          const size = sizeOf(io)
+          const frame = liveFrame(view!, now, { ...size, color }, { scroll: ui.scroll, help: ui.help, ...(decisions === undefined ? {} : { decisions: tailDecisions(decisions) }) })
+          maxScroll = frame.maxScroll
+          if (ui.scroll > maxScroll) ui = { ...ui, scroll: maxScroll }
+          yield* writeTo(io.stdout, "stdout", `\x1b[H${frame.lines.map((l) => `${l}\x1b[0m\x1b[K`).join("\r\n")}\x1b[J`)
+          const drawnAt = now
+          // wait for something to happen, or for the next second of a countdown on screen
+          const tick = nextTickIn(view!, now)
+          const first = tick === undefined ? Option.some(yield* Queue.take(events)) : yield* Queue.take(events).pipe(Effect.timeout(Math.max(MIN_FRAME_MS, tick)), Effect.option)
+          // coalesce: everything that arrives within the frame interval is one redraw
+          const since = (yield* Clock.currentTimeMillis) - drawnAt
+          if (since < MIN_FRAME_MS && Option.isSome(first) && first.value._tag === "Changed") yield* Effect.sleep(MIN_FRAME_MS - since)
+          const batch = [...Option.toArray(first), ...(yield* Queue.takeAll(events))]
+          for (const e of batch) {
+            if (e._tag === "Stop") return e.code
+            if (e._tag === "Changed") stale = true
+            if (e._tag === "Keys")
+              for (const action of keyActions(e.text)) {
+                if (action === "quit") return 0
+                ui = applyKey(ui, action, maxScroll, size.rows - 3)
+              }
+          }
+        }
+      }).pipe(Effect.provide(portOf(opened)))
+    )
+    if (code !== 0) return yield* new ExitWith({ code })
+  })
+
+/** Off a terminal: the status object whenever it changed, one line each, until a signal or a closed stdout. */
+const ndjson = <E, R>(io: CliIo, events: Queue.Queue<Event>, read: () => Effect.Effect<{ readonly view: StatusView }, E, R>) =>
+  Effect.gen(function* () {
+    let last = ""
+    for (;;) {
+      const line = printableJson(JSON.stringify((yield* read()).view))
+      if (line !== last) {
+        yield* writeTo(io.stdout, "stdout", `${line}\n`)
+        last = line
+      }
+      const first = yield* Queue.take(events)
+      yield* Effect.sleep(MIN_FRAME_MS)
+      for (const e of [first, ...(yield* Queue.takeAll(events))]) if (e._tag === "Stop") return e.code
+    }
+  })
