@@ -1,8 +1,8 @@
 /**
  * `ocpool status --watch` and `ocpool top` (issue 24): the live view. One port to the shared state is
  * kept open; its `changes` stream (the state directory watched, PostgreSQL's NOTIFY) wakes a re-read,
- * at most 10 redraws a second. A countdown on screen is redrawn when its next second is due, and
- * never otherwise: nothing polls.
+ * at most 10 redraws a second. A countdown on screen is redrawn when its next second is due, the
+ * header's clock when its next minute is; nothing polls.
  *
  * On a terminal: a full-screen view (core/view/live.ts) on the alternate screen, keys read raw from
  * standard input, the terminal restored on every way out (q, a signal, an error, a closed terminal).
@@ -163,8 +163,9 @@ export const watchRun = (args: WatchFlags) =>
           yield* writeTo(io.stdout, "stdout", `\x1b[H${frame.lines.map((l) => `${l}\x1b[0m\x1b[K`).join("\r\n")}\x1b[J`)
           const drawnAt = now
           // wait for something to happen, or for the next second of a countdown on screen
-          const tick = nextTickIn(view!, now)
-          const first = tick === undefined ? Option.some(yield* Queue.take(events)) : yield* Queue.take(events).pipe(Effect.timeout(Math.max(MIN_FRAME_MS, tick)), Effect.option)
+          // (the header's clock shows minutes: its next minute is due too)
+          const tick = Math.min(nextTickIn(view!, now) ?? Infinity, 60_000 - (now % 60_000))
+          const first = yield* Queue.take(events).pipe(Effect.timeout(Math.max(MIN_FRAME_MS, tick)), Effect.option)
           // coalesce: everything that arrives within the frame interval is one redraw
           const since = (yield* Clock.currentTimeMillis) - drawnAt
           if (since < MIN_FRAME_MS && Option.isSome(first) && first.value._tag === "Changed") yield* Effect.sleep(MIN_FRAME_MS - since)

@@ -40,6 +40,7 @@ import { editedPaths, underDirectory } from "../core/context/edits.js"
 import type { PoolServices } from "./services.js"
 import { workable } from "./configObject.js"
 import { ownFetchLine, POOL_STATUS_DESCRIPTION, type Handoff, type Sensing } from "./handoff.js"
+import { GLANCE } from "../core/view/live.js"
 
 export type { PoolServices } from "./services.js"
 
@@ -281,7 +282,11 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
           if (text === undefined) return "opencode-pool: status unavailable"
           // the heavy-work queue (issue 21), with the capacities this process knows
           const queue = await run(Effect.map(Effect.zip(permits.status, Clock.currentTimeMillis), ([views, now]) => permitSection(budgetsJsonOf(views), now)), "pool_status")
-          return queue === undefined || queue.length === 0 ? text : `${text}\n${queue.map(printable).join("\n")}`
+          if (queue === undefined || queue.length === 0) return text
+          // before the compact view, which stays last (issue 24)
+          const glance = text.indexOf(GLANCE)
+          const lines = queue.map(printable).join("\n")
+          return glance < 0 ? `${text}\n${lines}` : `${text.slice(0, glance)}\n${lines}${text.slice(glance)}`
         }
       }
     },

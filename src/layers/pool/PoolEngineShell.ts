@@ -20,6 +20,7 @@ import { describeSlots, type Slot } from "../../core/pool.js"
 import { pricedSlotWarnings } from "../../core/prices.js"
 import type { ResolvedPool } from "../../core/source.js"
 import { renderStatus, statusView } from "../../core/status.js"
+import { compactView, GLANCE } from "../../core/view/live.js"
 import { AbortClient } from "../../services/opencode/AbortClient.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
@@ -322,7 +323,8 @@ export const makeEngine = (config: EngineConfig) =>
         })
         const { failOpens, fallbacks: onFiles } = yield* store.stats
         const fleet = onFiles !== undefined && onFiles > 0 ? `\nfleet fallbacks: ${onFiles} (PostgreSQL did not answer; decided on the state directory)` : ""
-        return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}${fleet}`
+        // the compact view of the same snapshot last (issue 24): the picture the live view draws
+        return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}${fleet}${GLANCE}\n${compactView(view, now).join("\n")}`
       }).pipe(Effect.withSpan("PoolEngine.statusText")),
       state: Effect.withSpan(stateNow, "PoolEngine.state"),
       settle: Effect.withSpan(Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)), "PoolEngine.settle"),

@@ -1,0 +1,475 @@
+/**
+ * The live view of the pool (issue 24): `ocpool status --watch` (`ocpool top`) draws `liveFrame` of
+ * each status snapshot, and `pool_status` ends with `compactView` of the same snapshot, so the person
+ * and the agent see one picture. Pure: a `StatusView`, `now` and a terminal size give lines; nothing
+ * here reads the terminal, the clock or the environment (`NO_COLOR` is the caller's `color: false`).
+ *
+ * Every text from files (models, sessions, hosts, budgets, warnings, decisions) goes through `clean`
+ * (`printable` with the format characters and ambiguous-width emoji parts taken out) before it is
+ * placed, and every line is cut to the terminal's width by `fit`, which counts wide characters as 2
+ * and colour codes as 0.
+ */
+import { STATED_RESET_MAX_MS } from "../constants.js"
+import type { CoolReason } from "../cooldown.js"
+import { budgetLines, type BudgetJson } from "../permits/view.js"
+import { printable } from "../printable.js"
+import { fleetSection, remaining, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
+import { clockTime } from "../time.js"
+
+/** The terminal a frame is drawn for. */
+export interface LiveSize {
+  readonly cols: number
+  readonly rows: number
+  /** Colour codes allowed (a terminal and no `NO_COLOR`: the caller decides). */
+  readonly color: boolean
+}
+
+/** What the person did: the scroll offset, the help screen, and what else the shell shows. */
+export interface LiveUi {
+  readonly scroll: number
+  readonly help: boolean
+  /** The last decisions of a recorded trace, most recent last (shown when given). */
+  readonly decisions?: ReadonlyArray<string>
+  /** The header's first word; `ocpool` when absent. */
+  readonly title?: string
+}
+
+/** A full-screen frame: exactly `rows` lines, and how far the body can scroll. */
+export interface LiveFrame {
+  readonly lines: ReadonlyArray<string>
+  readonly maxScroll: number
+}
+
+// ---------------------------------------------------------------------------------------------
+// width
+
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[[0-9;]*m/g
+// eslint-disable-next-line no-control-regex
+const SGR_AT = /\x1b\[[0-9;]*m/y
+const RESET = "\x1b[0m"
+
+/** East Asian Wide and Fullwidth ranges (the emoji among them are found by `Emoji_Presentation`). */
+const WIDE: ReadonlyArray<readonly [number, number]> = [
+  [0x1100, 0x115f],
+  [0x2e80, 0x303e],
+  [0x3041, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xa960, 0xa97f],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe10, 0xfe19],
+  [0xfe30, 0xfe6f],
+  [0xff00, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x1b000, 0x1b2ff],
+  [0x1f200, 0x1f2ff],
+  [0x20000, 0x2fffd],
+  [0x30000, 0x3fffd]
+]
+const EMOJI = /\p{Emoji_Presentation}/u
+const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u
+
+/** The columns one code point takes on a terminal: 0 (controls, combining marks), 1, or 2 (wide, emoji). */
+const charWidth = (ch: string): number => {
+  const cp = ch.codePointAt(0) ?? 0
+  if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0
+  if (cp < 0x300) return 1
+  if (ZERO_WIDTH.test(ch) || (cp >= 0x1160 && cp <= 0x11ff)) return 0
+  if (EMOJI.test(ch)) return 2
+  for (const [lo, hi] of WIDE) if (cp >= lo && cp <= hi) return 2
+  return 1
+}
+
+/** The columns `s` takes on a terminal: colour codes count 0, wide characters and emoji 2. */
+export const visibleWidth = (s: string): number => {
+  let w = 0
+  for (const ch of s.replace(SGR, "")) w += charWidth(ch)
+  return w
+}
+
+/**
+ * `s` cut to at most `cols` columns, ending with `…` when cut (never inside a wide character or a
+ * colour code; a reset follows when a colour was cut open). Unchanged when it fits.
+ */
+export const fit = (s: string, cols: number): string => {
+  if (!(cols >= 1)) return ""
+  if (visibleWidth(s) <= cols) return s
+  const room = Math.floor(cols) - 1
+  let out = ""
+  let w = 0
+  let painted = false
+  let i = 0
+  while (i < s.length) {
+    SGR_AT.lastIndex = i
+    const code = s.charCodeAt(i) === 0x1b ? SGR_AT.exec(s) : null
+    if (code !== null) {
+      out += code[0]
+      painted = true
+      i += code[0].length
+      continue
+    }
+    const ch = String.fromCodePoint(s.codePointAt(i) ?? 0x3f)
+    const cw = charWidth(ch)
+    if (w + cw > room) break
+    out += ch
+    w += cw
+    i += ch.length
+  }
+  return `${out}…${painted ? RESET : ""}`
+}
+
+/** `s` cut to `cols` and padded with spaces to exactly `cols` columns. */
+const padTo = (s: string, cols: number): string => {
+  const cut = fit(s, cols)
+  return `${cut}${" ".repeat(Math.max(0, cols - visibleWidth(cut)))}`
+}
+
+// format characters (bidi controls, joiners, tags), variation selectors and skin-tone modifiers: their width is the terminal's guess
+const DROP = /[\p{Cf}\u{fe00}-\u{fe0f}\u{e0100}-\u{e01ef}\u{1f3fb}-\u{1f3ff}]/gu
+// regional indicators (flags: one or two cells) and lone surrogates
+const ODD = /[\u{1f1e6}-\u{1f1ff}]|[\ud800-\udfff]/gu
+
+/** Text from a file as the view places it: printable (no escape sequence, controls escaped) and of a known width. */
+const clean = (s: string): string => printable(String(s)).replace(DROP, "").replace(ODD, "?")
+
+// ---------------------------------------------------------------------------------------------
+// colour and shapes
+
+type Paint = (code: string, text: string) => string
+const GREEN = "32"
+const YELLOW = "33"
+const RED = "31"
+const BOLD = "1"
+const DIM = "2"
+const INVERSE = "7"
+
+const painter = (color: boolean): Paint => (color ? (code, text) => (text === "" ? "" : `\x1b[${code}m${text}${RESET}`) : (_code, text) => text)
+
+/** A bar's cells for its terminal: 3 on 18 columns, 6 on 40, 13 on 80, at most 20. */
+const barWidth = (cols: number): number => Math.max(3, Math.min(20, Math.floor(cols / 6)))
+
+/** Filled cells of `value` against `whole`: none for nothing, all at or past the whole, else at least one and one short. */
+const filled = (value: number, whole: number, width: number): number => {
+  if (!(value > 0)) return 0
+  if (!(whole > 0) || value >= whole) return width
+  return Math.min(width - 1, Math.max(1, Math.round((value / whole) * width)))
+}
+
+const bar = (value: number, whole: number, width: number, code: string, paint: Paint): string => {
+  const n = filled(value, whole, width)
+  return `[${paint(code, "█".repeat(n))}${paint(DIM, "░".repeat(width - n))}]`
+}
+
+/** A load's colour: green under half the cap, yellow under the cap, red at or past it. */
+const loadColour = (load: number, cap: number): string => (cap > 0 && load < cap / 2 ? GREEN : cap > 0 && load < cap ? YELLOW : load > 0 ? RED : GREEN)
+
+/** `42`, `12k`, `1.5M`: counts short enough for a narrow bar label. */
+const num = (n: number): string => {
+  if (!Number.isFinite(n)) return String(n)
+  const a = Math.abs(n)
+  if (a < 10_000) return String(Math.round(n))
+  if (a < 999_500) return `${Math.round(n / 1000)}k`
+  if (a < 999_950_000) return `${(n / 1e6).toFixed(1)}M`
+  return `${(n / 1e9).toFixed(1)}G`
+}
+
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+
+/** `s` cut to `cols` and padded to it. */
+const column = (s: string, cols: number): string => padTo(s, Math.max(1, cols))
+
+const widest = (xs: ReadonlyArray<string>): number => xs.reduce((m, x) => Math.max(m, visibleWidth(x)), 0)
+
+// ---------------------------------------------------------------------------------------------
+// sections
+
+/** The slots in slot order (a stable sort: equal numbers keep the view's order). */
+const slotsInOrder = (view: StatusView): ReadonlyArray<SlotStatus> => [...view.slots].sort((a, b) => a.slot - b.slot)
+
+interface Cooling {
+  readonly model: string
+  readonly cooling: NonNullable<SlotStatus["cooling"]>
+}
+
+/** Every cooling model once, in slot order. */
+const coolingModels = (view: StatusView): ReadonlyArray<Cooling> => {
+  const seen = new Set<string>()
+  const out: Array<Cooling> = []
+  for (const s of slotsInOrder(view)) {
+    if (s.cooling === null || seen.has(s.model)) continue
+    seen.add(s.model)
+    out.push({ model: s.model, cooling: s.cooling })
+  }
+  return out
+}
+
+const slotItems = (view: StatusView, cols: number, paint: Paint): ReadonlyArray<string> => {
+  const slots = slotsInOrder(view)
+  if (slots.length === 0) return ["  (no slots)"]
+  const bw = barWidth(cols)
+  const numW = widest(slots.map((s) => String(s.slot)))
+  const loads = slots.map((s) => `${num(s.load)}/${num(s.cap)}`)
+  const loadW = widest(loads)
+  const nextTag = (s: SlotStatus): string => {
+    if (view.next?.slot !== s.slot) return ""
+    const pass = view.next.pass === "overflow" ? "overflow" : `${view.next.pass} pass`
+    return cols >= 60 ? `  <- next (${pass})` : "  <- next"
+  }
+  const tags = slots.map((s) => `${s.cooling === null ? "" : "  cooling"}${nextTag(s)}`)
+  const fixed = 2 + numW + 2 + bw + 2 + 1 + loadW + 2
+  const models = slots.map((s) => clean(s.model))
+  const modelW = Math.min(widest(models), Math.max(6, cols - fixed - widest(tags)))
+  return slots.map((s, i) => {
+    const cooling = s.cooling === null ? "" : `  ${paint(coolColour(s.cooling.reason), "cooling")}`
+    const next = nextTag(s)
+    const model = tags[i] === "" ? fit(models[i]!, modelW) : column(models[i]!, modelW)
+    return `  ${String(s.slot).padStart(numW)}. ${bar(s.load, s.cap, bw, loadColour(s.load, s.cap), paint)} ${loads[i]!.padEnd(loadW)}  ${model}${cooling}${paint(BOLD, next)}`
+  })
+}
+
+/** Red where waiting does not help soon (auth, unavailable, quota, outage), yellow where it does. */
+const coolColour = (reason: CoolReason | string): string => (reason === "rate_limit" || reason === "hang" || reason === "quota_low" ? YELLOW : RED)
+
+const coolingItems = (view: StatusView, now: number, cols: number, paint: Paint): ReadonlyArray<string> => {
+  const cooling = coolingModels(view)
+  const reasons = cooling.map(({ cooling: c }) => (c.reason === "unavailable" || c.reason === "auth" ? clean(c.reason) : `${clean(c.reason)} strike ${num(c.strikes)}`))
+  const counts = cooling.map(({ cooling: c }) => remaining(c.until - now))
+  const models = cooling.map((c) => clean(c.model))
+  const reasonW = widest(reasons)
+  const modelW = Math.min(widest(models), Math.max(6, cols - 2 - 2 - reasonW - 2 - widest(counts)))
+  return cooling.map(({ cooling: c }, i) => `  ${column(models[i]!, modelW)}  ${paint(coolColour(c.reason), reasons[i]!.padEnd(reasonW))}  ${counts[i]!}`)
+}
+
+/** A stated reset as the view counts it down: nothing beyond 7 days (issue 18), `passed`, or `4m10s`. */
+const resetText = (f: QuotaFiguresJson, now: number, cols: number): string => {
+  if (f.resetAt === null || !(Math.abs(f.resetAt - now) <= STATED_RESET_MAX_MS)) return ""
+  const word = cols >= 60 ? "reset " : ""
+  return f.resetAt > now ? `  ${word}${remaining(f.resetAt - now)}` : `  ${word}passed`
+}
+
+/** Remaining against its limit: red under a tenth, yellow under 30%, else green. */
+const leftColour = (left: number, limit: number): string => (!(limit > 0) ? GREEN : left < limit * 0.1 ? RED : left < limit * 0.3 ? YELLOW : GREEN)
+
+const quotaItems = (view: StatusView, now: number, cols: number, paint: Paint): ReadonlyArray<string> => {
+  const entries = view.quota ?? []
+  const bw = barWidth(cols)
+  const rows = entries.flatMap((q) => {
+    const dims: ReadonlyArray<readonly [string, QuotaFiguresJson]> = [
+      ...(q.requests === null ? [] : [["req", q.requests] as const]),
+      ...(q.tokens === null ? [] : [["tok", q.tokens] as const])
+    ]
+    const model = clean(q.model)
+    if (dims.length === 0) return [{ model, text: "no figures" }]
+    return dims.map(([name, f], i) => {
+      const amount = f.limit === null ? `${num(f.remaining)} left` : `${bar(f.remaining, f.limit, bw, leftColour(f.remaining, f.limit), paint)} ${num(f.remaining)}/${num(f.limit)}`
+      return { model: i === 0 ? model : "", text: `${name} ${amount}${resetText(f, now, cols)}` }
+    })
+  })
+  const modelW = Math.min(widest(rows.map((r) => r.model)), Math.max(6, cols - 4 - widest(rows.map((r) => r.text))))
+  return rows.map((r) => `  ${column(r.model, modelW)}  ${r.text}`)
+}
+
+const busyBudgets = (view: StatusView): ReadonlyArray<BudgetJson> => (view.permits ?? []).filter((b) => b.holders.length > 0 || b.queue.length > 0)
+
+const permitItems = (view: StatusView, now: number, cols: number, paint: Paint): ReadonlyArray<string> =>
+  busyBudgets(view).flatMap((b) => {
+    const used = b.capacity === null ? `${num(b.used)} used` : `${bar(b.used, b.capacity, barWidth(cols), loadColour(b.used, b.capacity), paint)} ${num(b.used)}/${num(b.capacity)}`
+    // the holders and the queue as `ocpool permits` writes them (one rule for the lines)
+    return [`  ${clean(b.name)} ${used}  ${b.queue.length} waiting`, ...budgetLines(b, now).slice(1).map((l) => `  ${clean(l)}`)]
+  })
+
+const fleetItems = (view: StatusView, now: number): ReadonlyArray<string> =>
+  view.fleet === undefined ? [] : fleetSection(view.fleet, now).map((l, i) => (i === 0 ? `  ${clean(l.replace(/^fleet: /, ""))}` : clean(l)))
+
+const fallbackItems = (view: StatusView, now: number): ReadonlyArray<string> =>
+  (view.fallbacks ?? []).map((f) => `  ${clean(f.session)}  ${clean(f.original)} -> ${clean(f.active)}  ${remaining(f.until - now)}`)
+
+/** The last decisions shown: the 20 most recent, oldest first. */
+const DECISIONS_SHOWN = 20
+
+interface Body {
+  readonly lines: ReadonlyArray<string>
+  /** The index of each cooling model's line, one per cooling model. */
+  readonly cooling: ReadonlyArray<number>
+}
+
+const bodyOf = (view: StatusView, now: number, cols: number, paint: Paint, decisions: ReadonlyArray<string> | undefined): Body => {
+  const lines: Array<string> = []
+  let cooling: ReadonlyArray<number> = []
+  const section = (title: string, items: ReadonlyArray<string>): ReadonlyArray<number> => {
+    if (items.length === 0) return []
+    lines.push(fit(paint(BOLD, title), cols))
+    const first = lines.length
+    for (const item of items) lines.push(fit(item, cols))
+    return items.map((_, i) => first + i)
+  }
+  section("slots", slotItems(view, cols, paint))
+  const coolingLines = coolingItems(view, now, cols, paint)
+  cooling = section(`cooling (${coolingLines.length})`, coolingLines)
+  section("quota", quotaItems(view, now, cols, paint))
+  section("heavy-work permits", permitItems(view, now, cols, paint))
+  section("fleet", fleetItems(view, now))
+  section(`fallbacks (${(view.fallbacks ?? []).length})`, fallbackItems(view, now))
+  if (decisions !== undefined) {
+    const shown = decisions.slice(-DECISIONS_SHOWN).map((d) => `  ${clean(d)}`)
+    section("last decisions", shown.length === 0 ? ["  (none yet)"] : shown)
+  }
+  section(`warnings (${view.warnings.length})`, view.warnings.map((w) => `  ${paint(YELLOW, clean(w))}`))
+  return { lines, cooling }
+}
+
+/** The body of the live view, unclipped: every section in its order, each line cut to `cols`. */
+export const liveBody = (view: StatusView, now: number, cols: number, color: boolean): ReadonlyArray<string> =>
+  bodyOf(view, now, cols, painter(color), undefined).lines
+
+const HELP: ReadonlyArray<readonly [string, string]> = [
+  ["q", "quit"],
+  ["j, down", "scroll down"],
+  ["k, up", "scroll up"],
+  ["?", "this help; ? again goes back"]
+]
+
+const SHOWN: ReadonlyArray<readonly [string, string]> = [
+  ["slots", "each slot's load against its cap; <- next: where the next spawn goes"],
+  ["cooling", "each cooling model: reason, strike, time left"],
+  ["quota", "remaining/limit of each stated quota, time to its reset"],
+  ["permits", "heavy-work budgets: who holds, who waits"],
+  ["fleet", "the hosts sharing the state (PostgreSQL backend)"],
+  ["fallbacks", "root sessions on a fallback while their model cools"],
+  ["decisions", "the last decisions of a recorded trace"]
+]
+
+const helpLines = (cols: number, paint: Paint): ReadonlyArray<string> => {
+  const keyW = widest([...HELP, ...SHOWN].map(([k]) => k))
+  const rows = (xs: ReadonlyArray<readonly [string, string]>) => xs.map(([k, text]) => fit(`  ${k.padEnd(keyW)}  ${text}`, cols))
+  return [fit(paint(BOLD, "keys"), cols), ...rows(HELP), fit(paint(BOLD, "what the view shows"), cols), ...rows(SHOWN)]
+}
+
+/** `left` and `right` on one line of `cols` columns, `left` cut first; `right` dropped when there is no room for it. */
+const spread = (left: string, right: string, cols: number): string => {
+  if (right === "") return fit(left, cols)
+  const rw = visibleWidth(right)
+  if (cols < rw + 8) return fit(left, cols)
+  const l = fit(left, cols - rw - 1)
+  return `${l}${" ".repeat(Math.max(1, cols - visibleWidth(l) - rw))}${right}`
+}
+
+/** The header's counts: claims in flight, live processes, cooling models (`procs` on a narrow terminal). */
+const counts = (view: StatusView, short = false): ReadonlyArray<string> => [
+  plural(view.claims, "claim"),
+  short ? `${view.processes.length} procs` : plural(view.processes.length, "process", "processes"),
+  `${coolingModels(view).length} cooling`
+]
+
+/** The header's text: the title and the counts, the title left out and words shortened when they do not fit in `room`. */
+const headerText = (view: StatusView, title: string, room: number): string => {
+  const full = [title, ...counts(view)].join("  ")
+  return visibleWidth(full) <= room ? full : counts(view, true).join("  ")
+}
+
+/**
+ * A full-screen frame of the live view: exactly `rows` lines, none wider than `cols`. A header
+ * (claims, processes, cooling count, clock), the body from `ui.scroll` (clamped to `[0, maxScroll]`)
+ * and a footer with the keys. When some cooling model's line is off the screen, the body's last line
+ * counts them (`…and 3 more cooling`): every cooling model is shown or counted. `ui.help` shows the
+ * keys instead of the body.
+ */
+export const liveFrame = (view: StatusView, now: number, size: LiveSize, ui: LiveUi): LiveFrame => {
+  const rows = Number.isFinite(size.rows) ? Math.max(0, Math.floor(size.rows)) : 0
+  const cols = Number.isFinite(size.cols) ? Math.max(0, Math.floor(size.cols)) : 0
+  const paint = painter(size.color)
+  const body: Body = ui.help ? { lines: helpLines(cols, paint), cooling: [] } : bodyOf(view, now, cols, paint, ui.decisions)
+  const bodyRows = Math.max(0, rows - 2)
+  const maxScroll = Math.max(0, body.lines.length - bodyRows)
+  const scroll = Number.isFinite(ui.scroll) ? Math.min(maxScroll, Math.max(0, Math.floor(ui.scroll))) : 0
+  const window = body.lines.slice(scroll, scroll + bodyRows)
+  const hidden = (shown: number) => body.cooling.filter((i) => i < scroll || i >= scroll + shown).length
+  if (bodyRows > 0 && hidden(bodyRows) > 0) {
+    // the body is longer than the screen here, so the window is full: its last line counts what is off it
+    window[window.length - 1] = fit(paint(RED, `…and ${hidden(bodyRows - 1)} more cooling`), cols)
+  }
+  const bar = (text: string) => (size.color ? paint(INVERSE, padTo(text, cols)) : fit(text, cols))
+  const clock = clockTime(now)
+  const header = bar(spread(headerText(view, clean(ui.title ?? "ocpool"), cols - visibleWidth(clock) - 1), clock, cols))
+  const position = maxScroll > 0 ? `${scroll + 1}-${scroll + window.length}/${body.lines.length}` : ""
+  const footer = bar(spread(ui.help ? "q quit  j/k scroll  ? back" : "q quit  j/k scroll  ? help", position, cols))
+  if (rows === 0) return { lines: [], maxScroll }
+  if (rows === 1) return { lines: [header], maxScroll }
+  const blank = Array.from({ length: bodyRows - window.length }, () => "")
+  return { lines: [header, ...window, ...blank, footer], maxScroll }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the chat's view
+
+/** At most `max` items; past it, `max - 1` and a line counting the rest. */
+const capped = (items: ReadonlyArray<string>, max: number, what: string): ReadonlyArray<string> =>
+  items.length <= max ? items : [...items.slice(0, max - 1), `  …and ${items.length - (max - 1)} more ${what}`]
+
+/**
+ * The compact view `pool_status` ends with: the live view's slots, cooling and quota, the rest
+ * summed up, no colour, at most 20 lines of at most `cols` columns; every cooling model shown or
+ * counted.
+ */
+/** What separates `pool_status`'s text from its compact view (the plugin puts the permit queue before it). */
+export const GLANCE = "\n\nat a glance:"
+
+export const compactView = (view: StatusView, now: number, cols = 72): ReadonlyArray<string> => {
+  const paint = painter(false)
+  const out: Array<string> = [`opencode-pool: ${counts(view).join(", ")}`]
+  out.push(...capped(slotItems(view, cols, paint), 6, "slots"))
+  const cooling = coolingItems(view, now, cols, paint)
+  if (cooling.length > 0) out.push("cooling", ...capped(cooling, 4, "cooling"))
+  const quota = quotaItems(view, now, cols, paint)
+  if (quota.length > 0) out.push("quota", ...capped(quota, 2, "quota lines"))
+  const busy = busyBudgets(view)
+  if (busy.length > 0) {
+    const budgets = busy.map((b) => `${clean(b.name)} ${num(b.used)}${b.capacity === null ? "" : `/${num(b.capacity)}`} used, ${b.queue.length} waiting`)
+    out.push(`permits: ${budgets.join("; ")}`)
+  }
+  const f = view.fleet
+  if (f !== undefined) {
+    out.push(f.reachable ? `fleet: ${plural(f.hosts.length, "host")}, ${f.hosts.filter((h) => h.live).length} live` : `fleet: ${clean(f.url)} did not answer; the state directory is shown`)
+  }
+  const fallbacks = view.fallbacks ?? []
+  if (fallbacks.length > 0) {
+    out.push(`fallbacks: ${fallbacks.map((x) => `${clean(x.session)} ${clean(x.original)} -> ${clean(x.active)} ${remaining(x.until - now)}`).join("; ")}`)
+  }
+  if (view.warnings.length > 0) out.push(`warnings: ${view.warnings.length}`)
+  return out.map((l) => fit(l, cols))
+}
+
+// ---------------------------------------------------------------------------------------------
+// countdowns
+
+/** The ms until `remaining(target - now)` reads differently (per second, per minute past an hour); undefined once it reads 0s. */
+const changeIn = (target: number, now: number): number | undefined => {
+  const d = target - now
+  if (!(d > 0) || !Number.isFinite(d)) return undefined
+  const s = Math.ceil(d / 1000)
+  const next = s >= 3600 ? 60 * Math.floor(s / 60) - 1 : s - 1
+  return d - next * 1000
+}
+
+/**
+ * The ms until a countdown the views show would read differently: the nearest cooling end, shown
+ * quota reset or fallback end. Undefined when nothing counts down (the shell then redraws only on a
+ * change of the state).
+ */
+export const nextTickIn = (view: StatusView, now: number): number | undefined => {
+  const targets: Array<number> = []
+  for (const c of coolingModels(view)) targets.push(c.cooling.until)
+  for (const q of view.quota ?? []) {
+    for (const f of [q.requests, q.tokens]) if (f !== null && f.resetAt !== null && Math.abs(f.resetAt - now) <= STATED_RESET_MAX_MS) targets.push(f.resetAt)
+  }
+  for (const f of view.fallbacks ?? []) targets.push(f.until)
+  let best: number | undefined
+  for (const t of targets) {
+    const ms = changeIn(t, now)
+    if (ms !== undefined && (best === undefined || ms < best)) best = ms
+  }
+  return best
+}
