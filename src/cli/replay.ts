@@ -2,14 +2,18 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Chunk, Console, Effect, Option, Stream } from "effect"
 import { createReadStream } from "node:fs"
+import { basename } from "node:path"
 import { LINE_MAX_CHARS, POOL_FILE_MAX_BYTES } from "../core/limits.js"
 import { LineSplitter } from "../core/lines.js"
 import { parsePoolText } from "../core/pool.js"
 import { printable } from "../core/printable.js"
 import { explainDecision, formatDecision } from "../core/trace/format.js"
 import { feed, startReplay, type ReplayOptions } from "../core/trace/replay.js"
+import { timelineBuilder, type TimelineBuilder } from "../core/view/timeline.js"
+import { timelineHtml, timelineSvg } from "../core/view/timelineHtml.js"
+import { writeFileAtomic } from "../layers/fs/atomicWrite.js"
 import { lineReader, openRegular, readTextFile } from "../layers/fs/safeRead.js"
-import { ExpectMismatch, FileUnreadable, PoolUnusable, TraceInvalid, UsageProblem } from "./errors.js"
+import { BadInput, ExpectMismatch, FileUnreadable, PathUnusable, PoolUnusable, TraceInvalid, UsageProblem } from "./errors.js"
 import { diagnostic, lineSink } from "./output.js"
 
 // text, not Args.file: the file is checked and read by safeRead, so every refusal is one `ocpool: FILE: reason` line (exit 2)
@@ -28,6 +32,13 @@ const expect = Options.text("expect").pipe(
   Options.optional
 )
 const explain = Options.boolean("explain").pipe(Options.withDescription("One human sentence per decision on stderr"))
+const timeline = Options.text("timeline").pipe(
+  Options.withPseudoName("FILE"),
+  Options.withDescription(
+    "Also draw the trace once every line is replayed: FILE.html is a self-contained interactive page (zoom, keyboard, the --explain text on hover), FILE.svg a static picture"
+  ),
+  Options.optional
+)
 const json = Options.boolean("json").pipe(Options.withDescription("JSON Lines on stdout (always the case for replay)"))
 
 /** A named file's text through safeRead: a regular file of at most `maxBytes`, else exit 2 with the reason. */
@@ -35,6 +46,38 @@ const readText = (path: string, maxBytes: number) =>
   Effect.suspend(() => {
     const read = readTextFile(path, maxBytes)
     return read._tag === "Text" ? Effect.succeed(read.text) : Effect.fail(new FileUnreadable({ path, reason: read._tag === "Missing" ? "no such file or directory" : read.reason }))
+  })
+
+/** What `--timeline FILE` writes, by FILE's extension (any case); `undefined` for any other name. */
+export const timelineKind = (path: string): "html" | "svg" | undefined => {
+  const ext = /\.([^./\\]+)$/.exec(path)?.[1]?.toLowerCase()
+  return ext === "html" ? "html" : ext === "svg" ? "svg" : undefined
+}
+
+const WRITE_REASONS: Readonly<Record<string, string>> = {
+  ENOENT: "no such directory",
+  ENOTDIR: "a part of the path is not a directory",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EISDIR: "is a directory",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on device"
+}
+
+/** The timeline drawn and written whole (a `.tmp` sibling, then a rename); a failure is one line, exit 1. */
+const writeTimeline = (path: string, kind: "html" | "svg", builder: TimelineBuilder) =>
+  Effect.gen(function* () {
+    const t = builder.finish()
+    const body = kind === "html" ? timelineHtml(t) : timelineSvg(t)
+    yield* Effect.try({
+      try: () => writeFileAtomic(path, body, 0o644),
+      catch: (e) => {
+        const code = (e as NodeJS.ErrnoException | null)?.code
+        const reason = code === undefined ? String((e as Error | null)?.message ?? e).split("\n")[0]! : (WRITE_REASONS[code] ?? code)
+        return new PathUnusable({ path, reason: `cannot write the timeline: ${reason}` })
+      }
+    })
+    yield* Console.error(`timeline: ${t.bars.length} bars, ${t.cools.length} cooldowns, ${t.marks.length} marks -> ${printable(path)}`)
   })
 
 /** Text chunks split into lines with a bounded buffer: a line over LINE_MAX_CHARS comes out cut (and is refused by the caller). */
@@ -73,10 +116,16 @@ const traceLines = (path: string): Stream.Stream<string, FileUnreadable> => {
   )
 }
 
-export const replayCommand = Command.make("replay", { trace, pool, expect, explain, json }, (args) =>
+export const replayCommand = Command.make("replay", { trace, pool, expect, explain, json, timeline }, (args) =>
   Effect.gen(function* () {
     if (args.trace.startsWith("-") && args.trace !== "-") {
       return yield* new UsageProblem({ message: `unknown flag ${args.trace} (a file whose name starts with - is read as ./${args.trace})` })
+    }
+    // the timeline's name is checked before anything is read
+    const timelinePath = Option.getOrUndefined(args.timeline)
+    const kind = timelinePath === undefined ? undefined : timelineKind(timelinePath)
+    if (timelinePath !== undefined && kind === undefined) {
+      return yield* new BadInput({ message: `--timeline ${printable(timelinePath)}: the name must end in .html (an interactive page) or .svg (a static picture)` })
     }
     const options: { pool?: ReplayOptions["pool"] } = {}
     if (Option.isSome(args.pool)) {
@@ -96,6 +145,7 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
     let lineNo = 0
     let decisionNo = 0
     const path = args.trace === "-" ? "stdin" : args.trace
+    const builder = kind === undefined ? undefined : timelineBuilder(args.trace === "-" ? "stdin" : basename(args.trace), { pool: options.pool })
     /** One chunk of lines, replayed synchronously; Effect only at chunk boundaries (docs/PERFORMANCE.md). */
     const replayChunk = (lines: Chunk.Chunk<string>) =>
       Effect.suspend(() => {
@@ -115,6 +165,7 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
             break
           }
           cursor = r.cursor
+          builder?.add(r.input, r.decisions)
           for (const w of r.warnings) warnings.push(`line ${lineNo}: ${w}`)
           for (const d of r.decisions) {
             decisionNo++
@@ -143,6 +194,7 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
       Effect.ensuring(out.flush),
       Effect.ensuring(Effect.sync(() => expected?.close()))
     )
+    if (builder !== undefined && timelinePath !== undefined && kind !== undefined) yield* writeTimeline(timelinePath, kind, builder)
     if (expected !== undefined) {
       const more = expected.next()
       expected.close()
@@ -154,6 +206,6 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
   })
 ).pipe(
   Command.withDescription(
-    "Replay a spawn trace: prints one decision per line (JSON Lines). Exit 0 ok; 1 invalid trace (naming the line) or an --expect mismatch; 2 unreadable file."
+    "Replay a spawn trace: prints one decision per line (JSON Lines); --timeline FILE.html|FILE.svg also draws it. Exit 0 ok; 1 invalid trace (naming the line), an --expect mismatch or a timeline that cannot be written; 2 unreadable file or a --timeline name that is neither .html nor .svg."
   )
 )

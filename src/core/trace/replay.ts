@@ -4,7 +4,7 @@
  */
 import type { Slot } from "../pool.js"
 import type { ReaperTiming } from "../reaper.js"
-import { decodeLine, InputError } from "./input.js"
+import { decodeLine, InputError, type TraceInput } from "./input.js"
 import { initialState, step, type Decision, type TraceState } from "./machine.js"
 
 export interface ReplayOptions {
@@ -24,7 +24,14 @@ export interface ReplayCursor {
 export const startReplay = (options: ReplayOptions = {}): ReplayCursor => ({ state: initialState, poolPending: options.pool !== undefined })
 
 export type FeedResult =
-  | { readonly _tag: "Ok"; readonly cursor: ReplayCursor; readonly decisions: ReadonlyArray<Decision>; readonly warnings: ReadonlyArray<string> }
+  | {
+      readonly _tag: "Ok"
+      readonly cursor: ReplayCursor
+      /** The decoded line (`undefined` for a blank one), for views built beside the replay (`--timeline`). */
+      readonly input: TraceInput | undefined
+      readonly decisions: ReadonlyArray<Decision>
+      readonly warnings: ReadonlyArray<string>
+    }
   | { readonly _tag: "Invalid"; readonly message: string }
 
 const NOTHING: ReadonlyArray<never> = []
@@ -34,7 +41,7 @@ const isBlank = (line: string): boolean => line.charCodeAt(0) !== 123 && line.tr
 
 /** Feeds one raw line (line numbers are the caller's). */
 export const feed = (cursor: ReplayCursor, line: string, options: ReplayOptions = {}): FeedResult => {
-  if (isBlank(line)) return { _tag: "Ok", cursor, decisions: NOTHING, warnings: NOTHING }
+  if (isBlank(line)) return { _tag: "Ok", cursor, input: undefined, decisions: NOTHING, warnings: NOTHING }
   const input = decodeLine(line)
   if (input instanceof InputError) return { _tag: "Invalid", message: input.message }
   let state = cursor.state
@@ -50,6 +57,7 @@ export const feed = (cursor: ReplayCursor, line: string, options: ReplayOptions 
   return {
     _tag: "Ok",
     cursor: { state: result.state, poolPending: false },
+    input,
     decisions: result.decisions,
     warnings: warnings.length === 0 ? result.warnings : [...warnings, ...result.warnings]
   }
