@@ -6,7 +6,9 @@
  * a real provider's published 429 from test/fixtures/provider-errors/), a root session that runs
  * out of quota continuing on a fallback model by itself, reports with `ocpool cost` what the work cost
  * and what the pool saved, shows two sessions' test runs taking turns on a heavy-work budget of 1, then
- * replays the trace the plugin recorded. Loopback only; everything it starts is stopped at the end.
+ * replays the trace the plugin recorded, and ends with the live view's first frame and the timeline of
+ * its own trace (a self-contained page whose path it prints). Loopback only; everything it starts is
+ * stopped at the end.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -17,6 +19,8 @@ import { poolLogLines } from "../test/e2e/poolLog.js"
 import type { Cooldown } from "../src/core/cooldown.js"
 import { cooldownFileName, decodeCooldown } from "../src/core/cooldownFile.js"
 import { decodePermits } from "../src/layers/state/permitCodec.js"
+import type { StatusView } from "../src/core/status.js"
+import { liveFrame } from "../src/core/view/live.js"
 import { startBenchCluster, type BenchCluster } from "../bench/fleetCluster.js"
 
 const root = new URL("../", import.meta.url).pathname
@@ -470,6 +474,22 @@ try {
     for (const l of permitLines.slice(-3)) console.log(`  out: ${l}`)
   }
   console.log("record your own: OCPOOL_TRACE=/tmp/pool-%p.jsonl opencode …, then ocpool replay /tmp/pool-<pid>.jsonl --explain")
+
+  step("12. see it: the live view (`ocpool top`) of the pool now, and the timeline of this demo's own trace")
+  const statusJson = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "status", "--json", "--state-dir", oc.stateDir], {
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { ...process.env, OCPOOL_STATE_DIR: "", XDG_CONFIG_HOME: oc.configHome }
+  })
+  if (statusJson.status !== 0) throw new Error(`ocpool status --json exited ${statusJson.status}: ${statusJson.stderr}`)
+  const frame = liveFrame(JSON.parse(statusJson.stdout) as StatusView, Date.now(), { cols: 100, rows: 14, color: process.stdout.isTTY === true && process.env.NO_COLOR === undefined }, { scroll: 0, help: false })
+  console.log("$ ocpool top   # full screen, redrawn as the state changes; q quits (this is its first frame, 100x14)")
+  for (const l of frame.lines) console.log(`  ${l}`)
+  const timeline = join(tmpdir(), `ocpool-demo-timeline-${oc.pid}.html`)
+  const drawn = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--timeline", timeline], { encoding: "utf8", timeout: 60_000 })
+  if (drawn.status !== 0 || !existsSync(timeline)) throw new Error(`ocpool replay --timeline exited ${drawn.status}: ${drawn.stderr}`)
+  console.log(`$ ocpool replay pool-${oc.pid}.jsonl --timeline ${timeline}   # ${drawn.stderr.trim().split("\n").pop()}`)
+  console.log(`open it in a browser: one lane per slot, each claim a bar coloured by its outcome, cooldowns shaded, aborts marked, the --explain text on hover:\n  ${timeline}`)
 } catch (e) {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
   process.exitCode = 1

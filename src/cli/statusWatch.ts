@@ -17,7 +17,7 @@ import { applyKey, INITIAL_UI, keyActions, type ViewUi } from "../core/view/keys
 import { recentDecisions } from "../core/view/recentDecisions.js"
 import { printableJson } from "../core/printable.js"
 import type { StatusView } from "../core/status.js"
-import { dirChanges } from "../layers/state/dirChanges.js"
+import { dirChanges } from "../layers/fs/dirChanges.js"
 import { ALL_RECORDS, SharedState } from "../services/state/SharedState.js"
 import { StateUnreadable } from "./errors.js"
 import { ExitWith } from "./notify.js"

@@ -1,5 +1,6 @@
 /**
- * The file backend's change feed (issue 24): the state directory watched with `fs.watch` (inotify on
+ * A directory watched (issue 24): the file backend's change feed (the state directory) and the live
+ * view's recorded decisions. Watched with `fs.watch` (inotify on
  * Linux), one element per event, whoever wrote. A directory that does not exist yet is waited for
  * through its parent; one that goes away is watched again once it is back. Nothing is polled: a
  * parent that cannot be watched either is tried again after a second.
