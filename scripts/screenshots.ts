@@ -7,7 +7,9 @@
  *    directory this script fills through the shared-state port (its own claims held while it runs,
  *    cooldowns, a quota record, a heavy-work permit held and one queued, a root session on a fallback)
  *    and a recorded decisions file for "last decisions".
- * 2. docs/img/timeline.png: `ocpool replay --timeline` of test/fixtures/traces/hang.jsonl in chromium.
+ * 2. docs/img/timeline.png: a timeline page in chromium: the one named on the command line (the demo
+ *    prints the path of its own: `npx tsx scripts/screenshots.ts /tmp/ocpool-demo-timeline-<pid>.html`),
+ *    else `ocpool replay --timeline` of a trace named there, else of test/fixtures/traces/limit-mid.jsonl.
  */
 import { Effect, Layer } from "effect"
 import { execFileSync, spawnSync } from "node:child_process"
@@ -88,10 +90,12 @@ const shot = spawnSync(
 )
 console.log(`live view: ${live} (exit ${shot.status})`)
 
-const html = join(tmp, "hang.html")
-execFileSync(process.execPath, [cli, "replay", join(root, "test/fixtures/traces/limit-mid.jsonl"), "--timeline", html], { stdio: ["ignore", "ignore", "inherit"] })
+// the timeline: of a page given (`npm run demo` prints the path of its own), else of a fixture
+const given = process.argv[2]
+const html = given?.endsWith(".html") ? given : join(tmp, "timeline.html")
+if (html !== given) execFileSync(process.execPath, [cli, "replay", given ?? join(root, "test/fixtures/traces/limit-mid.jsonl"), "--timeline", html], { stdio: ["ignore", "ignore", "inherit"] })
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] })
-const page = await browser.newPage({ viewport: { width: 1200, height: 520 } })
+const page = await browser.newPage({ viewport: { width: 1200, height: 460 } })
 await page.goto(`file://${html}`)
 await page.waitForSelector("body[data-ready]")
 const timeline = join(root, "docs/img/timeline.png")
