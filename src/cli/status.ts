@@ -1,6 +1,7 @@
 /** `ocpool status [--pool FILE] [--json] [--state-dir DIR] [--watch [--trace FILE]]` (SPEC §9, §12.2) and `ocpool top` (issue 24). */
 import { Command, Options } from "@effect/cli"
-import { Option } from "effect"
+import { Effect, Option } from "effect"
+import { UsageProblem } from "./errors.js"
 import { statusRun } from "./statusRun.js"
 import { watchRun } from "./statusWatch.js"
 
@@ -13,12 +14,12 @@ export const stateDirOption = Options.text("state-dir").pipe(
 const pool = Options.text("pool").pipe(Options.withPseudoName("FILE"), Options.withDescription("Pool file to show (default: the user config directory, then the bundled preset)"), Options.optional)
 const trace = Options.text("trace").pipe(
   Options.withPseudoName("FILE"),
-  Options.withDescription("With --watch: a trace being recorded; its last decisions (FILE.decisions.jsonl) are shown (default: $OCPOOL_TRACE unless it has %p)"),
+  Options.withDescription("With --watch: a trace being recorded; its last decisions (FILE.decisions.jsonl) are shown (default: $OCPOOL_TRACE; a %p in it stands for the process whose decisions changed last)"),
   Options.optional
 )
 
 const WATCH_TEXT =
-  "On a terminal: a full-screen view redrawn when the shared state changes (at most 10 times a second); keys q quit, j/k or arrows scroll, ? help; NO_COLOR honoured. Not on a terminal, or with --json: one JSON status object per line each time it changes. Ends with 0 on q, 128+n on a signal."
+  "On a terminal: a full-screen view redrawn when the shared state changes (at most 10 times a second); keys q (or Ctrl-C) quit, j/k or arrows scroll, ? help; NO_COLOR honoured. Not on a terminal, or with --json: one JSON status object per line each time it changes. Ends with 0 on q, 128+n on a signal."
 
 export const statusCommand = Command.make(
   "status",
@@ -29,10 +30,13 @@ export const statusCommand = Command.make(
     watch: Options.boolean("watch").pipe(Options.withDescription("Keep watching: the live view (see `ocpool top`)")),
     trace
   },
-  (args) => {
-    const flags = { pool: Option.getOrUndefined(args.pool), json: args.json, stateDir: Option.getOrUndefined(args.stateDir) }
-    return args.watch ? watchRun({ ...flags, trace: Option.getOrUndefined(args.trace) }) : statusRun(flags)
-  }
+  (args) =>
+    Effect.gen(function* () {
+      const flags = { pool: Option.getOrUndefined(args.pool), json: args.json, stateDir: Option.getOrUndefined(args.stateDir) }
+      if (args.watch) return yield* watchRun({ ...flags, trace: Option.getOrUndefined(args.trace) })
+      if (Option.isSome(args.trace)) return yield* new UsageProblem({ message: "--trace goes with --watch (the live view shows the trace's last decisions)" })
+      return yield* statusRun(flags)
+    })
 ).pipe(Command.withDescription("Show every process's claims, per-slot load and cap, cooling models and the next pick. Exit 0; 1 if the state directory is unreadable. --watch: the live view. " + WATCH_TEXT))
 
 export const topCommand = Command.make(

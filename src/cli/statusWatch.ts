@@ -9,9 +9,9 @@
  * Not on a terminal, or with `--json`: one status object per line (NDJSON) each time the status
  * changed. A signal ends it with 128 + the signal's number; a closed stdout ends it quietly.
  */
-import { Clock, Effect, Option, Queue, Stream } from "effect"
-import { closeSync, fstatSync, openSync, readSync } from "node:fs"
-import { dirname } from "node:path"
+import { Clock, Context, Effect, Layer, Option, Queue, Stream } from "effect"
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs"
+import { basename, dirname, join } from "node:path"
 import { liveFrame, nextTickIn } from "../core/view/live.js"
 import { applyKey, INITIAL_UI, keyActions, type ViewUi } from "../core/view/keys.js"
 import { recentDecisions } from "../core/view/recentDecisions.js"
@@ -34,19 +34,42 @@ export interface WatchFlags extends StatusFlags {
 /** At most 10 redraws a second. */
 const MIN_FRAME_MS = 100
 /** Decisions shown at most. */
-const DECISIONS = 8
+const DECISION_LINES = 8
 /** How much of the decisions file's end is read. */
 const TAIL_BYTES = 16 << 10
 
-type Event = { readonly _tag: "Changed" } | { readonly _tag: "Keys"; readonly text: string } | { readonly _tag: "Resize" } | { readonly _tag: "Stop"; readonly code: number }
+type Event =
+  | { readonly _tag: "Changed" }
+  | { readonly _tag: "Decisions" }
+  | { readonly _tag: "Reopen" }
+  | { readonly _tag: "Keys"; readonly text: string }
+  | { readonly _tag: "Resize" }
+  | { readonly _tag: "Stop"; readonly code: number }
 
 const CHANGED: Event = { _tag: "Changed" }
+const DECISIONS: Event = { _tag: "Decisions" }
+const REOPEN: Event = { _tag: "Reopen" }
 
-/** The recorded decisions file of `trace` (OCPOOL_TRACE's `%p` cannot be known here: such a trace needs --trace). */
+/**
+ * The recorded decisions file of the trace: `--trace FILE`, else `$OCPOOL_TRACE`. A `%p` in it (each
+ * opencode process records its own) stands for the process whose decisions file changed last.
+ */
 const decisionsFile = (flag: string | undefined, env: Readonly<Record<string, string | undefined>>): string | undefined => {
   const trace = flag ?? env.OCPOOL_TRACE
-  if (trace === undefined || trace === "" || (flag === undefined && trace.includes("%p"))) return undefined
-  return `${trace}.decisions.jsonl`
+  if (trace === undefined || trace === "") return undefined
+  if (!trace.includes("%p")) return `${trace}.decisions.jsonl`
+  const dir = dirname(trace)
+  const [before, after] = basename(trace).split("%p", 2) as [string, string]
+  const suffix = `${after}.decisions.jsonl`
+  try {
+    const newest = readdirSync(dir)
+      .filter((f) => f.startsWith(before) && f.endsWith(suffix) && /^\d+$/.test(f.slice(before.length, f.length - suffix.length)))
+      .map((f) => ({ f, at: statSync(join(dir, f)).mtimeMs }))
+      .sort((a, b) => b.at - a.at)[0]
+    return newest === undefined ? undefined : join(dir, newest.f)
+  } catch {
+    return undefined
+  }
 }
 
 /** The last decisions in `file`, newest last; none when it cannot be read (not written yet). */
@@ -58,7 +81,7 @@ const tailDecisions = (file: string): ReadonlyArray<string> => {
     const start = Math.max(0, size - TAIL_BYTES)
     const buf = Buffer.alloc(size - start)
     const n = readSync(fd, buf, 0, buf.length, start)
-    return recentDecisions(buf.subarray(0, n).toString("utf8"), DECISIONS, start === 0)
+    return recentDecisions(buf.subarray(0, n).toString("utf8"), DECISION_LINES, start === 0)
   } catch {
     return []
   } finally {
@@ -125,7 +148,7 @@ export const watchRun = (args: WatchFlags) =>
   Effect.gen(function* () {
     yield* checkPoolFile(args.pool)
     const io = yield* CurrentIo
-    const opened = yield* openState(args.stateDir)
+    let opened = yield* openState(args.stateDir)
     const screen = io.stdout.isTTY === true && !args.json
     const decisions = screen ? decisionsFile(args.trace, io.env) : undefined
     const code = yield* Effect.scoped(
@@ -133,70 +156,112 @@ export const watchRun = (args: WatchFlags) =>
         const events = yield* Queue.unbounded<Event>()
         const offer = (e: Event) => void Queue.unsafeOffer(events, e)
         yield* ownSignals((c) => offer({ _tag: "Stop", code: c }))
-        const shared = yield* SharedState
-        yield* Effect.forkScoped(Stream.runForEach(shared.changes, () => Queue.offer(events, CHANGED)))
-        if (decisions !== undefined) yield* Effect.forkScoped(Stream.runForEach(dirChanges(dirname(decisions)), () => Queue.offer(events, CHANGED)))
-        if (!screen) return yield* ndjson(io, events, () => readView(opened, args.pool))
-
-        yield* fullScreen(io, (text) => offer({ _tag: "Keys", text }))
-        const onResize = () => offer({ _tag: "Resize" })
-        yield* Effect.acquireRelease(
-          Effect.sync(() => process.stdout.on("resize", onResize)),
-          () => Effect.sync(() => void process.stdout.off("resize", onResize))
-        )
-        const color = colourOn(io, io.stdout)
-        let ui: ViewUi = INITIAL_UI
-        let maxScroll = 0
-        let view: StatusView | undefined
-        let stale = true
-        for (;;) {
-          if (stale) {
-            const read = yield* readView(opened, args.pool)
-            view = read.view
-            stale = false
-          }
-          const now = yield* Clock.currentTimeMillis
-          const size = sizeOf(io)
-          const frame = liveFrame(view!, now, { ...size, color }, { scroll: ui.scroll, help: ui.help, ...(decisions === undefined ? {} : { decisions: tailDecisions(decisions) }) })
-          maxScroll = frame.maxScroll
-          if (ui.scroll > maxScroll) ui = { ...ui, scroll: maxScroll }
-          yield* writeTo(io.stdout, "stdout", `\x1b[H${frame.lines.map((l) => `${l}\x1b[0m\x1b[K`).join("\r\n")}\x1b[J`)
-          const drawnAt = now
-          // wait for something to happen, or for the next second of a countdown on screen
-          // (the header's clock shows minutes: its next minute is due too)
-          const tick = Math.min(nextTickIn(view!, now) ?? Infinity, 60_000 - (now % 60_000))
-          const first = yield* Queue.take(events).pipe(Effect.timeout(Math.max(MIN_FRAME_MS, tick)), Effect.option)
-          // coalesce: everything that arrives within the frame interval is one redraw
-          const since = (yield* Clock.currentTimeMillis) - drawnAt
-          if (since < MIN_FRAME_MS && Option.isSome(first) && first.value._tag === "Changed") yield* Effect.sleep(MIN_FRAME_MS - since)
-          const batch = [...Option.toArray(first), ...(yield* Queue.takeAll(events))]
-          for (const e of batch) {
-            if (e._tag === "Stop") return e.code
-            if (e._tag === "Changed") stale = true
-            if (e._tag === "Keys")
-              for (const action of keyActions(e.text)) {
-                if (action === "quit") return 0
-                ui = applyKey(ui, action, maxScroll, size.rows - 3)
-              }
-          }
+        if (screen) {
+          yield* fullScreen(io, (text) => offer({ _tag: "Keys", text }))
+          const onResize = () => offer({ _tag: "Resize" })
+          yield* Effect.acquireRelease(
+            Effect.sync(() => process.stdout.on("resize", onResize)),
+            () => Effect.sync(() => void process.stdout.off("resize", onResize))
+          )
         }
-      }).pipe(Effect.provide(portOf(opened)))
+        const draw = screen ? screenDrawer(io, decisions) : ndjsonDrawer(io)
+        // one session per state directory as found: a directory made after the view started is opened then
+        for (;;) {
+          const ended = yield* session(opened, args.pool, events, draw, decisions)
+          if (ended !== "reopen") return ended
+          opened = yield* openState(args.stateDir)
+        }
+      })
     )
     if (code !== 0) return yield* new ExitWith({ code })
   })
 
-/** Off a terminal: the status object whenever it changed, one line each, until a signal or a closed stdout. */
-const ndjson = <E, R>(io: CliIo, events: Queue.Queue<Event>, read: () => Effect.Effect<{ readonly view: StatusView }, E, R>) =>
-  Effect.gen(function* () {
-    let last = ""
-    for (;;) {
-      const line = printableJson(JSON.stringify((yield* read()).view))
-      if (line !== last) {
-        yield* writeTo(io.stdout, "stdout", `${line}\n`)
-        last = line
+/** What a session draws with: the view read, and whether it is a tick (only the countdowns moved). */
+type Drawer = (view: StatusView, now: number, batch: ReadonlyArray<Event>) => Effect.Effect<number | undefined>
+
+/**
+ * The view over one opened state: its port (built in this scope, so the producers forked below stop
+ * before it closes), the change feed and the decisions file as events, a re-read on each change and
+ * on each due countdown, at most one draw per MIN_FRAME_MS. Ends with an exit code, or "reopen" when
+ * the state directory that did not exist now does.
+ */
+const session = (opened: OpenedState, poolFile: string | undefined, events: Queue.Queue<Event>, draw: Drawer, decisions: string | undefined) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const context = yield* Layer.build(portOf(opened))
+      const shared = Context.get(context, SharedState)
+      yield* Effect.forkScoped(Stream.runForEach(shared.changes, () => Queue.offer(events, CHANGED)))
+      if (decisions !== undefined) {
+        const name = basename(decisions)
+        yield* Effect.forkScoped(Stream.runForEach(Stream.filter(dirChanges(dirname(decisions)), (f) => f === undefined || f === name), () => Queue.offer(events, DECISIONS)))
       }
-      const first = yield* Queue.take(events)
-      yield* Effect.sleep(MIN_FRAME_MS)
-      for (const e of [first, ...(yield* Queue.takeAll(events))]) if (e._tag === "Stop") return e.code
-    }
-  })
+      if (!opened.exists) yield* Effect.forkScoped(Stream.runForEach(Stream.filter(dirChanges(opened.dir), () => existsSync(opened.dir)), () => Queue.offer(events, REOPEN)))
+      let view: StatusView | undefined
+      let stale = true
+      let batch: ReadonlyArray<Event> = []
+      for (;;) {
+        if (stale || view === undefined) view = (yield* readView(opened, poolFile).pipe(Effect.provide(context))).view
+        stale = false
+        const now = yield* Clock.currentTimeMillis
+        const ended = yield* draw(view, now, batch)
+        if (ended !== undefined) return ended
+        // the next change, or the next second of a countdown on screen (and the header's next minute)
+        const tick = Math.min(nextTickIn(view, now) ?? Infinity, 60_000 - (now % 60_000))
+        const first = yield* Queue.take(events).pipe(Effect.timeout(Math.max(MIN_FRAME_MS, tick)), Effect.option)
+        // a countdown is due: a cooldown or a lease may have run out with no file changing, so read again
+        if (Option.isNone(first)) stale = true
+        // coalesce: everything that arrives within the frame interval is one draw
+        const since = (yield* Clock.currentTimeMillis) - now
+        if (since < MIN_FRAME_MS && Option.isSome(first) && first.value._tag !== "Keys") yield* Effect.sleep(MIN_FRAME_MS - since)
+        batch = [...Option.toArray(first), ...(yield* Queue.takeAll(events))]
+        for (const e of batch) {
+          if (e._tag === "Stop") return e.code
+          if (e._tag === "Reopen") return "reopen" as const
+          if (e._tag === "Changed") stale = true
+        }
+      }
+    })
+  )
+
+/** The full-screen frame: keys applied, the last decisions re-read, the frame drawn. */
+const screenDrawer = (io: CliIo, decisions: string | undefined): Drawer => {
+  const color = colourOn(io, io.stdout)
+  let ui: ViewUi = INITIAL_UI
+  let maxScroll = 0
+  let recent: ReadonlyArray<string> = decisions === undefined ? [] : tailDecisions(decisions)
+  return (view, now, batch) =>
+    Effect.gen(function* () {
+      const size = sizeOf(io)
+      for (const e of batch) {
+        if (e._tag === "Decisions" && decisions !== undefined) recent = tailDecisions(decisions)
+        if (e._tag === "Keys")
+          for (const action of keyActions(e.text)) {
+            if (action === "quit") return 0
+            ui = applyKey(ui, action, maxScroll, size.rows - 3)
+          }
+      }
+      const frame = liveFrame(view, now, { ...size, color }, { scroll: ui.scroll, help: ui.help, ...(decisions === undefined ? {} : { decisions: recent }) })
+      maxScroll = frame.maxScroll
+      if (ui.scroll > maxScroll) ui = { ...ui, scroll: maxScroll }
+      yield* writeTo(io.stdout, "stdout", `\x1b[H${frame.lines.map((l) => `${l}\x1b[0m\x1b[K`).join("\r\n")}\x1b[J`)
+      return undefined
+    })
+}
+
+/**
+ * Off a terminal: the status object whenever it changed, one line each. The fleet's round trip is
+ * measured anew on every read: it does not count as a change.
+ */
+const ndjsonDrawer = (io: CliIo): Drawer => {
+  let last = ""
+  return (view) =>
+    Effect.gen(function* () {
+      const line = printableJson(JSON.stringify(view))
+      const key = view.fleet?.reachable === true ? JSON.stringify({ ...view, fleet: { ...view.fleet, roundTripMs: 0 } }) : line
+      if (key !== last) {
+        yield* writeTo(io.stdout, "stdout", `${line}\n`)
+        last = key
+      }
+      return undefined
+    })
+}

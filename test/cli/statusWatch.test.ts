@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs"
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
@@ -30,9 +30,18 @@ const poolFile = () => {
   return file
 }
 
-const cool = (dir: string, model: string, minutes = 5) => {
+const cool = (dir: string, model: string, ms = 5 * 60_000) => {
   const now = Date.now()
-  writeFileSync(join(dir, cooldownFileName(model)), encodeCooldown({ model, reason: "rate_limit", strikes: 2, scope: "model", since: now, until: now + minutes * 60_000, source: "backoff" }))
+  writeFileSync(join(dir, cooldownFileName(model)), encodeCooldown({ model, reason: "rate_limit", strikes: 2, scope: "model", since: now, until: now + ms, source: "backoff" }))
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
 }
 
 interface Running {
@@ -138,6 +147,53 @@ describe("ocpool top on a terminal (issue 24)", () => {
     }
   })
 
+  it("US-6 a cooldown that runs out leaves the screen by itself: no file changes, the countdown's end re-reads", async () => {
+    const dir = stateDir()
+    cool(dir, "zen/alpha", 1_500)
+    const r = onTerminal(["top", "--state-dir", dir, "--pool", poolFile()])
+    try {
+      await r.waitFor(/1 cooling/)
+      const mark = r.out().length
+      await r.waitFor(/ 0 cooling/, mark)
+      r.child.stdin!.write("q")
+      expect(await r.exited).toBe(0)
+    } finally {
+      r.child.kill("SIGKILL")
+    }
+  })
+
+  it("US-6 the last decisions of a recorded trace, redrawn when one is appended", async () => {
+    const trace = join(tmp(), "pool-1.jsonl")
+    const at = Date.UTC(2026, 0, 1, 12, 0, 3)
+    writeFileSync(`${trace}.decisions.jsonl`, `${JSON.stringify({ at, type: "route", claim: "ses_1:call_7", base: "explore", slot: 1, model: "zen/alpha", agent: "explore-1", pass: "first" })}\n`)
+    const r = onTerminal(["top", "--state-dir", stateDir(), "--pool", poolFile(), "--trace", trace])
+    try {
+      await r.waitFor(/12:00:03 route call_7 explore -> explore-1 \(zen\/alpha\) first pass/)
+      const mark = r.out().length
+      appendFileSync(`${trace}.decisions.jsonl`, `${JSON.stringify({ at: at + 1000, type: "release", claim: "ses_1:call_7", cooled: false, reason: "done" })}\n`)
+      await r.waitFor(/12:00:04 release call_7 done/, mark)
+      r.child.stdin!.write("q")
+      expect(await r.exited).toBe(0)
+    } finally {
+      r.child.kill("SIGKILL")
+    }
+  })
+
+  it("US-6 the terminal going away (its pseudo-terminal closed) ends the view", async () => {
+    const r = onTerminal(["top", "--state-dir", stateDir(), "--pool", poolFile()])
+    try {
+      await r.waitFor(/zen\/alpha/)
+      const pid = pidOf(r)
+      expect(alive(pid)).toBe(true)
+      r.child.kill("SIGKILL")
+      const started = Date.now()
+      while (alive(pid) && Date.now() - started < 5_000) await new Promise((ok) => setTimeout(ok, 50))
+      expect(alive(pid)).toBe(false)
+    } finally {
+      r.child.kill("SIGKILL")
+    }
+  })
+
   it("US-6 NO_COLOR: no colour on the terminal, only the screen's own control sequences", async () => {
     const dir = stateDir()
     cool(dir, "zen/alpha")
@@ -194,6 +250,27 @@ describe("ocpool top off a terminal (issue 24)", () => {
     } finally {
       r.child.kill("SIGKILL")
     }
+  })
+
+  it("US-6 a state directory made after the view started is watched from then on", async () => {
+    const dir = join(stateDir(), "later")
+    const r = offTerminal(["top", "--state-dir", dir, "--pool", poolFile()])
+    try {
+      await r.waitFor(/\n/)
+      mkdirSync(dir, { mode: 0o700 })
+      cool(dir, "zen/alpha")
+      await r.waitFor(/\n.*rate_limit.*\n/)
+      r.child.kill("SIGTERM")
+      expect(await r.exited).toBe(143)
+    } finally {
+      r.child.kill("SIGKILL")
+    }
+  })
+
+  it("US-6 --trace without --watch is a usage error (exit 2)", async () => {
+    const r = offTerminal(["status", "--trace", "x.jsonl", "--state-dir", stateDir()])
+    expect(await r.exited).toBe(2)
+    expect(r.stderr()).toMatch(/^ocpool: --trace goes with --watch/)
   })
 
   it("US-6 a pool file that cannot be read is one line and exit 2, before anything is drawn", async () => {

@@ -1,21 +1,22 @@
 /**
  * A directory watched (issue 24): the file backend's change feed (the state directory) and the live
- * view's recorded decisions. Watched with `fs.watch` (inotify on
- * Linux), one element per event, whoever wrote. A directory that does not exist yet is waited for
- * through its parent; one that goes away is watched again once it is back. Nothing is polled: a
- * parent that cannot be watched either is tried again after a second.
+ * view's recorded decisions. Watched with `fs.watch` (inotify on Linux): one element per event, the
+ * name of the file it concerns (undefined when the system does not say), whoever wrote. A directory
+ * that does not exist yet is waited for through its parent; one that is removed (inotify then says
+ * `rename` and nothing more) is waited for again the same way. Nothing is polled: a parent that cannot
+ * be watched either is tried again after a second.
  */
 import { Effect, Stream } from "effect"
-import { watch, type FSWatcher } from "node:fs"
+import { existsSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 
 const RETRY_MS = 1_000
 
 /** Events in `dir` (none when there is no directory to watch). */
-export const dirChanges = (dir: string | undefined): Stream.Stream<void> =>
+export const dirChanges = (dir: string | undefined): Stream.Stream<string | undefined> =>
   dir === undefined
     ? Stream.never
-    : Stream.asyncScoped<void>((emit) =>
+    : Stream.asyncScoped<string | undefined>((emit) =>
         Effect.acquireRelease(
           Effect.sync(() => {
             let watcher: FSWatcher | undefined
@@ -29,19 +30,27 @@ export const dirChanges = (dir: string | undefined): Stream.Stream<void> =>
               watcher?.close()
               watcher = undefined
               try {
-                watcher = watch(dir, { persistent: true }, () => void emit.single(undefined))
-                // the directory went away (removed, unmounted): say so, then watch for it again
+                watcher = watch(dir, { persistent: true }, (event, file) => {
+                  void emit.single(file ?? undefined)
+                  // the directory itself went away: wait for it through its parent
+                  if (event === "rename" && !existsSync(dir)) attach()
+                })
                 watcher.on("error", () => (void emit.single(undefined), retry()))
               } catch {
                 try {
                   const name = basename(dir)
                   watcher = watch(dirname(dir), { persistent: true }, (_event, file) => {
-                    if (file === name) {
+                    if (file === name && existsSync(dir)) {
                       void emit.single(undefined)
                       attach()
                     }
                   })
                   watcher.on("error", retry)
+                  // made between the failed watch and this one: nothing would say so
+                  if (existsSync(dir)) {
+                    void emit.single(undefined)
+                    attach()
+                  }
                 } catch {
                   retry()
                 }

@@ -8,7 +8,7 @@
  * asynchronous file APIs measured 4× slower (SPEC §5.3). Without a usable directory every record lives
  * in this process only.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { SharedState } from "../../services/state/SharedState.js"
 import { StateDir, type StateDirService } from "../../services/state/StateDir.js"
 import { claimFilesOn } from "./claimFiles.js"
@@ -33,7 +33,7 @@ export const filePartsOn = (state: StateDirService, lockWaitMs: number) =>
       permits: permitFilesOn(state.dir, procJudge(state.host)),
       lock: yield* poolLockOn(state, lockWaitMs),
       // every process's writes show in the directory itself: nothing to announce
-      changes: { stream: dirChanges(state.dir), touch: Effect.void }
+      changes: { stream: Stream.map(dirChanges(state.dir), () => undefined), touch: Effect.void }
     } satisfies SharedStateParts
   })
 

@@ -16,7 +16,6 @@
  * loses none of a live host's claims), and reaps expired cooldowns and holders whose lease ran out.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Layer, Option, Predicate, Ref, Schedule, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
 import { isCooldownExpired } from "../../core/cooldownFile.js"
@@ -28,7 +27,7 @@ import { SharedState, type Commit, type FleetAnswer, type FleetHost, type Needs,
 import { StateDir } from "../../services/state/StateDir.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import { procJudge } from "./permitFiles.js"
-import { pgClientLayer } from "./pgClient.js"
+import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgClaims, pgCooldowns, pgFallbacks, pgLock, pgPermits, pgQuota, renewLease } from "./pgRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { filePartsOn } from "./SharedStateFile.js"
@@ -81,7 +80,6 @@ interface Mode {
 const make = (o: PgStateOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const pgClient = yield* PgClient.PgClient
     const state = yield* StateDir
     const log = yield* Effect.serviceOption(AppLog)
     const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
@@ -99,14 +97,13 @@ const make = (o: PgStateOptions) =>
       permits: pgPermits(sql, procJudge(state.host), o.leaseMs),
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
-        // LISTEN holds a connection of its own; a server away ends it, and it is made again a few seconds later
-        stream: pgClient.listen(changesChannel(o.schema)).pipe(
-          Stream.as(undefined),
+        // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later
+        stream: listenChanges({ url: o.url, connectMs: Math.max(1_000, o.lockWaitMs) }, changesChannel(o.schema)).pipe(
           Stream.retry(Schedule.spaced(CHANGES_RETRY_MS)),
           Stream.catchAll(() => Stream.never)
         ),
         // inside the commit's transaction: delivered when it commits, dropped when it rolls back
-        touch: sql`SELECT pg_notify(${changesChannel(o.schema)}, '')`.pipe(Effect.asVoid, Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
+        touch: sql`SELECT pg_notify(${changesChannel(o.schema)}, '1')`.pipe(Effect.asVoid, Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
       }
     })
     const fileParts = yield* filePartsOn(state, o.lockWaitMs)

@@ -6,7 +6,7 @@
  * idle-client errors (a server restart) are swallowed: the next query reconnects.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import * as Pg from "pg"
 
 export interface PgOptions {
@@ -39,3 +39,39 @@ const acquirePool = (o: PgOptions) =>
 
 /** `PgClient` and `SqlClient` over a lazily connecting pool. */
 export const pgClientLayer = (o: PgOptions) => PgClient.layerFromPool({ acquire: acquirePool(o), applicationName: "ocpool" })
+
+/**
+ * NOTIFYs on `channel` (issue 24: the live view's change feed), on a connection of its own. The
+ * library's `listen` keeps a connection that swallows its errors, so a server restart would silence it
+ * for good; here a lost connection fails the stream, and the caller listens again after a pause.
+ */
+export const listenChanges = (o: Pick<PgOptions, "url" | "connectMs">, channel: string): Stream.Stream<void, Error> =>
+  Stream.asyncScoped<void, Error>((emit) =>
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const client = new Pg.Client({ connectionString: o.url, connectionTimeoutMillis: Math.max(1, o.connectMs), application_name: "ocpool" })
+          client.on("error", (e) => void emit.fail(e))
+          client.on("end", () => void emit.fail(new Error("connection ended")))
+          client.on("notification", (msg) => {
+            if (msg.channel === channel) void emit.single(undefined)
+          })
+          try {
+            await client.connect()
+            await client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`)
+          } catch (e) {
+            client.end().catch(() => undefined)
+            throw e
+          }
+          return client
+        },
+        catch: (e) => (e instanceof Error ? e : new Error(String(e)))
+      }),
+      (client) =>
+        Effect.promise(() => {
+          client.removeAllListeners("end")
+          client.on("error", () => undefined)
+          return client.end().catch(() => undefined)
+        }).pipe(Effect.timeoutOption(1_000))
+    )
+  )
