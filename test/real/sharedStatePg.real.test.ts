@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { afterAll } from "vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer, Ref, Schedule, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import { chmodSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
@@ -170,6 +170,32 @@ describe("the PostgreSQL backend (fleet mode)", () => {
       expect(lines.filter((l) => l.message.startsWith("fleet:")).map((l) => l.level)).toEqual(["warn", "info"])
     })
   }, 60_000)
+
+  it.live("US-6 the change feed survives a server restart: after it, another host's commit still wakes the view", () => {
+    const schema = `feed_${++schemas}`
+    const a = portAs({ schema, dir: stateDir(), as: { pid: 4242, host: "host-a", startTime: null } })
+    const b = portAs({ schema, dir: stateDir(), as: { pid: 4343, host: "host-b", startTime: null } })
+    // host-a's port is kept open: a port's start and close are not what this is about
+    const commitUntilSeen = (woke: Fiber.Fiber<boolean>) =>
+      on(a, (p) =>
+        Effect.raceFirst(
+          Fiber.join(woke),
+          Effect.repeat(p.commit(Date.now(), { claims: { claims: [claim("ka", Date.now())], reaped: 0 }, cool: [], uncool: [] }).pipe(Effect.zipRight(Effect.sleep("300 millis"))), { times: 60 }).pipe(Effect.as(false))
+        )
+      )
+    return on(b, (viewer) =>
+      Effect.gen(function* () {
+        // the view's stream: counts wakes; a wake before and one after the restart
+        const wakes = yield* Ref.make(0)
+        yield* Effect.fork(Stream.runForEach(viewer.changes, () => Ref.update(wakes, (n) => n + 1)))
+        const wokeAfter = (since: number) => Effect.fork(Effect.repeat(Ref.get(wakes), { until: (n) => n > since, schedule: Schedule.spaced("50 millis") }).pipe(Effect.as(true)))
+        expect(yield* commitUntilSeen(yield* wokeAfter(0))).toBe(true)
+        yield* Effect.promise(() => cluster.restart())
+        const before = yield* Ref.get(wakes)
+        expect(yield* commitUntilSeen(yield* wokeAfter(before))).toBe(true)
+      })
+    )
+  }, 90_000)
 
   it.live("US-52 the password never reaches the log or the fleet view", () => {
     const lines: Array<MemoryLine> = []

@@ -325,9 +325,8 @@ export const sharedStateContract = (backend: Backend) =>
         Effect.gen(function* () {
           const woke = yield* watcher.changes.pipe(Stream.take(1), Stream.runDrain, Effect.as(true), Effect.fork)
           // a commit, repeated until seen (a watch or a LISTEN may take a moment to be in place); five seconds at most
-          const commits = Effect.repeat(
-            on(s.process(1), (p) => p.commit(Date.now(), { claims: { claims: [claim("k1", "a/x", now)], reaped: 0 }, cool: [], uncool: [] })).pipe(Effect.zipRight(Effect.sleep("200 millis"))),
-            { times: 25 }
+          const commits = on(s.process(1), (p) =>
+            Effect.repeat(p.commit(Date.now(), { claims: { claims: [claim("k1", "a/x", now)], reaped: 0 }, cool: [], uncool: [] }).pipe(Effect.zipRight(Effect.sleep("200 millis"))), { times: 25 })
           ).pipe(Effect.as(false))
           expect(yield* Effect.raceFirst(Fiber.join(woke), commits)).toBe(true)
         })
