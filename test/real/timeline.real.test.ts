@@ -19,10 +19,9 @@ import { pathToFileURL } from "node:url"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { explainDecision } from "../../src/core/trace/format.js"
 import type { Decision } from "../../src/core/trace/machine.js"
-import { feed, startReplay, type ReplayCursor } from "../../src/core/trace/replay.js"
-import { timelineBuilder } from "../../src/core/view/timeline.js"
 import { AGGREGATE_BARS, timelineHtml, timelineSvg } from "../../src/core/view/timelineHtml.js"
 import { BAR_OUTCOMES, type Bar, type Timeline } from "../../src/core/view/timelineModel.js"
+import { replayTimeline } from "../support/timelineOf.js"
 
 const CHROMIUM = "/usr/bin/chromium"
 if (!existsSync(CHROMIUM)) throw new Error("chromium not found: install the Debian package chromium (apt-get install -y chromium)")
@@ -37,21 +36,7 @@ const fixtures = readdirSync(traces)
   .sort()
 
 /** The Timeline of a trace text, as `ocpool replay --timeline` builds it, and the replay's decisions. */
-const replayed = (text: string, title: string): { readonly timeline: Timeline; readonly decisions: ReadonlyArray<Decision> } => {
-  const b = timelineBuilder(title)
-  let cursor: ReplayCursor = startReplay()
-  const decisions: Array<Decision> = []
-  const lines = text.split("\n")
-  if (lines.at(-1) === "") lines.pop()
-  for (const [i, line] of lines.entries()) {
-    const r = feed(cursor, line)
-    if (r._tag === "Invalid") throw new Error(`${title} line ${i + 1}: ${r.message}`)
-    cursor = r.cursor
-    b.add(r.input, r.decisions)
-    decisions.push(...r.decisions)
-  }
-  return { timeline: b.finish(), decisions }
-}
+const replayed = replayTimeline
 const timelineOf = (text: string, title: string): Timeline => replayed(text, title).timeline
 
 const decisionsOf = (name: string): Array<Decision> =>

@@ -4,31 +4,17 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { explainDecision } from "../../../src/core/trace/format.js"
 import type { Decision } from "../../../src/core/trace/machine.js"
-import { feed, startReplay, type ReplayCursor } from "../../../src/core/trace/replay.js"
 import { barOutcome, timelineBuilder } from "../../../src/core/view/timeline.js"
 import { BAR_OUTCOMES, type Timeline } from "../../../src/core/view/timelineModel.js"
 import { pool, T0, trace } from "../../helpers.js"
+
+import { replayTimeline } from "../../support/timelineOf.js"
 
 const root = new URL("../../../", import.meta.url).pathname
 const traces = join(root, "test/fixtures/traces")
 const MIN = 60_000
 
-/** Replays `text` line by line through `feed` (as the CLI does) into a builder. */
-const build = (text: string, title = "t") => {
-  const b = timelineBuilder(title)
-  let cursor: ReplayCursor = startReplay()
-  const decisions: Array<Decision> = []
-  const lines = text.split("\n")
-  if (lines.at(-1) === "") lines.pop()
-  for (const [i, line] of lines.entries()) {
-    const r = feed(cursor, line)
-    if (r._tag === "Invalid") throw new Error(`line ${i + 1}: ${r.message}`)
-    cursor = r.cursor
-    b.add(r.input, r.decisions)
-    decisions.push(...r.decisions)
-  }
-  return { timeline: b.finish(), decisions, state: cursor.state, lines: lines.length }
-}
+const build = replayTimeline
 
 const fixture = (name: string) => build(readFileSync(join(traces, `${name}.jsonl`), "utf8"), `${name}.jsonl`)
 
