@@ -4,7 +4,8 @@
  * name of the file it concerns (undefined when the system does not say), whoever wrote. A directory
  * that does not exist yet is waited for through its parent; one that is removed (inotify then says
  * `rename` and nothing more) is waited for again the same way. Nothing is polled: a parent that cannot
- * be watched either is tried again after a second.
+ * be watched either is tried again after a second. The first element comes as soon as the watch is in
+ * place, so a consumer that looks on each element misses nothing that happened before it subscribed.
  */
 import { Effect, Stream } from "effect"
 import { existsSync, watch, type FSWatcher } from "node:fs"
@@ -57,6 +58,8 @@ export const dirChanges = (dir: string | undefined): Stream.Stream<string | unde
               }
             }
             attach()
+            // once in place, one element: whatever happened before it (a directory made meanwhile) is looked at
+            void emit.single(undefined)
             return () => {
               closed = true
               if (timer !== undefined) clearTimeout(timer)

@@ -5,7 +5,7 @@
  * name their holders themselves: the factory says which host, pids and process groups live.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Effect, Fiber, Layer, Ref, Stream } from "effect"
 import type { Claim } from "../../../src/core/claims.js"
 import { DEAD_FILE_MS, STRIKE_DECAY_MS } from "../../../src/core/constants.js"
 import type { Cooldown } from "../../../src/core/cooldown.js"
@@ -323,7 +323,11 @@ export const sharedStateContract = (backend: Backend) =>
       const now = Date.now()
       return on(s.process(2), (watcher) =>
         Effect.gen(function* () {
-          const woke = yield* watcher.changes.pipe(Stream.take(1), Stream.runDrain, Effect.as(true), Effect.fork)
+          // a backend may say once that its watch is in place: only what comes after the first commit counts
+          const committing = yield* Ref.make(false)
+          const woke = yield* watcher.changes.pipe(Stream.filterEffect(() => Ref.get(committing)), Stream.take(1), Stream.runDrain, Effect.as(true), Effect.fork)
+          yield* Effect.sleep("200 millis")
+          yield* Ref.set(committing, true)
           // a commit, repeated until seen (a watch or a LISTEN may take a moment to be in place); five seconds at most
           const commits = on(s.process(1), (p) =>
             Effect.repeat(p.commit(Date.now(), { claims: { claims: [claim("k1", "a/x", now)], reaped: 0 }, cool: [], uncool: [] }).pipe(Effect.zipRight(Effect.sleep("200 millis"))), { times: 25 })
