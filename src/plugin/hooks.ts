@@ -6,7 +6,7 @@
  * and which no hostile input can suppress. After `dispose` the hooks do nothing.
  */
 import type { Hooks } from "@opencode-ai/plugin"
-import { Clock, Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import type { JsonRecord } from "../core/json.js"
 import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/fs/dirs.js"
@@ -28,8 +28,6 @@ import { heavyOf } from "../core/permits/heavy.js"
 import { PermitGate, PermitWaitEnded } from "../services/permits/PermitGate.js"
 import { Permits } from "../services/permits/Permits.js"
 import { budgetsJsonOf } from "../layers/permits/PermitsShell.js"
-import { permitSection } from "../core/permits/view.js"
-import { printable } from "../core/printable.js"
 import { PermitGateShell } from "../layers/permits/PermitGateShell.js"
 import { permitsLayer } from "../layers/permits/permitsLayer.js"
 import { spawnGate } from "../core/spawn/handNamed.js"
@@ -40,7 +38,6 @@ import { editedPaths, underDirectory } from "../core/context/edits.js"
 import type { PoolServices } from "./services.js"
 import { workable } from "./configObject.js"
 import { ownFetchLine, POOL_STATUS_DESCRIPTION, type Handoff, type Sensing } from "./handoff.js"
-import { GLANCE } from "../core/view/live.js"
 
 export type { PoolServices } from "./services.js"
 
@@ -278,15 +275,10 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         description: POOL_STATUS_DESCRIPTION,
         args: {},
         execute: async () => {
-          const text = await run(engine.statusText, "pool_status")
-          if (text === undefined) return "opencode-pool: status unavailable"
-          // the heavy-work queue (issue 21), with the capacities this process knows
-          const queue = await run(Effect.map(Effect.zip(permits.status, Clock.currentTimeMillis), ([views, now]) => permitSection(budgetsJsonOf(views), now)), "pool_status")
-          if (queue === undefined || queue.length === 0) return text
-          // before the compact view, which stays last (issue 24)
-          const glance = text.indexOf(GLANCE)
-          const lines = queue.map(printable).join("\n")
-          return glance < 0 ? `${text}\n${lines}` : `${text.slice(0, glance)}\n${lines}${text.slice(glance)}`
+          // the heavy-work budgets (issue 21) with the capacities this process knows: the text and the compact view show them
+          const budgets = await run(Effect.map(permits.status, budgetsJsonOf), "pool_status")
+          const text = await run(engine.statusText(budgets), "pool_status")
+          return text ?? "opencode-pool: status unavailable"
         }
       }
     },

@@ -183,7 +183,7 @@ describe("hang recovery with the TestClock (SPEC §8)", () => {
       yield* p.engine.childCreated("s1", "par", "explore-1", undefined)
       yield* TestClock.adjust(9 * MIN)
       yield* p.engine.sweep
-      expect(yield* p.engine.statusText).toMatch(/1\. zen\/alpha +w1 +load 0\/2/)
+      expect(yield* p.engine.statusText()).toMatch(/1\. zen\/alpha +w1 +load 0\/2/)
     })
   )
 

@@ -51,10 +51,11 @@ describe("heavy bash commands in the plugin (issue 21)", () => {
     const status = await b.hooks.tool!.pool_status!.execute({} as never, {} as never)
     expect(status).toMatch(/permits:\n {2}heavy: 1\/1 units used, 1 waiting/)
     expect(status).toContain("cargo build --release")
-    // the compact view stays the output's last block (issue 24): the queue comes before it
+    // the compact view stays the output's last block (issue 24): the queue comes before it, and it counts the permits too
     const text = String(status)
     expect(text.indexOf("cargo build --release")).toBeGreaterThan(0)
     expect(text.indexOf("cargo build --release")).toBeLessThan(text.indexOf("\n\nat a glance:\n"))
+    expect(text.slice(text.indexOf("\n\nat a glance:\n"))).toContain("\npermits: heavy 1/1 used, 1 waiting")
     expect(await after(a, first)).toBe("ok\n")
     expect(await settledWithin(waiting, 2_000)).toBe(true)
     expect(second.output.args.command).toBe("cd pkg && cargo build --release")

@@ -414,7 +414,7 @@ const capped = (items: ReadonlyArray<string>, max: number, what: string): Readon
  * summed up, no colour, at most 20 lines of at most `cols` columns; every cooling model shown or
  * counted.
  */
-/** What separates `pool_status`'s text from its compact view (the plugin puts the permit queue before it). */
+/** What separates `pool_status`'s text from its compact view. */
 export const GLANCE = "\n\nat a glance:"
 
 export const compactView = (view: StatusView, now: number, cols = 72): ReadonlyArray<string> => {

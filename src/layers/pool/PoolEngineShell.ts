@@ -7,6 +7,7 @@
  * The layer owns the lifetime: the reaper and the pool-file watcher run in its scope, and its finalizer
  * stops every write and removes the claim file.
  */
+import type { BudgetJson } from "../../core/permits/view.js"
 import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream, SynchronizedRef } from "effect"
 import { realpathSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
@@ -301,7 +302,7 @@ export const makeEngine = (config: EngineConfig) =>
         yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
         yield* advisePrices(pool.slots)
       }).pipe(Effect.withSpan("PoolEngine.reload")),
-      statusText: Effect.gen(function* () {
+      statusText: (permits?: ReadonlyArray<BudgetJson>) => Effect.gen(function* () {
         // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
         const now = yield* Clock.currentTimeMillis
         const snapshot: SharedSnapshot = yield* readLogged(now, ALL_RECORDS)
@@ -319,6 +320,7 @@ export const makeEngine = (config: EngineConfig) =>
           warnings: state.poolWarnings,
           quota,
           fallbacks,
+          ...(permits === undefined ? {} : { permits }),
           ...(decided?.type === "status" ? { decided } : {})
         })
         const { failOpens, fallbacks: onFiles } = yield* store.stats
