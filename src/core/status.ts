@@ -279,7 +279,8 @@ export const quotaLine = (q: QuotaEntry, now: number): string =>
     `seen ${remaining(now - q.seenAt)} ago`
   ].join("  ")
 
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+/** `1 claim`, `3 claims`. */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 /** A host's line: `host-a (this host)  live, lease until 12:00:30Z  2 processes  3 claims  1 permit`. */
 export const fleetHostLine = (h: FleetHostEntry, now: number): string => {

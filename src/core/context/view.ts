@@ -7,6 +7,7 @@
 import type { ContextRecord, InFlightRun, LastRun } from "./record.js"
 import { lastWritten, managerFile, mapBytes, mapFiles, type MapFacts } from "./mapFacts.js"
 import { MANAGER_FILE, MAP_DIR, MAP_FILES, PROMPT_PATHS_MAX, queuedPath } from "./map.js"
+import { plural } from "../status.js"
 
 // ---------------------------------------------------------------------------------------------------
 // what changed since the map was last written
@@ -145,7 +146,6 @@ export const sizeText = (bytes: number): string => {
   return `${shown} ${unit.s}`
 }
 
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 const runLabel = (kind: string, run: string): string => `${kind} run ${run}`
 

@@ -13,7 +13,7 @@ import { STATED_RESET_MAX_MS } from "../constants.js"
 import type { CoolReason } from "../cooldown.js"
 import { budgetLines, type BudgetJson } from "../permits/view.js"
 import { printable } from "../printable.js"
-import { fleetSection, remaining, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
+import { fleetSection, plural, remaining, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
 import { clockTime } from "../time.js"
 
 /** The terminal a frame is drawn for. */
@@ -176,7 +176,6 @@ const num = (n: number): string => {
   return `${(n / 1e9).toFixed(1)}G`
 }
 
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 /** `s` cut to `cols` and padded to it. */
 const column = (s: string, cols: number): string => padTo(s, Math.max(1, cols))
