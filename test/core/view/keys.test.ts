@@ -45,6 +45,8 @@ describe("US-6 the last decisions of a recorded trace", () => {
     expect(decisionSummary(JSON.stringify({ at, type: "cool", models: ["a/x"], scope: "model", reason: "rate_limit", until: at + 60_000, strike: 2 }))).toBe("12:00:03 cool a/x rate_limit strike 2 until 12:01:03Z")
     expect(decisionSummary(JSON.stringify({ at, type: "release", claim: "ses_1:call_7", cooled: true, reason: "hung" }))).toBe("12:00:03 release call_7 hung (cooled)")
     expect(decisionSummary("not json")).toBe("(not a decision: not json)")
+    // a time no Date can hold is shown as unknown, not thrown
+    expect(decisionSummary(JSON.stringify({ at: 1e300, type: "ignore", reason: "x" }))).toBe("--:--:-- ignore x")
   })
 
   it("US-6 the tail keeps the newest n, drops a cut first line, and nothing from the file reaches the terminal raw", () => {
