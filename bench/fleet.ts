@@ -89,7 +89,7 @@ const pickWorker = async (): Promise<void> => {
 const startWorker = async (): Promise<void> => {
   const stateDir = argValue("state-dir")!
   const url = argValue("url")
-  const backend: Backend = url === undefined ? { backend: "file" } : { backend: "postgres", url, schema: argValue("schema")! }
+  const backend: Backend = url === undefined ? { backend: "sqlite" } : { backend: "postgres", url, schema: argValue("schema")! }
   const t0 = nowMs()
   const hooks = await buildHooks(stateDir, backend, LOCK_WAIT_MS, "start")
   const built = nowMs() - t0
@@ -230,7 +230,7 @@ const main = async (): Promise<void> => {
     if (upFallbacks > 0) failures.push(`${upFallbacks} picks of the 1-host run were made on files (the server did not answer within ${UP_LOCK_WAIT_MS} ms)`)
 
     // 1b. the file backend's pick, same hooks, `state` unset
-    const files = await buildHooks(stateDirOf("files"), { backend: "file" }, LOCK_WAIT_MS, "f")
+    const files = await buildHooks(stateDirOf("files"), { backend: "sqlite" }, LOCK_WAIT_MS, "f")
     const filePick: Array<number> = []
     for (let i = 0; i < PICKS + WARMUP; i++) {
       const p = await files.pick()

@@ -15,7 +15,7 @@ import type { LogLevel } from "../src/services/opencode/AppLog.js"
 import type { SharedStateService } from "../src/services/state/SharedState.js"
 import { MODELS } from "./common.js"
 
-export type Backend = { readonly backend: "file" } | { readonly backend: "postgres"; readonly url: string; readonly schema: string }
+export type Backend = { readonly backend: "sqlite" } | { readonly backend: "postgres"; readonly url: string; readonly schema: string }
 
 export interface BenchHooks {
   /** One pick: `tool.execute.before` of a task for explore; ms, and whether the call was routed to a variant. */

@@ -33,7 +33,7 @@ writeFileSync(pool, "openrouter/qwen/qwen3-coder:free 2\nopencode/grok-code 2\ng
 
 const now = Date.now()
 const claim = (key: string, model: string, base: string, ageS: number) => ({ ...makeClaim(key, model, base, now - ageS * 1000), slot: 1, targetSession: `ses_${key}` })
-const port = sharedStateLayer({ backend: "file", lockWaitMs: 1_000 }).pipe(
+const port = sharedStateLayer({ backend: "sqlite", lockWaitMs: 1_000 }).pipe(
   Layer.provide(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: startTimeOf(process.pid) }))
 )
 await Effect.runPromise(

@@ -242,7 +242,7 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
  */
 export const backendCheck = (backend: CliBackend, fleet: FleetFacts | undefined): Check => {
   const id = "state-backend"
-  if (backend.state.backend === "file" || fleet === undefined) {
+  if (backend.state.backend === "sqlite" || fleet === undefined) {
     return backend.warnings.length > 0 ? { id, status: "warn", detail: backend.warnings.join("; ") } : { id, status: "ok", detail: "file (the state directory)" }
   }
   const f = fleetEntry(fleet)

@@ -7,7 +7,7 @@ import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"
 import { DEFAULT_HEAVY_RULES, type HeavyRules } from "./permits/heavy.js"
 import { parsePermitSettings, type BudgetSetting } from "./permits/settings.js"
-import { FILE_BACKEND, parseStateBackend, type StateBackend } from "./state/fleet.js"
+import { LOCAL_BACKEND, parseStateBackend, type StateBackend } from "./state/fleet.js"
 
 /** A log line's level: the one definition (the engine's log lines, the `logLevel` option). */
 export type LogLevel = "debug" | "info" | "warn" | "error"
@@ -77,7 +77,7 @@ export const DEFAULTS: Settings = {
   fallbackModels: [],
   permits: [{ name: "heavy", capacity: "auto", source: "default" }],
   heavy: DEFAULT_HEAVY_RULES,
-  state: FILE_BACKEND,
+  state: LOCAL_BACKEND,
   contextMap: CONTEXT_MAP_DEFAULT
 }
 

@@ -5,11 +5,13 @@
  */
 
 /**
- * Every name a state directory holds (SPEC §2.1), the `.tmp` each is written through, and the
- * temporaries `pool.lock` is linked from (`pool.lock.<pid>-<hex>.tmp`, layers/state/poolLock.ts).
+ * Every name a state directory holds (SPEC §2.1; issue 32): the database `state.db` with its WAL,
+ * shared-memory and journal files, the files of the features that keep their own (context markers,
+ * the desktop's `popups.json`), and what earlier versions left (state files, their `.tmp`, the
+ * temporaries `pool.lock` was linked from, and the files imported into the database, `*.imported`).
  */
 export const STATE_ENTRY =
-  /^(?:(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|context\.[A-Za-z0-9._-]+\.(?:json|queued)|pool\.lock|popups\.json|permits\.json)(?:\.tmp)?|pool\.lock\.\d+-[0-9a-f]{1,32}\.tmp)$/
+  /^(?:state\.db(?:-wal|-shm|-journal)?|(?:(?:claims\.\d+(?:-\d+)?\.json|cooldown\.[A-Za-z0-9._-]+\.json|quota\.[A-Za-z0-9._-]+\.json|fallback\.[A-Za-z0-9._-]+\.json|context\.[A-Za-z0-9._-]+\.(?:json|queued)|pool\.lock|popups\.json|permits\.json)(?:\.tmp|\.imported)?|pool\.lock\.\d+-[0-9a-f]{1,32}\.tmp))$/
 
 export interface StateDirFacts {
   /** `lstat` saw a symbolic link (the path itself, not its target). */

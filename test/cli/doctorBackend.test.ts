@@ -15,9 +15,9 @@ const fleet = (schemaVersion: number): FleetAnswer => ({
 describe("the CLI's shared-state backend", () => {
   it("US-52 OCPOOL_STATE_URL selects PostgreSQL with the default schema; unset, the files; an invalid one is a warning with the URL masked", () => {
     expect(pg.state).toMatchObject({ backend: "postgres", url: RAW, schema: "ocpool", leaseMs: 30_000 })
-    expect(cliBackend({})).toEqual({ state: { backend: "file" }, warnings: [] })
+    expect(cliBackend({})).toEqual({ state: { backend: "sqlite" }, warnings: [] })
     const bad = cliBackend({ OCPOOL_STATE_URL: "mysql://u:s3cret-pw@h/db" })
-    expect(bad.state).toEqual({ backend: "file" })
+    expect(bad.state).toEqual({ backend: "sqlite" })
     expect(bad.warnings).toHaveLength(1)
     expect(bad.warnings[0]).toContain("OCPOOL_STATE_URL")
     expect(bad.warnings[0]).not.toContain("s3cret-pw")

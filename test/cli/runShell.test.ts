@@ -23,7 +23,7 @@ const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-runshell-"))
 /** The permit services of a state directory: the file backend, budget `heavy` of 1 unit. */
 const fileLayer = (dir: Option.Option<string>) =>
   permitsLayer([{ name: "heavy", capacity: 1, source: "option" }], { facts: MachineFactsTest(FACTS), pollMs: 50 }).pipe(
-    Layer.provide(sharedStateLayer({ backend: "file", lockWaitMs: 2000 })),
+    Layer.provide(sharedStateLayer({ backend: "sqlite", lockWaitMs: 2000 })),
     Layer.provide(Layer.succeed(StateDir, { dir: Option.getOrThrow(dir), trusted: true, pid: process.pid, host: hostname(), startTime: null }))
   )
 
@@ -134,7 +134,7 @@ import { StateDir } from ${src("services/state/StateDir.ts")}
 const facts = ${JSON.stringify(FACTS)}
 const layer = (dir: Option.Option<string>) =>
   permitsLayer([{ name: "heavy", capacity: 1, source: "option" }], { facts: MachineFactsTest(facts), pollMs: 50 }).pipe(
-    Layer.provide(sharedStateLayer({ backend: "file", lockWaitMs: 2000 })),
+    Layer.provide(sharedStateLayer({ backend: "sqlite", lockWaitMs: 2000 })),
     Layer.provide(Layer.succeed(StateDir, { dir: Option.getOrThrow(dir), trusted: true, pid: process.pid, host: hostname(), startTime: null }))
   )
 runCli(["node", "ocpool", "run", ...${JSON.stringify(args)}], processIo()).pipe(

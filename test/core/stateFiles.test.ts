@@ -305,7 +305,7 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         { name: "gpu", capacity: 1, source: "option" }
       ],
       heavy: false,
-      state: { backend: "file" },
+      state: { backend: "sqlite" },
       contextMap: { enabled: true, maxBytes: 1 }
     })
     expect(settings.models).toBe(models)

@@ -189,7 +189,7 @@ const runCase = async (c: Case, root: string, fifo: string | undefined): Promise
       return dir
     }).pipe(
       Effect.provide(
-        Layer.mergeAll(sharedStateLayer({ backend: "file", lockWaitMs: settings.lockWaitMs }).pipe(Layer.provide(log)), TraceRecorderFile(settings.trace).pipe(Layer.provide(log))).pipe(
+        Layer.mergeAll(sharedStateLayer({ backend: "sqlite", lockWaitMs: settings.lockWaitMs }).pipe(Layer.provide(log)), TraceRecorderFile(settings.trace).pipe(Layer.provide(log))).pipe(
           Layer.provideMerge(state)
         )
       ),

@@ -5,16 +5,15 @@
  * cleaned; no home directory is a value, never a throw.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
 import fc from "fast-check"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { encodeClaimFile } from "../../src/core/claimFile.js"
 import { judgeStateDir, STATE_ENTRY } from "../../src/core/stateTrust.js"
 import { AppLogMemory } from "../../src/layers/opencode/AppLogMemory.js"
 import { makeDir } from "../../src/layers/fs/dirs.js"
-import { poolLockOn } from "../../src/layers/state/poolLock.js"
 import { RetentionLogFile } from "../../src/layers/retention/RetentionLogFile.js"
 import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
 import { inspectStateDir, resolveStateDir, StateDirFile } from "../../src/layers/state/StateDirFile.js"
@@ -29,7 +28,7 @@ import { TraceRecorder } from "../../src/services/pool/TraceRecorder.js"
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-statedir-"))
 const DEAD_PID = 2 ** 22 + 12_345 // above Linux's pid_max default: never alive
 
-/** A state dir's worth of litter: a dead peer's claim file, an old orphan tmp, an unparseable cooldown. */
+/** An earlier version's litter: a dead peer's claim file, an old orphan tmp, an unparseable cooldown file. */
 const litter = (dir: string) => {
   writeFileSync(join(dir, `claims.${DEAD_PID}.json`), encodeClaimFile({ pid: DEAD_PID, startTime: null, host: hostname(), writtenAt: Date.now(), reaped: 0, claims: [] }))
   writeFileSync(join(dir, "claims.7.json.tmp"), "{}")
@@ -47,7 +46,7 @@ const bootAndRead = (option: string | undefined, env: NodeJS.ProcessEnv) => {
     const dir = yield* StateDir
     expect((yield* (yield* SharedState).read(Date.now(), { claims: true, cooldowns: true })).problems).toEqual([])
     return { dir, logs }
-  }).pipe(Effect.provide(sharedStateLayer({ backend: "file", lockWaitMs: 250 }).pipe(Layer.provideMerge(state))), Effect.scoped)
+  }).pipe(Effect.provide(sharedStateLayer({ backend: "sqlite", lockWaitMs: 250 }).pipe(Layer.provideMerge(state))), Effect.scoped)
 }
 
 describe("directories are created level by level (SPEC §2.1)", () => {
@@ -126,8 +125,11 @@ describe("the home directory (SPEC §2.1)", () => {
   )
 })
 
-describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", () => {
-  it.live("US-9 a trusted state dir (0700, this user's, only state files) is cleaned of dead, orphan and unparseable files", () =>
+/** What the database adds to a directory. */
+const withoutDb = (names: ReadonlyArray<string>) => names.filter((n) => !n.startsWith("state.db")).sort()
+
+describe("a state dir is changed only when it is trusted (SPEC §2.1, §5.2; issue 32)", () => {
+  it.live("US-9 a trusted state dir (0700, this user's, only state files) holds state.db; an earlier version's record files are imported and renamed *.imported, and it stays trusted", () =>
     Effect.gen(function* () {
       const dir = join(tmp(), "state")
       mkdirSync(dir, { mode: 0o700 })
@@ -135,7 +137,9 @@ describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", (
       const { dir: state, logs } = yield* bootAndRead(dir, {})
       expect(state.trusted).toBe(true)
       expect(logs).toEqual([])
-      expect(readdirSync(dir)).toEqual([])
+      expect(statSync(join(dir, "state.db")).mode & 0o777).toBe(0o600)
+      expect(withoutDb(readdirSync(dir))).toEqual([`claims.${DEAD_PID}.json`, "claims.7.json.tmp", "cooldown.zen_2falpha.json.imported"])
+      expect(inspectStateDir(dir)).toEqual({ trusted: true })
     })
   )
 
@@ -150,7 +154,7 @@ describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", (
       expect(dir.dir).toBe(join(base, "state"))
       expect(dir.trusted).toBe(false)
       expect(logs.map((l) => l.message)).toEqual([expect.stringContaining("symbolic link")])
-      expect(readdirSync(target).sort()).toEqual(before)
+      expect(withoutDb(readdirSync(target))).toEqual(before)
     })
   )
 
@@ -162,13 +166,13 @@ describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", (
       const wideBefore = litter(wide)
       const w = yield* bootAndRead(wide, {})
       expect(w.logs.map((l) => l.message)).toEqual([expect.stringContaining("mode 755")])
-      expect(readdirSync(wide).sort()).toEqual(wideBefore)
+      expect(withoutDb(readdirSync(wide))).toEqual(wideBefore)
       const foreign = tmp()
       writeFileSync(join(foreign, "notes.txt"), "mine")
       const foreignBefore = litter(foreign)
       const f = yield* bootAndRead(foreign, {})
       expect(f.logs.map((l) => l.message)).toEqual([expect.stringContaining('"notes.txt"')])
-      expect(readdirSync(foreign).sort()).toEqual(foreignBefore)
+      expect(withoutDb(readdirSync(foreign))).toEqual(foreignBefore)
     })
   )
 
@@ -181,30 +185,10 @@ describe("a state dir is cleaned only when it is trusted (SPEC §2.1, §5.2)", (
       }),
       { seed: 20261201, numRuns: 500 }
     )
-    expect(["claims.12.json", "claims.12-3.json.tmp", "cooldown.zen_2falpha.json", "quota.zen_2falpha.json", "fallback.ses_abc.json.tmp", "pool.lock", "popups.json", "permits.json", "permits.json.tmp", "context._2fp.json", "context._2fp.queued.tmp"].every((n) => STATE_ENTRY.test(n))).toBe(true)
-    expect(["notes.txt", ".bashrc", "claims.x.json", "cooldown..json", "fallback..json", "context..json", "context._2fp.txt", "a.tmp"].some((n) => STATE_ENTRY.test(n))).toBe(false)
+    expect(["claims.12.json", "claims.12-3.json.tmp", "cooldown.zen_2falpha.json", "quota.zen_2falpha.json", "fallback.ses_abc.json.tmp", "pool.lock", "popups.json", "permits.json", "permits.json.tmp", "context._2fp.json", "context._2fp.queued.tmp", "state.db", "state.db-wal", "state.db-shm", "cooldown.zen_2falpha.json.imported"].every((n) => STATE_ENTRY.test(n))).toBe(true)
+    expect(["notes.txt", ".bashrc", "claims.x.json", "cooldown..json", "fallback..json", "context..json", "context._2fp.txt", "a.tmp", "state.db.bak", "state.dbx", "notes.imported"].some((n) => STATE_ENTRY.test(n))).toBe(false)
     expect(inspectStateDir("/proc/nope")).toMatchObject({ trusted: false })
   })
-})
-
-describe("the pool lock waits on a bounded schedule (SPEC §5.3)", () => {
-  it.effect("US-40 a lock held by a live process is polled until lockWaitMs, then the work goes ahead without it, counted once", () =>
-    Effect.gen(function* () {
-      const dir = tmp()
-      writeFileSync(join(dir, "pool.lock"), JSON.stringify({ pid: process.pid, startTime: null, host: hostname(), at: 0 }))
-      const logs: Array<{ level: LogLevel; message: string }> = []
-      // the file backend's lock part (the port keeps it private)
-      const lock = yield* poolLockOn({ dir, pid: process.pid, host: hostname(), startTime: null }, 250).pipe(Effect.provide(AppLogMemory(logs)))
-      const fiber = yield* Effect.fork(lock.withLock(Effect.succeed("ran")))
-      yield* TestClock.adjust(240)
-      expect(fiber.unsafePoll()).toBeNull()
-      yield* TestClock.adjust(20)
-      expect(yield* Fiber.join(fiber)).toBe("ran")
-      expect(yield* lock.failOpens).toBe(1)
-      expect(logs.map((l) => l.message)).toEqual(["pool lock busy; routing without it"])
-      expect(existsSync(join(dir, "pool.lock"))).toBe(true)
-    })
-  )
 })
 
 describe("process facts from untrusted pids (SPEC §5.2)", () => {

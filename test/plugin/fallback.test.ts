@@ -37,7 +37,7 @@ const userMessage = async (b: Booted, session: string, model: string, agent = "b
  * the lock), the directory only read: a pid no process has, so it never shares a claim file's name.
  */
 const reader = (dir: string) =>
-  sharedStateLayer({ backend: "file", lockWaitMs: 0 }).pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: false, pid: 4_194_303, host: hostname(), startTime: null })))
+  sharedStateLayer({ backend: "sqlite", lockWaitMs: 0 }).pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: false, pid: 4_194_303, host: hostname(), startTime: null })))
 
 const retry = (b: Booted, session: string, message: string) =>
   event(b, "session.status", { sessionID: session, status: { type: "retry", attempt: 1, message, next: Date.now() + 2_000 } })

@@ -146,7 +146,7 @@ describe("the fleet in ocpool status, permits and doctor", () => {
   it.live("US-52 with the server away: one line says so (masked URL, reason), the rest is the state directory's; doctor warns; exit codes as for warnings", () =>
     Effect.gen(function* () {
       // a live local process of host-a with a claim in the state directory
-      const files = sharedStateLayer({ backend: "file", lockWaitMs: 1_000 }).pipe(
+      const files = sharedStateLayer({ backend: "sqlite", lockWaitMs: 1_000 }).pipe(
         Layer.provide(Layer.succeed(StateDir, { dir: stateDir, trusted: true, pid: process.pid, host: "host-a", startTime: startTimeOf(process.pid) }))
       )
       const now = Date.now()

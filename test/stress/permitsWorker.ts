@@ -76,7 +76,7 @@ const plugin = async (id: number, plan: ReadonlyArray<Step>, victim: boolean): P
   const layer = PermitGateShell.pipe(
     Layer.provide(counted),
     Layer.provide(engine),
-    Layer.provideMerge(sharedStateLayer({ backend: "file", lockWaitMs: DEFAULTS.lockWaitMs })),
+    Layer.provideMerge(sharedStateLayer({ backend: "sqlite", lockWaitMs: DEFAULTS.lockWaitMs })),
     Layer.provide(TraceRecorderFile(process.env.OCPOOL_TRACE)),
     Layer.provideMerge(dir),
     Layer.provideMerge(AppLogMemory(logs))

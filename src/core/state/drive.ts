@@ -137,7 +137,7 @@ export const routedLine = (message: string): RoutedLine | undefined => {
 }
 
 export type DriveEvent =
-  | { readonly ev: "start"; readonly host: string; readonly pid: number; readonly backend: "postgres" | "file" }
+  | { readonly ev: "start"; readonly host: string; readonly pid: number; readonly backend: "postgres" | "sqlite" }
   | {
       readonly ev: "pick"
       readonly host: string

@@ -2,7 +2,7 @@
  * Fleet mode (issue 22): which shared-state backend the settings choose, and what is safe to show of it.
  * The option `state: { backend: "postgres", url, schema?, leaseMs? }` or the environment's
  * `OCPOOL_STATE_URL` (a `postgres://` URL, which wins) select PostgreSQL; anything else, the state
- * directory's files. A URL's password is never shown: `maskUrl` is what logs, `doctor` and `status`
+ * directory's database `state.db` (SQLite; `backend: "file"`, the earlier name, means the same). A URL's password is never shown: `maskUrl` is what logs, `doctor` and `status`
  * print. The host id is `OCPOOL_HOST_ID`, else the hostname. Pure.
  */
 
@@ -15,14 +15,14 @@ export const FLEET_RETRY_MS = 5_000
 /** The fallback's warning is logged at most once a minute. */
 export const FALLBACK_WARN_EVERY_MS = 60_000
 export const DEFAULT_SCHEMA = "ocpool"
-/** The fleet schema's version this build migrates to (src/layers/state/pgSchema.ts's highest migration). */
-export const SCHEMA_VERSION = 1
+/** The schema version this build migrates to, in a fleet's schema and in state.db alike (src/layers/state/stateSql.ts's highest migration). */
+export const SCHEMA_VERSION = 2
 
 export type StateBackend =
-  | { readonly backend: "file" }
+  | { readonly backend: "sqlite" }
   | { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly from: "option" | "env" }
 
-export const FILE_BACKEND: StateBackend = { backend: "file" }
+export const LOCAL_BACKEND: StateBackend = { backend: "sqlite" }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -69,8 +69,8 @@ export const parseStateBackend = (
     if (!isRecord(option)) warnings.push("option state must be an object ({ backend, url, schema }); using the state directory")
     else {
       const backend = option.backend
-      if (backend !== undefined && backend !== "file" && backend !== "postgres")
-        warnings.push(`option state.backend ${JSON.stringify(backend)} invalid (file or postgres); using the state directory`)
+      if (backend !== undefined && backend !== "sqlite" && backend !== "file" && backend !== "postgres")
+        warnings.push(`option state.backend ${JSON.stringify(backend)} invalid (sqlite or postgres); using the state directory`)
       wanted = backend === "postgres"
       if (option.url !== undefined) {
         if (typeof option.url === "string") url = option.url
@@ -93,15 +93,15 @@ export const parseStateBackend = (
     url = envUrl
     wanted = true
   }
-  if (!wanted) return { state: FILE_BACKEND, warnings }
+  if (!wanted) return { state: LOCAL_BACKEND, warnings }
   if (url === undefined) {
     warnings.push("option state.backend is postgres but no url is given (state.url or OCPOOL_STATE_URL); using the state directory")
-    return { state: FILE_BACKEND, warnings }
+    return { state: LOCAL_BACKEND, warnings }
   }
   const bad = checkUrl(url)
   if (bad !== undefined) {
     warnings.push(`${from === "env" ? "OCPOOL_STATE_URL" : "option state.url"} ${maskUrl(url)} invalid (${bad}); using the state directory`)
-    return { state: FILE_BACKEND, warnings }
+    return { state: LOCAL_BACKEND, warnings }
   }
   return { state: { backend: "postgres", url, schema, leaseMs, from }, warnings }
 }
@@ -113,4 +113,4 @@ export const hostIdOf = (env: Readonly<Record<string, string | undefined>>, host
 }
 
 /** What a status view says of the backend. */
-export const backendLabel = (state: StateBackend): string => (state.backend === "file" ? "file (the state directory)" : `postgres ${maskUrl(state.url)} schema ${state.schema}`)
+export const backendLabel = (state: StateBackend): string => (state.backend === "sqlite" ? "sqlite (state.db in the state directory)" : `postgres ${maskUrl(state.url)} schema ${state.schema}`)

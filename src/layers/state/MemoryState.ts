@@ -4,7 +4,7 @@ import type { Cooldown } from "../../core/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { Holder } from "../../core/state/holder.js"
-import { permitTable, type PermitTable } from "./permitFiles.js"
+import { permitTable, type PermitTable } from "./permitJudge.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
 export interface MemoryState {

@@ -10,11 +10,9 @@ import { Effect, Layer, Stream } from "effect"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { holderGone } from "../../core/state/holder.js"
 import { SharedState } from "../../services/state/SharedState.js"
-import { cooldownsInMemory } from "./cooldownFiles.js"
-import { fallbacksInMemory } from "./fallbackFiles.js"
+import { cooldownsInMemory, fallbacksInMemory, quotaInMemory } from "./memoryRecords.js"
 import type { MemoryState } from "./MemoryState.js"
-import { permitFilesInMemory, type PermitJudge } from "./permitFiles.js"
-import { quotaInMemory } from "./quotaFiles.js"
+import { permitsInMemory, type PermitJudge } from "./permitJudge.js"
 import { sharedStateOver, type ClaimRecords, type StateLock } from "./sharedStateOver.js"
 
 /** Process `pid`'s claims part: its table published under its pid, the others' read while their holder holds. */
@@ -80,7 +78,7 @@ export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memo
       cooldowns: cooldownsInMemory(shared.cooldowns),
       quota: quotaInMemory(shared.quota),
       fallbacks: fallbacksInMemory(shared.fallbacks),
-      permits: permitFilesInMemory(memoryJudge(shared, host), shared.permits),
+      permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
       lock: lockInMemory(shared),
       changes: changesInMemory(shared)
     })

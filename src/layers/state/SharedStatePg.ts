@@ -26,11 +26,12 @@ import { AppLog } from "../../services/opencode/AppLog.js"
 import { SharedState, type Commit, type FleetAnswer, type FleetHost, type Needs, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
-import { procJudge } from "./permitFiles.js"
+import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
-import { downOf, FleetDown, orDown, pgClaims, pgCooldowns, pgFallbacks, pgLock, pgPermits, pgQuota, renewLease } from "./pgRecords.js"
+import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
+import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota } from "./sqlRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
-import { filePartsOn } from "./SharedStateFile.js"
+import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
 
 export interface PgStateOptions {
@@ -86,15 +87,16 @@ const make = (o: PgStateOptions) =>
     const url = maskUrl(o.url)
     const instance = yield* takeInstance
     const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: o.leaseMs }
-    const claims = pgClaims(sql, id)
-    const cooldownsPg = pgCooldowns(sql)
-    const quotaPg = pgQuota(sql)
+    const x = pgExec(sql)
+    const claims = sqlClaims(x, id)
+    const cooldownsPg = sqlCooldowns(x)
+    const quotaPg = sqlQuota(x)
     const pg = yield* sharedStateOver({
       claims: claims.part,
       cooldowns: cooldownsPg,
       quota: quotaPg,
-      fallbacks: pgFallbacks(sql),
-      permits: pgPermits(sql, procJudge(state.host), o.leaseMs),
+      fallbacks: sqlFallbacks(x),
+      permits: sqlPermits(x, procJudge(state.host), o.leaseMs),
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
         // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later
@@ -106,8 +108,8 @@ const make = (o: PgStateOptions) =>
         touch: sql`SELECT pg_notify(${changesChannel(o.schema)}, '1')`.pipe(Effect.asVoid, Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
       }
     })
-    const fileParts = yield* filePartsOn(state, o.lockWaitMs)
-    const file = yield* sharedStateOver(fileParts)
+    // the state directory's database: where decisions go while the server is away
+    const file = yield* makeSqliteState(state, o.lockWaitMs)
     const mode = yield* Ref.make<Mode>({ down: false, retryAt: 0, reason: "", fallbacks: NO_FAIL_OPENS, ready: false })
 
     const ensureSchema = Effect.flatMap(Ref.get(mode), (m) =>
@@ -136,8 +138,8 @@ const make = (o: PgStateOptions) =>
         if (pending.quota.size > 0) yield* quotaPg.write([...pending.quota.values()])
         pending.cool.clear()
         pending.quota.clear()
-        yield* fileParts.claims.removeOwn
-      }).pipe(Effect.catchAllDefect(() => Effect.void))
+        yield* file.removeOwn
+      }).pipe(Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
     // a decision made on files and the rejoin never interleave: whichever comes second publishes the other's work
     const gate = yield* Effect.makeSemaphore(1)
 
@@ -252,7 +254,7 @@ const make = (o: PgStateOptions) =>
       read: (now, needs) => either(now, o.lockWaitMs, pg.read(now, needs), file.read(now, needs), false),
       removeOwn: Effect.zipRight(
         Clock.currentTimeMillis.pipe(Effect.flatMap((now) => either(now, Math.max(1_000, o.lockWaitMs), pg.removeOwn, Effect.void, false))),
-        fileParts.claims.removeOwn
+        file.removeOwn
       ),
       stats: Effect.zipWith(file.stats, Ref.get(mode), (s, m) => ({ failOpens: s.failOpens, fallbacks: m.fallbacks.count })),
       fleet,
@@ -268,7 +270,7 @@ const make = (o: PgStateOptions) =>
         Math.max(1_000, o.lockWaitMs),
         Effect.gen(function* () {
           yield* orDown(renewLease(sql, id, now, (yield* Ref.get(mode)).fallbacks.count))
-          yield* claims.republish(now)
+          yield* Effect.orDie(claims.republish(now))
           yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)
           yield* orDown(sql`DELETE FROM claims c USING holders h WHERE h.host = c.host AND h.pid = c.pid AND h.lease_until < ${now}`)
           yield* orDown(sql`DELETE FROM holders h WHERE h.lease_until < ${now - o.leaseMs} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`)

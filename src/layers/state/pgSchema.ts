@@ -2,13 +2,13 @@
  * The fleet's tables (issue 22), created and migrated by the project itself with the `@effect/sql`
  * migrator: versioned (`ocpool_migrations` in the fleet's schema), idempotent, and safe when several
  * hosts start at once (the whole run holds a transaction-scoped advisory lock, so a second host waits
- * and then finds nothing to do). Records are stored as the text the file backend writes (the same
- * tolerant decoders read them back), with the columns the queries select and order on.
+ * and then finds nothing to do). The tables are stateSql.ts's, the same as state.db's (issue 32).
  */
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { SCHEMA_VERSION } from "../../core/state/fleet.js"
+import { MIGRATION_STEPS, MIGRATIONS_TABLE, migrationsTable, POSTGRES } from "./stateSql.js"
 
 export { SCHEMA_VERSION }
 
@@ -18,25 +18,15 @@ export const LOCK_POOL = 1
 export const LOCK_PERMITS = 2
 export const LOCK_MIGRATE = 3
 
-export const MIGRATIONS_TABLE = "ocpool_migrations"
+export { MIGRATIONS_TABLE }
 
-const v1 = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  // a holder: one row per process, its lease renewed by the heartbeat (with the decisions it made on files)
-  yield* sql`CREATE TABLE IF NOT EXISTS holders (host text NOT NULL, pid integer NOT NULL, start_token text, lease_until bigint NOT NULL, seen_at bigint NOT NULL, fallbacks integer NOT NULL DEFAULT 0, PRIMARY KEY (host, pid))`
-  // a process's claims (one row per plugin instance), `gen` orders its publishes
-  yield* sql`CREATE TABLE IF NOT EXISTS claims (host text NOT NULL, pid integer NOT NULL, instance integer NOT NULL, gen bigint NOT NULL, body text NOT NULL, written_at bigint NOT NULL, PRIMARY KEY (host, pid, instance))`
-  yield* sql`CREATE TABLE IF NOT EXISTS cooldowns (model text PRIMARY KEY, body text NOT NULL, expires_at bigint NOT NULL)`
-  yield* sql`CREATE TABLE IF NOT EXISTS quota (model text PRIMARY KEY, body text NOT NULL, seen_at bigint NOT NULL)`
-  yield* sql`CREATE TABLE IF NOT EXISTS fallbacks (session text PRIMARY KEY, body text NOT NULL, until bigint NOT NULL)`
-  // permits: FIFO by the machine's seq (assigned under the fleet-wide permits lock), then the server's own order
-  yield* sql`CREATE SEQUENCE IF NOT EXISTS permit_order`
-  yield* sql`CREATE TABLE IF NOT EXISTS permits (id text PRIMARY KEY, seq bigint NOT NULL, pos bigint NOT NULL DEFAULT nextval('permit_order'), host text NOT NULL, pid integer NOT NULL, body text NOT NULL, written_at bigint NOT NULL)`
-  yield* sql`CREATE INDEX IF NOT EXISTS permits_fifo ON permits (seq, pos)`
-})
-
-/** Every migration, by id: the schema version is the highest (SCHEMA_VERSION). */
-export const MIGRATIONS = { "1_fleet": v1 } as const
+/** Every migration, by id (`1_fleet`, `2_context`): the statements of stateSql.ts in PostgreSQL's dialect. */
+export const MIGRATIONS = Object.fromEntries(
+  MIGRATION_STEPS.map((step) => [
+    `${step.id}_${step.name}`,
+    Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(step.statements(POSTGRES), (statement) => sql.unsafe(statement), { discard: true }))
+  ])
+)
 
 /** Creates the schema and runs what is missing, under the migration lock; the ids it ran. */
 export const migrate = (sql: SqlClient.SqlClient, schema: string) =>
@@ -47,7 +37,7 @@ export const migrate = (sql: SqlClient.SqlClient, schema: string) =>
         yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
         // the migrator probes its table with a query that fails when it is missing, which would abort
         // this transaction: it is created here first, as the migrator would create it
-        yield* sql`CREATE TABLE IF NOT EXISTS ${sql(MIGRATIONS_TABLE)} (migration_id integer PRIMARY KEY, created_at timestamp with time zone NOT NULL DEFAULT now(), name text NOT NULL)`
+        yield* sql.unsafe(migrationsTable(POSTGRES))
         return yield* Migrator.make({})({ loader: Migrator.fromRecord(MIGRATIONS), table: MIGRATIONS_TABLE })
       })
     )

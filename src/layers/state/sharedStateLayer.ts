@@ -1,6 +1,6 @@
 /**
- * The one place a shared-state backend is chosen: files in the state directory (opencode, `ocpool`),
- * PostgreSQL shared by several machines (fleet mode, falling back to the files), or a memory state
+ * The one place a shared-state backend is chosen: the state directory's SQLite database (opencode,
+ * `ocpool`), PostgreSQL shared by several machines (fleet mode, falling back to it), or a memory state
  * several test "processes" share. Everyone else names only `SharedState`.
  */
 import { Effect, Layer } from "effect"
@@ -8,7 +8,7 @@ import { SharedState, type SharedStateService } from "../../services/state/Share
 import type { StateDir } from "../../services/state/StateDir.js"
 import type { StateBackend } from "../../core/state/fleet.js"
 import type { MemoryState } from "./MemoryState.js"
-import { SharedStateFile } from "./SharedStateFile.js"
+import { SharedStateSqlite } from "./SharedStateSqlite.js"
 import { SharedStateMemory } from "./SharedStateMemory.js"
 import { SharedStatePg } from "./SharedStatePg.js"
 
@@ -18,16 +18,17 @@ interface Common {
 }
 
 export type SharedStateOptions =
-  | (Common & { readonly backend: "file"; readonly lockWaitMs: number })
-  /** Fleet mode (issue 22): PostgreSQL at `url`, the state directory's files when it does not answer. */
+  /** The embedded default (issue 32): `state.db` in the state directory. */
+  | (Common & { readonly backend: "sqlite"; readonly lockWaitMs: number })
+  /** Fleet mode (issue 22): PostgreSQL at `url`, the state directory's database when it does not answer. */
   | (Common & { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly lockWaitMs: number; readonly view?: boolean })
   | (Common & { readonly backend: "memory"; readonly shared: MemoryState; readonly pid: number; readonly host?: string })
 
-/** The port over the chosen backend; the file backend reads `StateDir` (and logs through `AppLog` when there is one). */
+/** The port over the chosen backend; the embedded one reads `StateDir` (and logs through `AppLog` when there is one). */
 export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<SharedState, never, StateDir> => {
   const base =
-    options.backend === "file"
-      ? SharedStateFile(options.lockWaitMs)
+    options.backend === "sqlite"
+      ? SharedStateSqlite(options.lockWaitMs)
       : options.backend === "postgres"
         ? SharedStatePg(options)
         : SharedStateMemory(options.shared, options.pid, options.host)
@@ -37,4 +38,4 @@ export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<Share
 
 /** The selector's options for the backend the settings chose (core/state/fleet.ts); `view`: a process that only looks (no lease, no reaping). */
 export const backendOptions = (state: StateBackend, lockWaitMs: number, view = false): SharedStateOptions =>
-  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs, view } : { backend: "file", lockWaitMs }
+  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs, view } : { backend: "sqlite", lockWaitMs }

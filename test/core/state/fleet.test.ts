@@ -15,8 +15,8 @@ describe("fleet settings", () => {
     const env = parseStateBackend({ backend: "file" }, { OCPOOL_STATE_URL: "postgresql://x@h/db" })
     expect(env.state).toMatchObject({ backend: "postgres", url: "postgresql://x@h/db", from: "env" })
     expect(parseStateBackend({ backend: "postgres", url: URL_A, schema: "team_pool", leaseMs: 10_000 }, {}).state).toMatchObject({ schema: "team_pool", leaseMs: 10_000 })
-    expect(parseStateBackend(undefined, {})).toEqual({ state: { backend: "file" }, warnings: [] })
-    expect(parseStateBackend({ backend: "file" }, { OCPOOL_STATE_URL: "" }).state).toEqual({ backend: "file" })
+    expect(parseStateBackend(undefined, {})).toEqual({ state: { backend: "sqlite" }, warnings: [] })
+    expect(parseStateBackend({ backend: "file" }, { OCPOOL_STATE_URL: "" }).state).toEqual({ backend: "sqlite" })
   })
 
   it("US-52 every bad choice falls back to the state directory with one warning, and no warning carries the password", () => {
@@ -31,7 +31,7 @@ describe("fleet settings", () => {
     ]
     for (const [option, env, warning] of cases) {
       const got = parseStateBackend(option, env)
-      expect(got.state).toEqual({ backend: "file" })
+      expect(got.state).toEqual({ backend: "sqlite" })
       expect(got.warnings.some((w) => warning.test(w))).toBe(true)
       expect(got.warnings.join("\n")).not.toContain("s3cret")
     }
@@ -44,7 +44,7 @@ describe("fleet settings", () => {
     const { settings, warnings } = parseSettings({ state: { backend: "postgres", url: URL_A } }, {})
     expect(settings.state).toMatchObject({ backend: "postgres", url: URL_A })
     expect(warnings).toEqual([])
-    expect(parseSettings({}, {}).settings.state).toEqual({ backend: "file" })
+    expect(parseSettings({}, {}).settings.state).toEqual({ backend: "sqlite" })
   })
 
   it("US-52 maskUrl hides the password (user info and query) and keeps the rest; it never throws", () => {

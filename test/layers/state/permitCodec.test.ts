@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import type { PermitEntry } from "../../../src/core/permits/types.js"
 import { decodePermits, encodePermits, PERMIT_NAME_MAX, PERMIT_REASON_MAX, PERMITS_MAX_ENTRIES } from "../../../src/layers/state/permitCodec.js"
-import { applyPermitChanges } from "../../../src/layers/state/permitFiles.js"
+import { applyPermitChanges } from "../../../src/layers/state/permitJudge.js"
 
 const entry = (id: string, seq: number, more: Partial<PermitEntry> = {}): PermitEntry => ({
   id,

@@ -1,23 +1,17 @@
 /**
- * Permit entries (issue 21), the backends' permits part: one file `permits.json` in the state directory
- * (permitCodec.ts), written whole (atomicWrite.ts, mode 0600) only when a commit changes it, or one
- * table in memory (the memory backend's, or a process's own when the state directory is unusable).
- * A read judges every entry's holder (core/state/holder.ts `permitGone`): on this host by pid, start
+ * How permit entries' holders are judged (issue 21), for every backend: on this host by pid, start
  * token and, for an `ocpool run` entry, its process group, never by lease (a build may hold for an
- * hour without the file being rewritten); on another host by the lease the last write gave it (the
- * file's mtime + DEAD_FILE_MS, as claim files). The backend only stores and judges: the permit machine
- * decides what is removed. Synchronous file calls: they run inside the pool lock.
+ * hour without its row being rewritten); on another host by the lease its holder last renewed
+ * (core/state/holder.ts `permitGone`). The backend only stores and judges: the permit machine decides
+ * what is removed. Also the memory backend's permits part (a table several test "processes" share).
  */
 import { Effect } from "effect"
-import { join } from "node:path"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import type { PermitChanges, PermitEntry, PermitView } from "../../core/permits/types.js"
 import { holderGone, isLocal, permitGone, type HolderFacts } from "../../core/state/holder.js"
-import { writeFileAtomic } from "../fs/atomicWrite.js"
-import { readTextFile } from "../fs/safeRead.js"
-import { bySeq, decodePermits, encodePermits, entryOf, PERMITS_FILE, PERMITS_FILE_MAX_BYTES, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
+import { bySeq, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { groupAlive, pidState, startTimeOf } from "./proc.js"
-import { RecordsError, type PermitRecords } from "./sharedStateOver.js"
+import type { PermitRecords } from "./sharedStateOver.js"
 
 /** How holders on the backend's own host are looked at. */
 export interface PermitJudge {
@@ -80,7 +74,7 @@ export interface PermitTable {
 export const permitTable = (): PermitTable => ({ entries: new Map(), writtenAt: 0 })
 
 /** Entries in one table, holders judged by `judge`; the write's `now` is their lease's start. */
-export const permitFilesInMemory = (judge: PermitJudge, table: PermitTable = permitTable()): PermitRecords => ({
+export const permitsInMemory = (judge: PermitJudge, table: PermitTable = permitTable()): PermitRecords => ({
   readAll: (now) => Effect.sync(() => judgePermits(table.entries.values(), table.writtenAt, judge, now)),
   write: (changes, now) =>
     Effect.sync(() => {
@@ -91,43 +85,3 @@ export const permitFilesInMemory = (judge: PermitJudge, table: PermitTable = per
       table.writtenAt = now
     })
 })
-
-type Current = { readonly _tag: "Entries"; readonly entries: ReadonlyArray<PermitEntry>; readonly mtimeMs: number } | { readonly _tag: "Unusable"; readonly reason: string }
-
-const NONE: Current = { _tag: "Entries", entries: [], mtimeMs: 0 }
-
-/** The file over `dir` (undefined: this process's own table), holders judged by `judge`. */
-export const permitFilesOn = (dir: string | undefined, judge: PermitJudge): PermitRecords => {
-  if (dir === undefined) return permitFilesInMemory(judge)
-  const path = join(dir, PERMITS_FILE)
-
-  // read afresh every time: a write must never start from an older state (an mtime cache could miss a
-  // rewrite of the same size within the file system's timestamp granularity)
-  const current = (): Current => {
-    const read = readTextFile(path, PERMITS_FILE_MAX_BYTES)
-    if (read._tag === "Missing") return NONE
-    if (read._tag === "Refused") return { _tag: "Unusable", reason: `${PERMITS_FILE}: ${read.reason}` }
-    const decoded = decodePermits(read.text)
-    return decoded._tag === "Entries" ? { _tag: "Entries", entries: decoded.entries, mtimeMs: read.stat.mtimeMs } : { _tag: "Unusable", reason: `${PERMITS_FILE}: ${decoded.reason}` }
-  }
-
-  const readAll = (now: number) =>
-    Effect.suspend(() => {
-      const got = current()
-      return got._tag === "Unusable" ? Effect.fail(new RecordsError({ reason: got.reason })) : Effect.succeed(judgePermits(got.entries, got.mtimeMs, judge, now))
-    })
-
-  // an unusable file is rewritten whole from the changes alone
-  const write = (changes: PermitChanges) =>
-    Effect.try({
-      try: () => {
-        const got = current()
-        const next = applyPermitChanges(got._tag === "Entries" ? got.entries : [], changes)
-        if (next === undefined && got._tag === "Entries") return
-        writeFileAtomic(path, encodePermits(next ?? []))
-      },
-      catch: (e) => new RecordsError({ reason: `writing ${PERMITS_FILE}: ${String(e)}` })
-    })
-
-  return { readAll, write }
-}

@@ -1,0 +1,223 @@
+/**
+ * The shared-state port over SQLite (issue 32), the embedded default: one database `state.db` in the
+ * state directory (WAL, `synchronous=NORMAL`, file 0600 in a 0700 directory) that every process on the
+ * machine shares. Its parts are the SQL ones (sqlRecords.ts, the statements PostgreSQL runs too),
+ * composed by `sharedStateOver`; transactions are sqliteTx.ts's `BEGIN IMMEDIATE`.
+ *
+ * Contention (docs/OPERATIONS.md, "Contention"):
+ * - a spawn's decision waits for the database at most `lockWaitMs`; then it decides on what it reads
+ *   without the lock (WAL readers never wait) and its writes are queued, written in order as soon as
+ *   the database is free (the next transaction of this process writes them first), counted as a
+ *   fail-open and warned about at most once a minute;
+ * - a permit step (`needs.permits`) never fails open: it waits as long as it takes, so no request or
+ *   release is lost and nothing is granted twice;
+ * - views read a snapshot, never waiting for a writer nor making one wait.
+ *
+ * Opening: the schema is migrated (ids recorded in the database) and an earlier version's cooldown,
+ * quota and fallback files are imported, once, in one write transaction. A directory that cannot hold
+ * the database leaves the records in a database of this process only (`:memory:`), with one warning.
+ */
+import { Effect, Layer, Option, Ref, Stream, type Scope } from "effect"
+import { join } from "node:path"
+import { DEAD_FILE_MS } from "../../core/constants.js"
+import { failOpen, NO_FAIL_OPENS } from "../../core/lock/failOpen.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
+import { SharedState, type Commit, type SharedStateService } from "../../services/state/SharedState.js"
+import { StateDir, type StateDirService } from "../../services/state/StateDir.js"
+import { dirChanges } from "../fs/dirChanges.js"
+import { hasLegacy, markImported, readLegacy } from "./legacyImport.js"
+import { procJudge } from "./permitJudge.js"
+import { RecordsError, sharedStateOver, wroteSomething, type StateLock } from "./sharedStateOver.js"
+import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
+import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
+import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
+import { pause, sqliteTx, type SqliteTx } from "./sqliteTx.js"
+import { SQLITE, type Query } from "./stateSql.js"
+
+/** The database's name in the state directory. */
+export const STATE_DB = "state.db"
+
+/** How long opening waits to migrate a database another process holds (then: this process's own, in memory). */
+export const OPEN_WAIT_MS = 10_000
+
+/** How long leaving waits to write what is queued and remove this process's claims. */
+const LEAVE_WAIT_MS = 2_000
+
+/** Opens a database and applies the pragmas every connection needs. Throws what SQLite throws. */
+export const openStateDb = (path: string): SqliteDb => {
+  const db = openSqlite(path)
+  try {
+    if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL")
+    db.exec("PRAGMA synchronous = NORMAL")
+    return db
+  } catch (e) {
+    db.close()
+    throw e
+  }
+}
+
+/** The connection of a port: the directory's `state.db` migrated (and earlier files imported), or one in memory with why. */
+const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ readonly tx: SqliteTx; readonly warning?: string }, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const inMemory = (warning?: string) =>
+      Effect.gen(function* () {
+        const db = openStateDb(":memory:")
+        yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
+        const tx = yield* sqliteTx(db)
+        yield* tx.immediate(Number.POSITIVE_INFINITY, Effect.sync(() => migrateSqlite(db)))
+        return warning === undefined ? { tx } : { tx, warning }
+      })
+    if (dir === undefined) return yield* inMemory()
+    const path = join(dir, STATE_DB)
+    let db: SqliteDb
+    try {
+      db = openStateDb(path)
+    } catch (e) {
+      return yield* inMemory(`${path} unusable (${sqliteReason(e)}); shared state kept in this process only`)
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
+    const tx = yield* sqliteTx(db)
+    const exec = execOn(tx, [])
+    // most opens find the schema current and nothing to import: no write transaction at all
+    const current = Effect.try({ try: () => sqliteSchemaVersion(db) >= SQLITE_SCHEMA_VERSION && !hasLegacy(dir), catch: (e) => sqliteReason(e) })
+    const opened = yield* current.pipe(
+      Effect.flatMap((ready) =>
+        ready
+          ? Effect.succeed({ value: [] as ReadonlyArray<string> })
+          : tx.immediate(
+              OPEN_WAIT_MS,
+              Effect.gen(function* () {
+                migrateSqlite(db)
+                const legacy = readLegacy(dir, Date.now())
+                if (legacy.files.length === 0) return legacy.files
+                yield* sqlCooldowns(exec).merge(legacy.cooldowns)
+                yield* sqlQuota(exec).write(legacy.quota)
+                yield* sqlFallbacks(exec).write(legacy.fallbacks)
+                return legacy.files
+              }).pipe(Effect.mapError((e) => e.reason))
+            )
+      ),
+      Effect.catchAllDefect((e) => Effect.fail(sqliteReason(e))),
+      Effect.either
+    )
+    if (opened._tag === "Left" || opened.right === undefined)
+      return yield* inMemory(`${path} could not be opened (${opened._tag === "Left" ? opened.left : `busy for ${OPEN_WAIT_MS / 1000} s`}); shared state kept in this process only`)
+    // renamed once what they held is committed (a second process importing them too only writes the same
+    // records); in a directory that is not trusted nothing is renamed (imported again at each start)
+    if (trusted) markImported(dir, opened.right.value)
+    return { tx }
+  })
+
+/** How the parts' statements run on `tx`: writes skipped in a read snapshot, queued in `pending` outside a transaction. */
+const execOn = (tx: SqliteTx, pending: Array<Query>): SqlExec => ({
+  dialect: SQLITE,
+  all: <R>(q: Query) =>
+    Effect.try({
+      try: () => tx.db.all<R>(q.text, q.params),
+      catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` })
+    }),
+  run: (q: Query) =>
+    Effect.suspend(() => {
+      const mode = tx.mode()
+      if (mode === "read") return Effect.succeed(0)
+      if (mode === "none") return Effect.sync(() => (pending.push(q), 0))
+      return Effect.try({
+        try: () => tx.db.run(q.text, q.params),
+        catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` })
+      })
+    })
+})
+
+/** The port over `state`'s directory; `lockWaitMs`: how long a spawn's decision waits for the database. */
+export const makeSqliteState = (state: StateDirService, lockWaitMs: number) =>
+  Effect.gen(function* () {
+    const log = yield* Effect.serviceOption(AppLog)
+    const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
+    const { tx, warning } = yield* connect(state.dir, state.trusted === true)
+    if (warning !== undefined) yield* say("warn", warning)
+    const pending: Array<Query> = []
+    const exec = execOn(tx, pending)
+    const instance = yield* takeInstance
+    const claims = sqlClaims(exec, { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: DEAD_FILE_MS })
+    const failOpens = yield* Ref.make(NO_FAIL_OPENS)
+
+    /** The queued writes, in order, inside the write transaction that is open. */
+    const writePending = Effect.sync(() => {
+      const queued = pending.splice(0, pending.length)
+      for (const q of queued) {
+        try {
+          tx.db.run(q.text, q.params)
+        } catch {
+          // a statement that cannot run now never will: the others still go
+        }
+      }
+    })
+
+    // the queue's writer: one at a time, as soon as the database is free
+    let flushing = false
+    const flush = (waitMs: number) => Effect.asVoid(tx.immediate(waitMs, writePending))
+    const flushSoon = Effect.suspend(() => {
+      if (flushing || pending.length === 0) return Effect.void
+      flushing = true
+      return flush(Number.POSITIVE_INFINITY).pipe(
+        Effect.catchAllDefect(() => pause(100)),
+        Effect.ensuring(Effect.sync(() => void (flushing = false))),
+        Effect.forkDaemon,
+        Effect.asVoid
+      )
+    })
+
+    const lock: StateLock = {
+      withLock: (body, waitMs, needs) =>
+        Effect.gen(function* () {
+          // a permit step waits as long as it takes: a fail-open one could lose a request or grant twice
+          const wait = needs?.permits === true ? Number.POSITIVE_INFINITY : (waitMs ?? lockWaitMs)
+          const done = yield* tx.immediate(wait, Effect.zipRight(writePending, body)).pipe(
+            // a database that cannot be written at all (disk full, read-only): decided as a fail-open
+            Effect.catchAllDefect((e) => Effect.as(say("warn", `${STATE_DB}: ${sqliteReason(e)}`), undefined))
+          )
+          if (done !== undefined) return done.value
+          const now = Date.now()
+          const warn = yield* Ref.modify(failOpens, (m) => {
+            const next = failOpen(m, now)
+            return [next.warning, next.memory]
+          })
+          if (warn !== undefined) yield* say("warn", `${STATE_DB} busy; deciding on what it reads without the lock and writing when it is free`)
+          const value = yield* tx.alone(body)
+          yield* flushSoon
+          return value
+        }),
+      failOpens: Effect.map(Ref.get(failOpens), (m) => m.count)
+    }
+
+    const over = yield* sharedStateOver({
+      claims: claims.part,
+      cooldowns: sqlCooldowns(exec),
+      quota: sqlQuota(exec),
+      fallbacks: sqlFallbacks(exec),
+      permits: sqlPermits(exec, procJudge(state.host), DEAD_FILE_MS),
+      lock,
+      changes: { stream: state.dir === undefined ? Stream.never : Stream.map(dirChanges(state.dir), () => undefined), touch: Effect.void }
+    })
+
+    // leaving: what is queued is written, waiting a little for the database (the engine removes its claims itself)
+    yield* Effect.addFinalizer(() =>
+      pending.length === 0 ? Effect.void : tx.immediate(LEAVE_WAIT_MS, writePending).pipe(Effect.catchAllDefect(() => Effect.void), Effect.asVoid)
+    )
+
+    const service: SharedStateService = {
+      ...over,
+      // outside a transaction a commit is one of its own, with a spawn's wait
+      commit: (now: number, c: Commit) => (wroteSomething(c) ? lock.withLock(over.commit(now, c)) : Effect.void.pipe(Effect.withSpan("SharedState.commit"))),
+      read: (now, needs) => tx.snapshot(over.read(now, needs)),
+      removeOwn: lock.withLock(over.removeOwn, LEAVE_WAIT_MS)
+    }
+    return service
+  })
+
+/** The port over the `StateDir` in context. */
+export const SharedStateSqlite = (lockWaitMs: number): Layer.Layer<SharedState, never, StateDir> =>
+  Layer.scoped(
+    SharedState,
+    Effect.flatMap(StateDir, (state) => makeSqliteState(state, lockWaitMs))
+  )

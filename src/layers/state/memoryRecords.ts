@@ -1,0 +1,35 @@
+/**
+ * Record parts in memory (the memory backend, where several test "processes" share one `MemoryState`):
+ * cooldowns, quota records and fallback records, one table each; what is over at `now` is not read.
+ */
+import { Effect } from "effect"
+import type { Cooldown } from "../../core/cooldown.js"
+import { isCooldownExpired } from "../../core/cooldownFile.js"
+import { bySession, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
+import { isStale, type QuotaRecord } from "../../core/quota/record.js"
+import type { CooldownRecords, FallbackRecords, QuotaRecords } from "./sharedStateOver.js"
+import { byModel } from "./sqlRecords.js"
+
+/** Cooldowns in one table; expired ones are dropped as they are read. */
+export const cooldownsInMemory = (table: Map<string, Cooldown> = new Map()): CooldownRecords => ({
+  readAll: (now) =>
+    Effect.sync(() => {
+      for (const [model, c] of table) if (isCooldownExpired(c, now)) table.delete(model)
+      return [...table.values()]
+    }),
+  write: (records) => Effect.sync(() => records.forEach((r) => table.set(r.model, r))),
+  remove: (model) => Effect.sync(() => void table.delete(model))
+})
+
+/** Quota records in one table, model → record. */
+export const quotaInMemory = (table: Map<string, QuotaRecord> = new Map()): QuotaRecords => ({
+  write: (records) => Effect.sync(() => records.forEach((r) => table.set(r.model, r))),
+  readAll: (now) => Effect.sync(() => byModel([...table.values()].filter((r) => !isStale(r, now))))
+})
+
+/** Fallback records in one table, session → record. */
+export const fallbacksInMemory = (table: Map<string, FallbackRecord> = new Map()): FallbackRecords => ({
+  write: (records) => Effect.sync(() => records.forEach((r) => table.set(r.session, r))),
+  remove: (session) => Effect.sync(() => void table.delete(session)),
+  readAll: (now) => Effect.sync(() => bySession([...table.values()].filter((r) => !isOver(r, now))))
+})

@@ -1,0 +1,252 @@
+/**
+ * The shared-state parts over SQL (issue 32), one per record kind, written once for both databases:
+ * SQLite (SharedStateSqlite.ts, the embedded default) and PostgreSQL (SharedStatePg.ts, fleet mode).
+ * Each backend hands an `SqlExec` (how a statement runs there, and what a failure becomes) and its own
+ * lock; the statements come from stateSql.ts in the backend's dialect. `sharedStateOver` composes the
+ * parts into the port.
+ *
+ * Holders: a process's `holders` row (host, pid, start token) carries its lease, renewed by every
+ * publish (and in a fleet by the heartbeat). A holder on another host is gone once its lease ran out;
+ * on this host also once its pid is dead or runs another start token (core/state/holder.ts, one
+ * judgement for every backend). A read that finds a gone holder's claims deletes them.
+ */
+import { Effect } from "effect"
+import { decodeClaimFile, encodeClaimFile } from "../../core/claimFile.js"
+import { STRIKE_DECAY_MS } from "../../core/constants.js"
+import type { Cooldown } from "../../core/cooldown.js"
+import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../core/cooldownFile.js"
+import type { PermitEntry } from "../../core/permits/types.js"
+import { bySession, decodeFallback, encodeFallback, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
+import { decodeQuota, encodeQuota, isStale, type QuotaRecord } from "../../core/quota/record.js"
+import { holderGone, isLocal } from "../../core/state/holder.js"
+import type { ProcessSnapshot } from "../../core/status.js"
+import type { OwnClaims } from "../../services/state/SharedState.js"
+import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
+import { judgePermits, type PermitJudge } from "./permitJudge.js"
+import { pidState, startTimeCache } from "./proc.js"
+import type { ClaimRecords, CooldownRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
+import { list, sqlOf, type Dialect, type Query } from "./stateSql.js"
+
+/** How a statement runs on a backend; a failure is the backend's (PostgreSQL: a defect that sends the decision elsewhere). */
+export interface SqlExec {
+  readonly dialect: Dialect
+  readonly all: <R>(q: Query) => Effect.Effect<ReadonlyArray<R>, RecordsError>
+  readonly run: (q: Query) => Effect.Effect<number, RecordsError>
+}
+
+/** Who this process is in the shared state. */
+export interface SqlIdentity {
+  readonly host: string
+  readonly pid: number
+  readonly startToken: string | null
+  /** The plugin instance in this process (opencode runs one per project directory). */
+  readonly instance: number
+  /** How long a holder lives after its last publish (or heartbeat). */
+  readonly leaseMs: number
+}
+
+const START_TOKEN_TTL_MS = 1_000
+
+/** Plugin instances of this process (one claims row each); taken in a scope, given back when it closes. */
+const instances = new Set<number>()
+export const takeInstance = Effect.acquireRelease(
+  Effect.sync(() => {
+    let n = 0
+    while (instances.has(n)) n++
+    instances.add(n)
+    return n
+  }),
+  (n) => Effect.sync(() => void instances.delete(n))
+)
+
+interface ClaimRow {
+  readonly host: string
+  readonly pid: number | string
+  readonly instance: number | string
+  readonly body: string
+  readonly written_at: string | number
+  readonly lease_until: string | number | null
+}
+
+/** The claims part; `gen` numbers this process's publishes (a late re-publish never overwrites a newer one). */
+export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
+  const q = sqlOf(x.dialect)
+  const startTime = startTimeCache(START_TOKEN_TTL_MS)
+  let gen = 0
+  let last: OwnClaims | undefined
+
+  const readPeers = (now: number) =>
+    Effect.gen(function* () {
+      const rows = yield* x.all<ClaimRow>(q`SELECT c.host, c.pid, c.instance, c.body, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`)
+      const out: Array<ProcessSnapshot> = []
+      const gone: Array<ClaimRow> = []
+      for (const row of rows) {
+        const pid = Number(row.pid)
+        if (row.host === id.host && pid === id.pid && Number(row.instance) === id.instance) continue
+        const file = decodeClaimFile(row.body)
+        const leaseUntil = row.lease_until === null ? Number(row.written_at) + id.leaseMs : Number(row.lease_until)
+        const holder = { host: row.host, pid, startToken: file?.startTime ?? null }
+        const local = isLocal(holder, id.host)
+        const dead = holderGone(holder, leaseUntil, local ? { pidState: pidState(pid), liveStartToken: holder.startToken !== null ? startTime(pid, now) : undefined } : {}, id.host, now)
+        if (dead) gone.push(row)
+        else if (file !== undefined) out.push({ pid, host: row.host, reaped: file.reaped, claims: file.claims })
+      }
+      // any process reaps a gone holder's claims (and its holder row when the lease ran out and it holds no permit)
+      for (const row of gone) {
+        yield* x.run(q`DELETE FROM claims WHERE host = ${row.host} AND pid = ${Number(row.pid)} AND instance = ${Number(row.instance)}`)
+        yield* x.run(
+          q`DELETE FROM holders WHERE host = ${row.host} AND pid = ${Number(row.pid)} AND lease_until < ${now} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = holders.host AND p.pid = holders.pid)`
+        )
+      }
+      return out as ReadonlyArray<ProcessSnapshot>
+    })
+
+  /** Writes `own` under gen `g`, the holder's lease renewed. */
+  const write = (own: OwnClaims, now: number, g: number) =>
+    Effect.gen(function* () {
+      const body = encodeClaimFile({ pid: id.pid, startTime: id.startToken, host: id.host, writtenAt: now, reaped: own.reaped, claims: own.claims })
+      yield* x.run(
+        q`INSERT INTO holders (host, pid, start_token, lease_until, seen_at) VALUES (${id.host}, ${id.pid}, ${id.startToken}, ${now + id.leaseMs}, ${now})
+          ON CONFLICT (host, pid) DO UPDATE SET start_token = excluded.start_token, lease_until = excluded.lease_until, seen_at = excluded.seen_at`
+      )
+      yield* x.run(
+        q`INSERT INTO claims (host, pid, instance, gen, body, written_at) VALUES (${id.host}, ${id.pid}, ${id.instance}, ${g}, ${body}, ${now})
+          ON CONFLICT (host, pid, instance) DO UPDATE SET gen = excluded.gen, body = excluded.body, written_at = excluded.written_at WHERE claims.gen <= excluded.gen`
+      )
+    })
+
+  const part: ClaimRecords = {
+    readPeers,
+    publish: (own, now) =>
+      Effect.suspend(() => {
+        gen += 1
+        last = own
+        return write(own, now, gen)
+      }),
+    removeOwn: Effect.suspend(() => {
+      last = undefined
+      gen += 1
+      return x.run(q`DELETE FROM claims WHERE host = ${id.host} AND pid = ${id.pid} AND instance = ${id.instance}`)
+    }).pipe(Effect.asVoid, Effect.catchAll(() => Effect.void))
+  }
+  return {
+    part,
+    /** What this process last published, written again (a server that lost it, a return from the fallback). */
+    republish: (now: number) => (last === undefined ? Effect.void : write(last, now, gen)),
+    /** Whether this process has published (or remembered) a claims table since it started. */
+    published: () => last !== undefined || gen > 0,
+    /** Remembers claims committed elsewhere (the embedded database, while the server was away). */
+    remember: (own: OwnClaims) => {
+      gen += 1
+      last = own
+    }
+  }
+}
+
+export const sqlCooldowns = (x: SqlExec): CooldownRecords & { readonly merge: (records: ReadonlyArray<Cooldown>) => Effect.Effect<void, RecordsError> } => {
+  const q = sqlOf(x.dialect)
+  const upsert = (c: Cooldown, keepLonger: boolean) =>
+    x.run(
+      keepLonger
+        ? q`INSERT INTO cooldowns (model, body, expires_at) VALUES (${c.model}, ${encodeCooldown(c)}, ${c.until + STRIKE_DECAY_MS})
+            ON CONFLICT (model) DO UPDATE SET body = excluded.body, expires_at = excluded.expires_at WHERE cooldowns.expires_at < excluded.expires_at`
+        : q`INSERT INTO cooldowns (model, body, expires_at) VALUES (${c.model}, ${encodeCooldown(c)}, ${c.until + STRIKE_DECAY_MS})
+            ON CONFLICT (model) DO UPDATE SET body = excluded.body, expires_at = excluded.expires_at`
+    )
+  return {
+    /** Writes records decided elsewhere (while the server was away): one already there that lasts longer is kept. */
+    merge: (records) => Effect.forEach(records, (c) => upsert(c, true), { discard: true }),
+    readAll: (now) =>
+      x
+        .all<{ readonly body: string }>(q`SELECT body FROM cooldowns WHERE expires_at >= ${now}`)
+        .pipe(Effect.map((rows) => rows.flatMap((r) => decodeCooldown(r.body) ?? []).filter((c) => !isCooldownExpired(c, now)))),
+    write: (records) => Effect.forEach(records, (c) => upsert(c, false), { discard: true }),
+    remove: (model) => x.run(q`DELETE FROM cooldowns WHERE model = ${model}`).pipe(Effect.asVoid)
+  }
+}
+
+/** Quota records, sorted by model. */
+export const byModel = (records: Iterable<QuotaRecord>): ReadonlyArray<QuotaRecord> => [...records].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
+
+/** Quota records: a read that fails is empty, a write that fails is skipped (the next record tries again). */
+export const sqlQuota = (x: SqlExec): QuotaRecords => {
+  const q = sqlOf(x.dialect)
+  return {
+    readAll: (now) =>
+      x.all<{ readonly model: string; readonly body: string }>(q`SELECT model, body FROM quota`).pipe(
+        // a record under another model's key is not that model's
+        Effect.map((rows) => byModel(rows.flatMap((r) => decodeQuota(r.body) ?? []).filter((r) => !isStale(r, now) && rows.some((row) => row.model === r.model)))),
+        Effect.catchAll(() => Effect.succeed([]))
+      ),
+    write: (records) =>
+      Effect.forEach(
+        records,
+        (r) =>
+          x
+            .run(q`INSERT INTO quota (model, body, seen_at) VALUES (${r.model}, ${encodeQuota(r)}, ${r.seenAt}) ON CONFLICT (model) DO UPDATE SET body = excluded.body, seen_at = excluded.seen_at`)
+            .pipe(Effect.catchAll(() => Effect.succeed(0))),
+        { discard: true }
+      )
+  }
+}
+
+/** Fallback records, sorted by session: a read that fails is empty, a write that fails is skipped. */
+export const sqlFallbacks = (x: SqlExec): FallbackRecords => {
+  const q = sqlOf(x.dialect)
+  return {
+    readAll: (now) =>
+      x.all<{ readonly body: string }>(q`SELECT body FROM fallbacks WHERE until > ${now}`).pipe(
+        Effect.map((rows) => bySession(rows.flatMap((r) => decodeFallback(r.body) ?? []).filter((f) => !isOver(f, now)))),
+        Effect.catchAll(() => Effect.succeed([]))
+      ),
+    write: (records: ReadonlyArray<FallbackRecord>) =>
+      Effect.forEach(
+        records,
+        (f) =>
+          x
+            .run(q`INSERT INTO fallbacks (session, body, until) VALUES (${f.session}, ${encodeFallback(f)}, ${f.until}) ON CONFLICT (session) DO UPDATE SET body = excluded.body, until = excluded.until`)
+            .pipe(Effect.catchAll(() => Effect.succeed(0))),
+        { discard: true }
+      ),
+    remove: (session) => x.run(q`DELETE FROM fallbacks WHERE session = ${session}`).pipe(Effect.asVoid, Effect.catchAll(() => Effect.void))
+  }
+}
+
+interface PermitRow {
+  readonly body: string
+  readonly written_at: string | number
+  readonly lease_until: string | number | null
+}
+
+/** Permits: FIFO by seq (assigned by the machine inside the transaction), then the arrival order. */
+export const sqlPermits = (x: SqlExec, judge: PermitJudge, leaseMs: number): PermitRecords => {
+  const q = sqlOf(x.dialect)
+  return {
+    readAll: (now) =>
+      x.all<PermitRow>(q`SELECT p.body, p.written_at, h.lease_until FROM permits p LEFT JOIN holders h ON h.host = p.host AND h.pid = p.pid ORDER BY p.seq, p.pos`).pipe(
+        Effect.map((rows) => {
+          // each row decoded once, as a permits file's entries are (an invalid one or a repeated id skipped)
+          const lease = new Map<string, number>()
+          const entries: Array<PermitEntry> = []
+          for (const r of rows) {
+            if (entries.length >= PERMITS_MAX_ENTRIES) break
+            const decoded = decodePermits(`{"v":1,"entries":[${r.body}]}`)
+            const entry = decoded._tag === "Entries" ? decoded.entries[0] : undefined
+            if (entry === undefined || lease.has(entry.id)) continue
+            entries.push(entry)
+            lease.set(entry.id, r.lease_until === null ? Number(r.written_at) + leaseMs : Number(r.lease_until))
+          }
+          return judgePermits(entries, (e: PermitEntry) => lease.get(e.id) ?? now, judge, now)
+        })
+      ),
+    write: (changes, now) =>
+      Effect.gen(function* () {
+        if (changes.remove.length > 0) yield* x.run(q`DELETE FROM permits WHERE id IN (${list(changes.remove)})`)
+        for (const e of changes.put)
+          yield* x.run(
+            q`INSERT INTO permits (id, seq, host, pid, body, written_at) VALUES (${e.id}, ${e.seq}, ${e.holder.host}, ${e.holder.pid}, ${JSON.stringify(entryOf(e))}, ${now})
+              ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, host = excluded.host, pid = excluded.pid, body = excluded.body, written_at = excluded.written_at`
+          )
+      })
+  }
+}

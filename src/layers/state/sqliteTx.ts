@@ -1,0 +1,128 @@
+/**
+ * Transactions on the embedded state database (issue 32). One connection per port; an in-process
+ * semaphore keeps its transactions apart (Effect fibers may interleave), and SQLite's own lock keeps the
+ * processes apart: every write transaction is `BEGIN IMMEDIATE` … `COMMIT`, a view's read is a
+ * deferred `BEGIN` (WAL: it never waits for a writer, nor makes one wait).
+ *
+ * Waiting for the database: SQLite's busy handler sleeps inside the call, which would stop the
+ * process's event loop (opencode's whole server, inside Bun); so the busy timeout is a few
+ * milliseconds and the rest of the wait is asynchronous, short sleeps on the real clock (the wait is
+ * for other processes, whatever a test's clock says) until the deadline. `Infinity` waits as long as
+ * it takes. A process killed inside a transaction holds nothing: the kernel drops its file locks and
+ * SQLite rolls its journal back on the next open.
+ */
+import { Effect, Exit } from "effect"
+import { isBusy, type SqliteDb } from "./sqliteDriver.js"
+
+/** How long one attempt may block inside SQLite before the wait turns asynchronous. */
+export const SYNC_BUSY_MS = 5
+
+/** The longest asynchronous pause between attempts. */
+const MAX_PAUSE_MS = 8
+
+/** A pause on the real clock (a TestClock never moves another process). */
+export const pause = (ms: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), Math.max(0, ms))
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+/** What a connection is doing: a write transaction, a read snapshot, or none. */
+export type TxMode = "write" | "read" | "none"
+
+export interface SqliteTx {
+  readonly db: SqliteDb
+  /** The current mode (the parts' writes are skipped in a read, queued outside a write). */
+  readonly mode: () => TxMode
+  /** `body` inside `BEGIN IMMEDIATE` … `COMMIT`, waiting at most `waitMs` for the database; `undefined` when the wait ran out (nothing ran). */
+  readonly immediate: <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>) => Effect.Effect<{ readonly value: A } | undefined, E, R>
+  /** `body` on a read snapshot (`BEGIN` … `COMMIT`): consistent, never blocking a writer. */
+  readonly snapshot: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** `body` with the connection to itself, outside any transaction (a fail-open decision: reads autocommit). */
+  readonly alone: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+/** Ends an open transaction quietly (a failed statement may have ended it already). */
+const rollback = (db: SqliteDb): void => {
+  try {
+    if (db.inTransaction()) db.exec("ROLLBACK")
+  } catch {
+    // nothing open any more
+  }
+}
+
+export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
+  Effect.gen(function* () {
+    const gate = yield* Effect.makeSemaphore(1)
+    let mode: TxMode = "none"
+    db.exec(`PRAGMA busy_timeout = ${SYNC_BUSY_MS}`)
+
+    /** One attempt at the write lock: true when held; a failure other than busy is thrown. */
+    const attempt = (): boolean => {
+      try {
+        db.exec("BEGIN IMMEDIATE")
+        return true
+      } catch (e) {
+        if (isBusy(e)) return false
+        throw e
+      }
+    }
+
+    /** Takes the write lock within `waitMs` (true), or gives up (false). */
+    const acquire = (waitMs: number): Effect.Effect<boolean> =>
+      Effect.suspend(() => {
+        const deadline = Date.now() + waitMs
+        let step = 1
+        const loop: Effect.Effect<boolean> = Effect.suspend(() => {
+          if (attempt()) return Effect.succeed(true)
+          const left = deadline - Date.now()
+          if (left <= 0) return Effect.succeed(false)
+          // a little jitter, so that waiting processes do not retry in step
+          const ms = Math.min(left, step + Math.random() * step)
+          step = Math.min(step * 2, MAX_PAUSE_MS)
+          return Effect.zipRight(pause(ms), loop)
+        })
+        return loop
+      })
+
+    const inMode = <A, E, R>(m: TxMode, body: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => void (mode = m)),
+        () => body,
+        () => Effect.sync(() => void (mode = "none"))
+      )
+
+    const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> =>
+      gate.withPermits(1)(
+        Effect.gen(function* () {
+          if (!(yield* acquire(waitMs))) return undefined
+          const exit = yield* Effect.exit(inMode("write", body))
+          if (Exit.isFailure(exit)) {
+            rollback(db)
+            return yield* Effect.failCause(exit.cause)
+          }
+          try {
+            db.exec("COMMIT")
+          } catch (e) {
+            rollback(db)
+            return yield* Effect.die(e)
+          }
+          return { value: exit.value }
+        })
+      )
+
+    const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+      gate.withPermits(1)(
+        Effect.suspend(() => {
+          db.exec("BEGIN")
+          return Effect.ensuring(
+            inMode("read", body),
+            Effect.sync(() => rollback(db))
+          )
+        })
+      )
+
+    const alone = <A, E, R>(body: Effect.Effect<A, E, R>) => gate.withPermits(1)(body)
+
+    return { db, mode: () => mode, immediate, snapshot, alone }
+  })
