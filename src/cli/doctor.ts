@@ -36,7 +36,7 @@ import { machineText } from "./permits.js"
 import { cliBudgets } from "./shared/budgets.js"
 import { cliBackend, rawUrl, readFleet, scrubPassword, type CliBackend } from "./shared/backend.js"
 import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js"
-import { SCHEMA_VERSION } from "../core/state/fleet.js"
+import { backendLabel, SCHEMA_VERSION } from "../core/state/fleet.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {
@@ -243,7 +243,7 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
 export const backendCheck = (backend: CliBackend, fleet: FleetFacts | undefined): Check => {
   const id = "state-backend"
   if (backend.state.backend === "sqlite" || fleet === undefined) {
-    return backend.warnings.length > 0 ? { id, status: "warn", detail: backend.warnings.join("; ") } : { id, status: "ok", detail: "file (the state directory)" }
+    return backend.warnings.length > 0 ? { id, status: "warn", detail: backend.warnings.join("; ") } : { id, status: "ok", detail: backendLabel(backend.state) }
   }
   const f = fleetEntry(fleet)
   if (!f.reachable) return { id, status: "warn", detail: `${fleetBackendText(f)} did not answer (${f.reason}): the plugin decides on the state directory until it does` }

@@ -40,7 +40,7 @@ const oneLine = (stderr: string) => {
 type Doctor = { checks: Array<{ id: string; status: string; detail: string }>; ok: boolean }
 const check = (out: string, id: string) => (JSON.parse(out) as Doctor).checks.find((c) => c.id === id)
 
-/** Old orphan tmp, an unparseable cooldown: what a reader deletes in a trusted state dir. */
+/** An earlier version's old orphan tmp and an unparseable cooldown file. */
 const litter = (dir: string) => {
   writeFileSync(join(dir, "claims.7.json.tmp"), "{}")
   writeFileSync(join(dir, "cooldown.zen_2falpha.json"), "not json")
@@ -118,7 +118,7 @@ describe("ocpool sweep with a data home it cannot create (SPEC §2.1)", () => {
   })
 })
 
-describe("ocpool status cleans only a trusted state dir (SPEC §2.1, §5.2)", () => {
+describe("ocpool status changes no state dir (SPEC §2.1, §5.2; issue 32)", () => {
   it("US-46 a --state-dir that is a symbolic link is read, nothing in its target is deleted, and the status says why", () => {
     const base = tmp()
     const target = join(base, "target")
@@ -141,11 +141,11 @@ describe("ocpool status cleans only a trusted state dir (SPEC §2.1, §5.2)", ()
     expect((JSON.parse(r.stdout) as { warnings: Array<string> }).warnings).toEqual([expect.stringContaining('"notes.txt"')])
   })
 
-  it("US-46 a plain state dir (0700, only state files) is still cleaned, with no warning", () => {
+  it("US-46 a plain state dir (0700, only state files) gives no warning, and a view makes no state.db there", () => {
     const dir = tmp()
-    litter(dir)
+    const before = litter(dir)
     const r = ocpool(["status", "--json", "--state-dir", dir], envWith())
-    expect(readdirSync(dir)).toEqual([])
+    expect(readdirSync(dir).sort()).toEqual(before)
     expect((JSON.parse(r.stdout) as { warnings: Array<string> }).warnings).toEqual([])
   })
 })

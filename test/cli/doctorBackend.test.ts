@@ -23,18 +23,18 @@ describe("the CLI's shared-state backend", () => {
     expect(bad.warnings[0]).not.toContain("s3cret-pw")
   })
 
-  it("US-52 doctor: the file backend is ok; PostgreSQL is ok with the masked URL, schema, round trip and schema version, never the password", () => {
-    expect(backendCheck(cliBackend({}), undefined)).toEqual({ id: "state-backend", status: "ok", detail: "file (the state directory)" })
-    const ok = backendCheck(pg, fleetFacts(fleet(1), 0, RAW))
+  it("US-52 doctor: the embedded backend is ok; PostgreSQL is ok with the masked URL, schema, round trip and schema version, never the password", () => {
+    expect(backendCheck(cliBackend({}), undefined)).toEqual({ id: "state-backend", status: "ok", detail: "sqlite (state.db in the state directory)" })
+    const ok = backendCheck(pg, fleetFacts(fleet(2), 0, RAW))
     expect(ok.status).toBe("ok")
-    expect(ok.detail).toBe(`postgres ${SHOWN} schema ocpool; round trip 0.8 ms; schema version 1 (expected 1); host host-a; 1 host on record, 1 live`)
+    expect(ok.detail).toBe(`postgres ${SHOWN} schema ocpool; round trip 0.8 ms; schema version 2 (expected 2); host host-a; 1 host on record, 1 live`)
     expect(JSON.stringify(ok)).not.toContain("s3cret-pw")
   })
 
   it("US-52 doctor: a schema migrated by a newer ocpool, a server that does not answer and an unusable URL are warnings", () => {
-    const newer = backendCheck(pg, fleetFacts(fleet(2), 0, RAW))
+    const newer = backendCheck(pg, fleetFacts(fleet(3), 0, RAW))
     expect(newer.status).toBe("warn")
-    expect(newer.detail).toContain("schema version 2 (expected 1): migrated by a newer ocpool")
+    expect(newer.detail).toContain("schema version 3 (expected 2): migrated by a newer ocpool")
     // a reason that would quote the password is scrubbed all the same
     const down = backendCheck(pg, fleetFacts({ _tag: "Unreachable", url: SHOWN, schema: "ocpool", host: "host-a", reason: "connect ECONNREFUSED (tried s3cret-pw)" }, 0, RAW))
     expect(down).toEqual({

@@ -1,17 +1,18 @@
 /** `ocpool quota` and the quota section of `ocpool status` (issue 12, US-48), run as the built CLI over a temporary state dir. */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { encodeQuota, quotaFileName, type QuotaFigures, type QuotaRecord } from "../../src/core/quota/record.js"
+import { type QuotaFigures, type QuotaRecord } from "../../src/core/quota/record.js"
+import { seedQuota, seedSql } from "../support/stateDb.js"
 import { cli, ensureBuilt } from "./builtCli.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-quota-"))
 const stateDir = (...records: ReadonlyArray<QuotaRecord>) => {
   const dir = tmp()
   chmodSync(dir, 0o700)
-  for (const r of records) writeFileSync(join(dir, quotaFileName(r.model)), encodeQuota(r), { mode: 0o600 })
+  seedQuota(dir, records)
   return dir
 }
 
@@ -41,7 +42,7 @@ describe("ocpool quota", () => {
     expect(ocpool(["quota", "--json", "--state-dir", join(dir, "absent")])).toEqual({ code: 0, stdout: '{"models":[]}\n', stderr: "" })
   })
 
-  it("US-48 one line per non-stale record, sorted by model; the stale one is left out (and deleted from the trusted dir)", () => {
+  it("US-48 one line per non-stale record, sorted by model; the stale one is left out", () => {
     const dir = stateDir(redate(B), redate(A), STALE)
     const r = ocpool(["quota", "--state-dir", dir])
     expect(r.code).toBe(0)
@@ -50,7 +51,6 @@ describe("ocpool quota", () => {
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/^fakeA\/pool-a {2}tokens 50 {2}seen \ds ago$/)
     expect(lines[1]).toMatch(/^fakeB\/pool-b {2}requests 3\/100 \(3%\) reset \d\d:\d\d:\d\dZ \(in (9m5\d|10m00)s\) {2}tokens 9000\/10000 \(90%\) {2}seen 1\ds ago$/)
-    expect(readdirSync(dir).sort()).toEqual([quotaFileName(A.model), quotaFileName(B.model)].sort())
   })
 
   it("US-48 --json: models with requests/tokens objects (absent figures null) or null", () => {
@@ -64,9 +64,9 @@ describe("ocpool quota", () => {
     })
   })
 
-  it("US-48 a garbage record file is ignored; an unreadable state dir is exit 1 with one line, no stack", () => {
+  it("US-48 a garbage record is ignored; an unreadable state dir is exit 1 with one line, no stack", () => {
     const dir = stateDir(A)
-    writeFileSync(join(dir, "quota.junk.json"), "{not json")
+    seedSql(dir, "INSERT INTO quota (model, body, seen_at) VALUES ('junk', '{not json', 0)")
     expect(ocpool(["quota", "--json", "--state-dir", dir]).stdout).toContain('"model":"fakeA/pool-a"')
     const file = join(tmp(), "file")
     writeFileSync(file, "x")
@@ -76,7 +76,7 @@ describe("ocpool quota", () => {
     expect(r.stderr).toMatch(/^ocpool: state dir .* unreadable: not a directory\n$/)
   })
 
-  it("US-48 garbage records (issue 18): a reset thousands of years out or a seenAt in the future is stale (left out, deleted); a limit of 0 or huge figures never print Infinity%", () => {
+  it("US-48 garbage records (issue 18): a reset thousands of years out or a seenAt in the future is stale (left out); a limit of 0 or huge figures never print Infinity%", () => {
     const t = Date.now()
     const far: QuotaRecord = { model: "fakeR/far", requests: { remaining: 3, limit: 100, resetAt: 8.64e15 }, seenAt: t - 1000 }
     const future: QuotaRecord = { model: "fakeF/future", tokens: { remaining: 5 }, seenAt: t + 3_600_000 }
@@ -91,7 +91,6 @@ describe("ocpool quota", () => {
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/^fakeH\/huge {2}tokens 7\/10 \(70%\) {2}seen \d+s ago$/)
     expect(lines[1]).toMatch(/^fakeZ\/zero {2}requests 5 reset \d\d:\d\d:\d\dZ \(in \d+m\d\ds\) {2}seen \d+s ago$/)
-    expect(readdirSync(dir).sort()).toEqual([quotaFileName(huge.model), quotaFileName(zero.model)].sort())
     const json = JSON.parse(ocpool(["quota", "--json", "--state-dir", stateDir(far, future, huge)]).stdout) as { models: Array<{ model: string; requests: unknown }> }
     expect(json.models).toEqual([{ model: "fakeH/huge", requests: null, tokens: { remaining: 7, limit: 10, resetAt: null }, seenAt: huge.seenAt }])
   })

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawnSync, spawn as spawnProcess } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
-import { encodeClaimFile } from "../../src/core/claimFile.js"
+import { claimRowsIn, seedClaims, seedCooldowns, seedSql } from "../support/stateDb.js"
 import type { Claim } from "../../src/core/claims.js"
-import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
 import { startTimeOf } from "../../src/layers/state/proc.js"
 import { makeClaim } from "../helpers.js"
 
@@ -22,11 +21,8 @@ const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =
 
 const claim = (key: string, model: string, base = "explore"): Claim => makeClaim(key, model, base)
 
-const writeClaims = (dir: string, pid: number, claims: ReadonlyArray<Claim>, extra: { host?: string; startTime?: string | null; reaped?: number } = {}) =>
-  writeFileSync(
-    join(dir, `claims.${pid}.json`),
-    encodeClaimFile({ pid, startTime: extra.startTime === undefined ? startTimeOf(pid) : extra.startTime, host: extra.host ?? hostname(), writtenAt: Date.now(), reaped: extra.reaped ?? 0, claims })
-  )
+const writeClaims = (dir: string, pid: number, claims: ReadonlyArray<Claim>, extra: { host?: string; startTime?: string | null; reaped?: number; writtenAt?: number } = {}) =>
+  seedClaims(dir, { pid, startTime: extra.startTime === undefined ? startTimeOf(pid) : extra.startTime, host: extra.host ?? hostname(), writtenAt: extra.writtenAt ?? Date.now(), reaped: extra.reaped ?? 0, claims })
 
 const POOL = "zen/alpha 3\ngo/gamma 1\n"
 
@@ -77,7 +73,7 @@ describe("ocpool status (SPEC §9)", () => {
   it("US-6 a model cooling at strike 2 shows reason, strike and until in the view", () => {
     const dir = tmp()
     const until = Date.now() + 120_000
-    writeFileSync(join(dir, cooldownFileName("zen/alpha")), encodeCooldown({ model: "zen/alpha", reason: "rate_limit", strikes: 2, scope: "model", since: Date.now(), until, source: "backoff" }))
+    seedCooldowns(dir, [{ model: "zen/alpha", reason: "rate_limit", strikes: 2, scope: "model", since: Date.now(), until, source: "backoff" }])
     const poolFile = join(dir, "pool.txt")
     writeFileSync(poolFile, POOL)
     const json = JSON.parse(ocpool(["status", "--json", "--state-dir", dir, "--pool", poolFile]).stdout) as { slots: Array<{ cooling: unknown }>; next: unknown }
@@ -87,39 +83,25 @@ describe("ocpool status (SPEC §9)", () => {
     expect(text).toMatch(/1\. zen\/alpha +w3 +load 0\/6 +COOLING rate_limit strike 2 until \d\d:\d\d:\d\dZ \((1m\d\ds|2m00s)\)/)
   })
 
-  it("US-41 dead pid, reused pid and 3-hour-old files are deleted; a live pid with its own start time and another host's fresh file are kept", () => {
+  it("US-41 status counts neither a dead pid, a reused pid nor a holder 3 hours quiet; a live pid with its own start time and another host's fresh row count; the view writes nothing", () => {
     const dir = tmp()
     const live = sleeper()
+    const other = sleeper()
     try {
       writeClaims(dir, 999_999, [claim("dead:1", "zen/alpha")])
       writeClaims(dir, live.pid!, [claim("reused:1", "zen/alpha")], { startTime: "1" })
-      const other = sleeper()
-      writeClaims(dir, other.pid!, [claim("old:1", "zen/alpha")])
-      const threeHours = (Date.now() - 3 * 3_600_000) / 1000
-      utimesSync(join(dir, `claims.${other.pid}.json`), threeHours, threeHours)
+      writeClaims(dir, other.pid!, [claim("old:1", "zen/alpha")], { writtenAt: Date.now() - 3 * 3_600_000 })
       writeClaims(dir, 999_998, [claim("remote:1", "zen/alpha")], { host: "some-other-host" })
+      writeClaims(dir, process.pid, [claim("alive:1", "zen/alpha")])
       const r = ocpool(["status", "--json", "--state-dir", dir])
-      other.kill()
       expect(r.code).toBe(0)
-      const files = readdirSync(dir).sort()
-      expect(files).toEqual(["claims.999998.json"])
-      writeClaims(dir, live.pid!, [claim("alive:1", "zen/alpha")])
-      ocpool(["status", "--json", "--state-dir", dir])
-      expect(existsSync(join(dir, `claims.${live.pid}.json`))).toBe(true)
+      expect((JSON.parse(r.stdout) as { processes: Array<{ pid: number }> }).processes.map((p) => p.pid).sort()).toEqual([999_998, process.pid].sort())
+      // a view never takes the write lock: the gone holders' rows are reaped by the next transaction
+      expect(claimRowsIn(dir)).toHaveLength(5)
     } finally {
       live.kill()
+      other.kill()
     }
-  })
-
-  it("US-9 an orphan .tmp older than 60 s is deleted; a fresh one stays; neither counts", () => {
-    const dir = tmp()
-    writeFileSync(join(dir, "claims.1.json.tmp"), "{}")
-    writeFileSync(join(dir, "claims.2.json.tmp"), "{}")
-    const old = (Date.now() - 600_000) / 1000
-    utimesSync(join(dir, "claims.1.json.tmp"), old, old)
-    const r = ocpool(["status", "--json", "--state-dir", dir])
-    expect((JSON.parse(r.stdout) as { claims: number }).claims).toBe(0)
-    expect(readdirSync(dir)).toEqual(["claims.2.json.tmp"])
   })
 })
 
@@ -249,7 +231,7 @@ describe("hostile input files for status and doctor (docs/OPERATIONS.md Limits)"
     for (const until of ["1e16", "8640000000000001"]) {
       const dir = tmp()
       chmodSync(dir, 0o700)
-      writeFileSync(join(dir, cooldownFileName("zen/alpha")), `{"model":"zen/alpha","until":${until}}`)
+      seedSql(dir, "INSERT INTO cooldowns (model, body, expires_at) VALUES ('zen/alpha', ?, ?)", [`{"model":"zen/alpha","until":${until}}`, Number.MAX_SAFE_INTEGER])
       const r = quick(["doctor", "--json", "--state-dir", dir], {})
       const out = JSON.parse(r.stdout) as { checks: Array<{ id: string; detail: string }> }
       expect(out.checks.find((c) => c.id === "cooldowns")?.detail).toBe("no model cooling")
@@ -277,9 +259,9 @@ describe("hostile input files for status and doctor (docs/OPERATIONS.md Limits)"
     }
   })
 
-  it("US-6 a claim file nested 5,000 levels deep does not break status", () => {
+  it("US-6 a claims row nested 5,000 levels deep does not break status", () => {
     const dir = tmp()
-    writeFileSync(join(dir, "claims.4242.json"), `{"pid":4242,"claims":{"k":${"[".repeat(5000)}${"]".repeat(5000)}},"x":${"{\"a\":".repeat(5000)}1${"}".repeat(5000)}}`)
+    seedSql(dir, "INSERT INTO claims (host, pid, instance, gen, body, written_at) VALUES (?, 4242, 0, 1, ?, ?)", [hostname(), `{"pid":4242,"claims":{"k":${"[".repeat(5000)}${"]".repeat(5000)}},"x":${"{\"a\":".repeat(5000)}1${"}".repeat(5000)}}`, Date.now()])
     const r = quick(["status", "--json", "--state-dir", dir], {})
     expect(r.code).toBe(0)
     expect(r.stderr).toBe("")

@@ -1,11 +1,11 @@
 /** `ocpool status` shows the heavy-work queue (issue 21): who holds, who waits, behind whom. */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { PermitEntry } from "../../src/core/permits/types.js"
-import { encodePermits } from "../../src/layers/state/permitCodec.js"
+import { seedPermits } from "../support/stateDb.js"
 import { startTimeOf } from "../../src/layers/state/proc.js"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -33,7 +33,7 @@ describe("ocpool status with permits (issue 21)", () => {
   it("US-51 the permits section names the holder, each waiter in order and whom it waits behind; --json carries the budgets", () => {
     const dir = join(tmp(), "state")
     mkdirSync(dir, { mode: 0o700 })
-    writeFileSync(join(dir, "permits.json"), encodePermits([entry("p-aaaa0001", 1, "npm test", true, "ses_one"), entry("p-bbbb0002", 2, "cargo build", false, "ses_two")]), { mode: 0o600 })
+    seedPermits(dir, [entry("p-aaaa0001", 1, "npm test", true, "ses_one"), entry("p-bbbb0002", 2, "cargo build", false, "ses_two")])
     const text = ocpool(["status", "--state-dir", dir])
     expect(text.code).toBe(0)
     expect(text.stdout).toContain("permits:\n  heavy: 1/1 units used, 1 waiting")

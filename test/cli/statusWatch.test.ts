@@ -9,7 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
+import { seedCooldowns } from "../support/stateDb.js"
 import { cli, ensureBuilt } from "./builtCli.js"
 
 const SCRIPT_MISSING = "script not found: the pseudo-terminal tests need util-linux's script (apt-get install -y bsdutils)"
@@ -32,7 +32,7 @@ const poolFile = () => {
 
 const cool = (dir: string, model: string, ms = 5 * 60_000) => {
   const now = Date.now()
-  writeFileSync(join(dir, cooldownFileName(model)), encodeCooldown({ model, reason: "rate_limit", strikes: 2, scope: "model", since: now, until: now + ms, source: "backoff" }))
+  seedCooldowns(dir, [{ model, reason: "rate_limit", strikes: 2, scope: "model", since: now, until: now + ms, source: "backoff" }])
 }
 
 const alive = (pid: number): boolean => {

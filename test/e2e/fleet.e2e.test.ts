@@ -10,10 +10,10 @@
  * `npx vitest run --config vitest.e2e.config.ts test/e2e/fleet.e2e.test.ts` (after `npm run build`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { COOLDOWN_FILE } from "../../src/core/cooldownFile.js"
+import { cooldownsIn } from "../support/stateDb.js"
 import { startPgCluster, type PgCluster } from "../real/pgCluster.js"
 import { fakeConfig, sleep, type HarnessEvent, type OpencodeHandle, type PluginEntry } from "./harness.js"
 import { poolLogLines } from "./poolLog.js"
@@ -126,8 +126,8 @@ const pgClaimsOf = async (host: string): Promise<number> => {
   return rows.reduce((n, body) => n + Object.keys((JSON.parse(body) as { claims?: Record<string, unknown> }).claims ?? {}).length, 0)
 }
 
-/** Cooldown files in a server's own state dir (there must be none on B: nothing is shared through files). */
-const cooldownFiles = (oc: OpencodeHandle): ReadonlyArray<string> => (existsSync(oc.stateDir) ? readdirSync(oc.stateDir).filter((n) => COOLDOWN_FILE.test(n)) : [])
+/** Cooldowns in a server's own state database (there must be none on B: nothing is shared through it). */
+const cooldownFiles = (oc: OpencodeHandle): ReadonlyArray<string> => Object.keys(cooldownsIn(oc.stateDir))
 
 const at = (name: string): number | undefined => {
   const file = join(marks, name)

@@ -15,10 +15,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { COOLDOWN_FILE } from "../../src/core/cooldownFile.js"
+import { cooldownsIn } from "../support/stateDb.js"
 import { e2eWorld } from "./world.js"
 import { fakeConfig, sleep, type FakeLlm, type FakeRequest, type HarnessEvent, type OpencodeHandle, type PluginEntry } from "./harness.js"
 
@@ -93,16 +93,8 @@ interface CooldownFile {
   readonly until: number
   readonly source: string
 }
-/** Every cooldown file of the state dir, by model. */
-const cooldowns = (oc: OpencodeHandle): Record<string, CooldownFile> => {
-  if (!existsSync(oc.stateDir)) return {}
-  const out: Record<string, CooldownFile> = {}
-  for (const f of readdirSync(oc.stateDir).filter((n) => COOLDOWN_FILE.test(n))) {
-    const c = JSON.parse(readFileSync(join(oc.stateDir, f), "utf8")) as CooldownFile
-    out[c.model] = c
-  }
-  return out
-}
+/** Every cooldown in the state dir's database, by model. */
+const cooldowns = (oc: OpencodeHandle): Readonly<Record<string, CooldownFile>> => cooldownsIn(oc.stateDir) as Readonly<Record<string, CooldownFile>>
 /** The cooldowns once `n` files exist, or what is there after 1.5 s (the files are written before the root's turn ends). */
 const cooldownsSettled = async (oc: OpencodeHandle, n: number) => {
   const deadline = Date.now() + 1_500

@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { decodePermits } from "../../src/layers/state/permitCodec.js"
+import { permitEntriesIn } from "../support/stateDb.js"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { e2eWorld } from "./world.js"
@@ -67,13 +67,8 @@ const make = (target: string) => `[[fake:bash:make -s -C ${marks} ${target}]]`
 const ocpool = async (args: ReadonlyArray<string>): Promise<{ stdout: string }> =>
   promisify(execFile)(process.execPath, [CLI, ...args, "--state-dir", oc.stateDir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } })
 
-/** The requests queued in the state dir's permits file now (read directly: no process start in the timing). */
-const queued = (): number => {
-  const file = join(oc.stateDir, "permits.json")
-  if (!existsSync(file)) return 0
-  const d = decodePermits(readFileSync(file, "utf8"))
-  return d._tag === "Entries" ? d.entries.filter((e) => e.grantedAt === undefined).length : 0
-}
+/** The requests queued in the state dir's database now (read directly: no process start in the timing). */
+const queued = (): number => permitEntriesIn(oc.stateDir).filter((e) => e.grantedAt === undefined).length
 
 const bashOutput = async (session: string): Promise<string> =>
   (await oc.messages(session))

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { allClaimsIn, cooldownIn } from "../support/stateDb.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import { fakeConfig, type OpencodeHandle } from "./harness.js"
 import { e2eWorld } from "./world.js"
@@ -52,19 +52,9 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string | u
   return undefined
 }
 
-const claimsIn = (oc: OpencodeHandle): Record<string, { model: string; targetSession: string | null }> => {
-  const out: Record<string, { model: string; targetSession: string | null }> = {}
-  if (!existsSync(oc.stateDir)) return out
-  for (const f of readdirSync(oc.stateDir).filter((n) => /^claims\.\d+\.json$/.test(n))) {
-    Object.assign(out, (JSON.parse(readFileSync(join(oc.stateDir, f), "utf8")) as { claims: Record<string, { model: string; targetSession: string | null }> }).claims)
-  }
-  return out
-}
+const claimsIn = (oc: OpencodeHandle): Readonly<Record<string, { model: string; targetSession: string | null }>> => allClaimsIn(oc.stateDir)
 
-const cooldownOf = (oc: OpencodeHandle, model: string) => {
-  const f = join(oc.stateDir, cooldownFileName(model))
-  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { reason: string; strikes: number; until: number }) : undefined
-}
+const cooldownOf = (oc: OpencodeHandle, model: string) => cooldownIn(oc.stateDir, model)
 
 const until = async <A>(f: () => A | Promise<A>, ok: (a: A) => boolean, timeoutMs: number): Promise<A> => {
   const deadline = Date.now() + timeoutMs

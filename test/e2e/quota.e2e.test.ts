@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { cooldownIn } from "../support/stateDb.js"
 import { exploreTree } from "./flows.js"
 import { e2eWorld } from "./world.js"
 import { fakeConfig, type FakeLlm, type FakeRequest, type OpencodeHandle, type PluginEntry } from "./harness.js"
@@ -53,11 +53,8 @@ interface Cooldown {
   readonly strikes: number
   readonly until: number
 }
-/** `model`'s cooldown file in the state dir, if any. */
-const cooldownOf = (oc: OpencodeHandle, model: string): Cooldown | undefined => {
-  const file = join(oc.stateDir, cooldownFileName(model))
-  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Cooldown) : undefined
-}
+/** `model`'s cooldown in the state dir's database, if any. */
+const cooldownOf = (oc: OpencodeHandle, model: string): Cooldown | undefined => cooldownIn(oc.stateDir, model)
 const POLL = { timeout: 10_000, interval: 100 }
 
 /** The built CLI over this server's state dir, with a pool file naming the same two slots. */

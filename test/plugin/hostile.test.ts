@@ -4,9 +4,9 @@
  * the refusal of a hand-named slot variant (SPEC §6.3), and no hostile neighbour can suppress it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { claimsOf, cooldownIn } from "../support/stateDb.js"
 import opencodePool from "../../src/plugin/index.js"
 import { VariantRefused } from "../../src/services/pool/PoolEngine.js"
 import { bootsPerTest, childCreated, event, POOL2, sleep, spawn, tmp, type Booted } from "./boot.js"
@@ -14,14 +14,8 @@ import { cyclic, hostileArray, nullProto, revoked, throwingGetters, trapEverythi
 
 const { start } = bootsPerTest()
 
-const ownClaims = (b: Booted): Record<string, unknown> => {
-  const f = join(b.stateDir, `claims.${process.pid}.json`)
-  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { claims: Record<string, unknown> }).claims : {}
-}
-const cooldown = (b: Booted, model: string) => {
-  const f = join(b.stateDir, cooldownFileName(model))
-  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { reason: string }) : undefined
-}
+const ownClaims = (b: Booted): Record<string, unknown> => claimsOf(b.stateDir)
+const cooldown = (b: Booted, model: string) => cooldownIn(b.stateDir, model)
 
 type Before = (input: unknown, output: unknown) => Promise<void>
 const before = (b: Booted) => b.hooks["tool.execute.before"] as unknown as Before

@@ -6,9 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { existsSync } from "node:fs"
-import { join } from "node:path"
-import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { cooledModelsIn } from "../support/stateDb.js"
 import { readOmniroute } from "../../src/core/omniroute.js"
 import { boot, childCreated, event, POOL2, settle, spawn } from "./boot.js"
 
@@ -144,8 +142,8 @@ describe("OmniRoute (SPEC §13)", () => {
         info: { id: "msg_1", sessionID: "s1", role: "assistant", providerID: "omniroute", modelID: "auto", error: { name: "APIError", data: { statusCode: 503, message: "Service Unavailable" } } }
       })
       await settle(b)
-      expect(existsSync(join(b.stateDir, cooldownFileName("omniroute/auto")))).toBe(true)
-      expect(existsSync(join(b.stateDir, cooldownFileName("zen/alpha")))).toBe(false)
+      expect(cooledModelsIn(b.stateDir)).toContain("omniroute/auto")
+      expect(cooledModelsIn(b.stateDir)).not.toContain("zen/alpha")
       expect(await spawn(b, "p", "c2")).toBe("explore-2")
     } finally {
       await b.hooks.dispose!()

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { claimRowsIn, claimsOf, cooldownIn, hasClaimsRow } from "../support/stateDb.js"
 import { join } from "node:path"
-import { cooldownFileName } from "../../src/core/cooldownFile.js"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import opencodePool from "../../src/plugin/index.js"
@@ -24,19 +24,13 @@ const startOnTestClock = (options: Record<string, unknown>, abortOutcomes: Array
     return yield* P(() => start(options, abortOutcomes, {}, abortLatencyMs, clock))
   })
 
-const ownClaims = (b: Booted) => {
-  const f = join(b.stateDir, `claims.${process.pid}.json`)
-  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { claims: Record<string, { model: string; targetSession: string | null }> }).claims : {}
-}
-const cooldown = (b: Booted, model: string) => {
-  const f = join(b.stateDir, cooldownFileName(model))
-  return existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as { reason: string; strikes: number; until: number; source: string }) : undefined
-}
+const ownClaims = (b: Booted) => claimsOf(b.stateDir)
+const cooldown = (b: Booted, model: string) => cooldownIn(b.stateDir, model)
 const assistantError = (b: Booted, session: string, error: unknown, model = "zen/alpha") =>
   event(b, "message.updated", { info: { id: "msg_1", sessionID: session, role: "assistant", providerID: model.split("/")[0], modelID: model.split("/")[1], error } })
 
 describe("plugin: routing and refusal (SPEC §6.3)", () => {
-  it("US-5 a bare base is rewritten to the slot variant and the claim is published in claims.<pid>.json", async () => {
+  it("US-5 a bare base is rewritten to the slot variant and the claim is published in state.db", async () => {
     const b = await start({ models: { slots: [{ model: "zen/alpha", weight: 2 }, { model: "go/gamma", weight: 1 }] } })
     expect([await spawn(b, "p", "c1"), await spawn(b, "p", "c2"), await spawn(b, "p", "c3", "implement"), await spawn(b, "p", "c4")]).toEqual([
       "explore-1",
@@ -294,13 +288,14 @@ describe("plugin: state, status, trace, off switch", () => {
     expect(readdirSync(dir)).toEqual([])
   })
 
-  it("US-15 with no options and an empty config dir the pool comes from the bundled preset; the state dir is 0700 and the claim file 0600", async () => {
+  it("US-15 with no options and an empty config dir the pool comes from the bundled preset; the state dir is 0700 and state.db 0600", async () => {
     const b = await start({})
     const text = (await (b.hooks.tool!.pool_status as { execute: (a: unknown, c: unknown) => Promise<string> }).execute({}, {})) as string
     expect(text).toContain("pool from presets/free-tier.json")
     await spawn(b, "p", "c1")
     expect(statSync(b.stateDir).mode & 0o777).toBe(0o700)
-    expect(statSync(join(b.stateDir, `claims.${process.pid}.json`)).mode & 0o777).toBe(0o600)
+    expect(statSync(join(b.stateDir, "state.db")).mode & 0o777).toBe(0o600)
+    expect(hasClaimsRow(b.stateDir)).toBe(true)
   })
 
   it("US-7 editing pool.txt reloads the pool: variants are bound again in the last config, the next spawn uses the new slots", async () => {
@@ -323,25 +318,28 @@ describe("plugin: state, status, trace, off switch", () => {
     expect(ownClaims(b)["p:c2"]?.model).toBe("go/gamma")
   })
 
-  it("US-40 two plugin instances in one process (two project directories) share one budget and keep separate claim files", async () => {
+  it("US-40 two plugin instances in one process (two project directories) share one budget and keep separate claims rows", async () => {
     const a = await start({ models: POOL2 })
     const b = await start({ models: POOL2, stateDir: a.stateDir })
     expect(await spawn(a, "pa", "c1")).toBe("explore-1")
     expect(await spawn(b, "pb", "c1")).toBe("explore-2")
     expect(await spawn(a, "pa", "c2")).toBe("explore-1")
-    expect(readdirSync(a.stateDir).filter((f) => f.startsWith("claims.")).sort()).toEqual([`claims.${process.pid}-1.json`, `claims.${process.pid}.json`])
+    expect(claimRowsIn(a.stateDir).map((r) => [r.pid, r.instance])).toEqual([
+      [process.pid, 0],
+      [process.pid, 1]
+    ])
     await b.hooks.dispose!()
     forget(b)
-    expect(readdirSync(a.stateDir).filter((f) => f.startsWith("claims."))).toEqual([`claims.${process.pid}.json`])
+    expect(claimRowsIn(a.stateDir).map((r) => [r.pid, r.instance])).toEqual([[process.pid, 0]])
   })
 
-  it("US-15 dispose deletes the process's claim file", async () => {
+  it("US-15 dispose deletes the process's claims row", async () => {
     const b = await start({ models: POOL2 })
     await spawn(b, "p", "c1")
-    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(true)
+    expect(hasClaimsRow(b.stateDir)).toBe(true)
     await b.hooks.dispose!()
     forget(b)
-    expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+    expect(hasClaimsRow(b.stateDir)).toBe(false)
   })
 
   it.effect("US-15 dispose while an abort is in flight and a spawn is arriving: the claim file does not come back", () =>
@@ -360,11 +358,11 @@ describe("plugin: state, status, trace, off switch", () => {
       yield* P(() => racing)
       // whatever still waited on the clock runs now: none of it may write the claim file again
       yield* TestClock.adjust(600)
-      expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+      expect(hasClaimsRow(b.stateDir)).toBe(false)
       // and the hooks do nothing afterwards
       expect(yield* P(() => spawn(b, "p", "c3"))).toBe("explore")
       yield* P(() => event(b, "session.idle", { sessionID: "s1" }))
-      expect(existsSync(join(b.stateDir, `claims.${process.pid}.json`))).toBe(false)
+      expect(hasClaimsRow(b.stateDir)).toBe(false)
     })
   )
 })
@@ -449,9 +447,9 @@ describe("plugin: the boot entry (docs/PERFORMANCE.md, opencode start)", () => {
     await until(() => Object.hasOwn(cfg.agent as object, "explore-3"))
     expect(b.logs.some((l) => l.message.startsWith("pool reloaded from"))).toBe(true)
     await spawn({ hooks: b.hooks } as Booted, "p", "c1")
-    expect(existsSync(join(b.options.stateDir, `claims.${process.pid}.json`))).toBe(true)
+    expect(hasClaimsRow(b.options.stateDir)).toBe(true)
     await b.hooks.dispose!()
-    expect(existsSync(join(b.options.stateDir, `claims.${process.pid}.json`))).toBe(false)
+    expect(hasClaimsRow(b.options.stateDir)).toBe(false)
   })
 
   it("US-5 a task spawn before the engine runs waits for it and is routed; a hand-named variant is still refused", async () => {

@@ -1,7 +1,6 @@
 /** The quota-sensing fetch wrapper (issue 12, US-48): pass-through, what it reports, where it goes. */
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { quotaIn } from "../support/stateDb.js"
 import { planWrap, rateLimitHeaders, requestModel } from "../../src/core/quota/wrap.js"
 import { FAILURE_BODY_MAX_BYTES, installQuotaFetch, quotaFetch, readBounded, type FailureReport, type ResponseReport } from "../../src/plugin/quotaFetch.js"
 import { bootsPerTest, settle, spawn } from "./boot.js"
@@ -163,8 +162,7 @@ describe("quota sensing in the plugin (US-48)", () => {
     expect(b.logs.map((l) => l.message)).toContainEqual(expect.stringMatching(/^cooling zen\/a quota_low strike 0 for 90s until /))
     expect(await spawn(b, "ses_root", "call_1")).toBe("explore-2")
     // the record every process (and ocpool quota) reads
-    const file = readdirSync(b.stateDir).find((f) => f.startsWith("quota."))
-    expect(JSON.parse(readFileSync(join(b.stateDir, file!), "utf8"))).toMatchObject({ model: "zen/a", requests: { remaining: 1, limit: 100 } })
+    expect(quotaIn(b.stateDir, "zen/a")).toMatchObject({ model: "zen/a", requests: { remaining: 1, limit: 100 } })
   })
 })
 

@@ -33,7 +33,7 @@ export const cliBackend = (env: Readonly<Record<string, string | undefined>> = p
  * PostgreSQL waiting at most CLI_FLEET_WAIT_MS per call, its fallback on the `StateDir` provided.
  */
 export const cliStateLayer = (backend: CliBackend): Layer.Layer<SharedState, never, StateDir> =>
-  sharedStateLayer(backend.state.backend === "postgres" ? backendOptions(backend.state, CLI_FLEET_WAIT_MS, true) : { backend: "sqlite", lockWaitMs: 0 })
+  sharedStateLayer(backend.state.backend === "postgres" ? backendOptions(backend.state, CLI_FLEET_WAIT_MS, true) : { backend: "sqlite", lockWaitMs: 0, view: true })
 
 /** What the port says of the fleet at `now`, and its counters (fallbacks made by this process). */
 export const fleetOf = (now: number) =>

@@ -109,7 +109,7 @@ const make = (o: PgStateOptions) =>
       }
     })
     // the state directory's database: where decisions go while the server is away
-    const file = yield* makeSqliteState(state, o.lockWaitMs)
+    const file = yield* makeSqliteState(state, o.lockWaitMs, o.view === true)
     const mode = yield* Ref.make<Mode>({ down: false, retryAt: 0, reason: "", fallbacks: NO_FAIL_OPENS, ready: false })
 
     const ensureSchema = Effect.flatMap(Ref.get(mode), (m) =>

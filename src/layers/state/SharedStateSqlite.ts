@@ -17,7 +17,8 @@
  * quota and fallback files are imported, once, in one write transaction. A directory that cannot hold
  * the database leaves the records in a database of this process only (`:memory:`), with one warning.
  */
-import { Effect, Layer, Option, Ref, Stream, type Scope } from "effect"
+import { Effect, Layer, Option, Ref, Scope, Stream } from "effect"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { failOpen, NO_FAIL_OPENS } from "../../core/lock/failOpen.js"
@@ -129,7 +130,7 @@ const execOn = (tx: SqliteTx, pending: Array<Query>): SqlExec => ({
 })
 
 /** The port over `state`'s directory; `lockWaitMs`: how long a spawn's decision waits for the database. */
-export const makeSqliteState = (state: StateDirService, lockWaitMs: number) =>
+const makePort = (state: StateDirService, lockWaitMs: number) =>
   Effect.gen(function* () {
     const log = yield* Effect.serviceOption(AppLog)
     const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
@@ -153,14 +154,20 @@ export const makeSqliteState = (state: StateDirService, lockWaitMs: number) =>
       }
     })
 
-    // the queue's writer: one at a time, as soon as the database is free
+    // the queue's writer: one at a time, as soon as the database is free, until nothing is queued
     let flushing = false
-    const flush = (waitMs: number) => Effect.asVoid(tx.immediate(waitMs, writePending))
+    const flushAll: Effect.Effect<void> = Effect.suspend(() =>
+      pending.length === 0
+        ? Effect.void
+        : tx.immediate(Number.POSITIVE_INFINITY, writePending).pipe(
+            Effect.catchAllDefect(() => pause(100)),
+            Effect.zipRight(flushAll)
+          )
+    )
     const flushSoon = Effect.suspend(() => {
       if (flushing || pending.length === 0) return Effect.void
       flushing = true
-      return flush(Number.POSITIVE_INFINITY).pipe(
-        Effect.catchAllDefect(() => pause(100)),
+      return flushAll.pipe(
         Effect.ensuring(Effect.sync(() => void (flushing = false))),
         Effect.forkDaemon,
         Effect.asVoid
@@ -215,9 +222,39 @@ export const makeSqliteState = (state: StateDirService, lockWaitMs: number) =>
     return service
   })
 
+/**
+ * The port over `state`'s directory; `view`: a process that only looks (`ocpool status`, `top`,
+ * `doctor`) makes no database where there is none (`ocpool status --state-dir ~` leaves a home alone):
+ * until another process makes it, the view reads an empty state, and opens the database once it is there.
+ */
+export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view = false): Effect.Effect<SharedStateService, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const dir = state.dir
+    if (!view || dir === undefined || existsSync(join(dir, STATE_DB))) return yield* makePort(state, lockWaitMs)
+    const scope = yield* Effect.scope
+    const empty = yield* makePort({ ...state, dir: undefined }, lockWaitMs)
+    let real: SharedStateService | undefined
+    const current: Effect.Effect<SharedStateService> = Effect.suspend(() =>
+      real !== undefined
+        ? Effect.succeed(real)
+        : existsSync(join(dir, STATE_DB))
+          ? Effect.tap(Scope.extend(makePort(state, lockWaitMs), scope), (port) => Effect.sync(() => void (real = port)))
+          : Effect.succeed(empty)
+    )
+    return {
+      transact: (now, needs, decide) => Effect.flatMap(current, (p) => p.transact(now, needs, decide)),
+      commit: (now, c) => Effect.flatMap(current, (p) => p.commit(now, c)),
+      read: (now, needs) => Effect.flatMap(current, (p) => p.read(now, needs)),
+      removeOwn: Effect.flatMap(current, (p) => p.removeOwn),
+      stats: Effect.flatMap(current, (p) => p.stats),
+      fleet: (now) => Effect.flatMap(current, (p) => p.fleet(now)),
+      changes: Stream.map(dirChanges(dir), () => undefined)
+    } satisfies SharedStateService
+  })
+
 /** The port over the `StateDir` in context. */
-export const SharedStateSqlite = (lockWaitMs: number): Layer.Layer<SharedState, never, StateDir> =>
+export const SharedStateSqlite = (lockWaitMs: number, view = false): Layer.Layer<SharedState, never, StateDir> =>
   Layer.scoped(
     SharedState,
-    Effect.flatMap(StateDir, (state) => makeSqliteState(state, lockWaitMs))
+    Effect.flatMap(StateDir, (state) => makeSqliteState(state, lockWaitMs, view))
   )

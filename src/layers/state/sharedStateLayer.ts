@@ -19,7 +19,7 @@ interface Common {
 
 export type SharedStateOptions =
   /** The embedded default (issue 32): `state.db` in the state directory. */
-  | (Common & { readonly backend: "sqlite"; readonly lockWaitMs: number })
+  | (Common & { readonly backend: "sqlite"; readonly lockWaitMs: number; readonly view?: boolean })
   /** Fleet mode (issue 22): PostgreSQL at `url`, the state directory's database when it does not answer. */
   | (Common & { readonly backend: "postgres"; readonly url: string; readonly schema: string; readonly leaseMs: number; readonly lockWaitMs: number; readonly view?: boolean })
   | (Common & { readonly backend: "memory"; readonly shared: MemoryState; readonly pid: number; readonly host?: string })
@@ -28,7 +28,7 @@ export type SharedStateOptions =
 export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<SharedState, never, StateDir> => {
   const base =
     options.backend === "sqlite"
-      ? SharedStateSqlite(options.lockWaitMs)
+      ? SharedStateSqlite(options.lockWaitMs, options.view === true)
       : options.backend === "postgres"
         ? SharedStatePg(options)
         : SharedStateMemory(options.shared, options.pid, options.host)
@@ -38,4 +38,4 @@ export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<Share
 
 /** The selector's options for the backend the settings chose (core/state/fleet.ts); `view`: a process that only looks (no lease, no reaping). */
 export const backendOptions = (state: StateBackend, lockWaitMs: number, view = false): SharedStateOptions =>
-  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs, view } : { backend: "sqlite", lockWaitMs }
+  state.backend === "postgres" ? { backend: "postgres", url: state.url, schema: state.schema, leaseMs: state.leaseMs, lockWaitMs, view } : { backend: "sqlite", lockWaitMs, view }

@@ -68,23 +68,6 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
       }
     }
 
-    /** Takes the write lock within `waitMs` (true), or gives up (false). */
-    const acquire = (waitMs: number): Effect.Effect<boolean> =>
-      Effect.suspend(() => {
-        const deadline = Date.now() + waitMs
-        let step = 1
-        const loop: Effect.Effect<boolean> = Effect.suspend(() => {
-          if (attempt()) return Effect.succeed(true)
-          const left = deadline - Date.now()
-          if (left <= 0) return Effect.succeed(false)
-          // a little jitter, so that waiting processes do not retry in step
-          const ms = Math.min(left, step + Math.random() * step)
-          step = Math.min(step * 2, MAX_PAUSE_MS)
-          return Effect.zipRight(pause(ms), loop)
-        })
-        return loop
-      })
-
     const inMode = <A, E, R>(m: TxMode, body: Effect.Effect<A, E, R>) =>
       Effect.acquireUseRelease(
         Effect.sync(() => void (mode = m)),
@@ -92,10 +75,11 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
         () => Effect.sync(() => void (mode = "none"))
       )
 
-    const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> =>
+    /** With the connection to itself: the write lock taken (then `body` run and committed), or `busy`. */
+    const once = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | "busy", E, R> =>
       gate.withPermits(1)(
         Effect.gen(function* () {
-          if (!(yield* acquire(waitMs))) return undefined
+          if (!attempt()) return "busy" as const
           const exit = yield* Effect.exit(inMode("write", body))
           if (Exit.isFailure(exit)) {
             rollback(db)
@@ -110,6 +94,24 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
           return { value: exit.value }
         })
       )
+
+    // between attempts the connection is free for this process's other work (a queued write waiting
+    // for the database must not hold up a spawn that will give up and decide without it)
+    const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> =>
+      Effect.suspend(() => {
+        const deadline = Date.now() + waitMs
+        let step = 1
+        const loop: Effect.Effect<{ readonly value: A } | undefined, E, R> = Effect.flatMap(once(body), (got) => {
+          if (got !== "busy") return Effect.succeed(got)
+          const left = deadline - Date.now()
+          if (left <= 0) return Effect.succeed(undefined)
+          // a little jitter, so that waiting processes do not retry in step
+          const ms = Math.min(left, step + Math.random() * step)
+          step = Math.min(step * 2, MAX_PAUSE_MS)
+          return Effect.zipRight(pause(ms), loop)
+        })
+        return loop
+      })
 
     const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>) =>
       gate.withPermits(1)(
