@@ -1,7 +1,7 @@
 /** `ocpool doctor [--probe] [--json] [--state-dir DIR]` (SPEC §12.2): checks the setup, one line per check. */
 import { Command, Options } from "@effect/cli"
 import { Cause, Console, Effect, Either, Option } from "effect"
-import { accessSync, closeSync, constants, existsSync, lstatSync, readdirSync, statSync } from "node:fs"
+import { accessSync, closeSync, constants, existsSync, lstatSync, statSync } from "node:fs"
 import { hostname } from "node:os"
 import { isAbsolute, join } from "node:path"
 import { isLive } from "../core/claims.js"
@@ -37,6 +37,8 @@ import { cliBudgets } from "./shared/budgets.js"
 import { cliBackend, rawUrl, readFleet, scrubPassword, type CliBackend } from "./shared/backend.js"
 import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js"
 import { backendLabel, SCHEMA_VERSION } from "../core/state/fleet.js"
+import { STATE_DB } from "../core/stateTrust.js"
+import { leftoversIn, stateDbFacts } from "../layers/state/stateDbFacts.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {
@@ -317,6 +319,31 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
   return { id: "plugin", status: "warn", detail: `no opencode config lists opencode-pool (run ocpool init --global); ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
 }
 
+const mib = (bytes: number): string => (bytes < 1 << 20 ? `${Math.max(1, Math.round(bytes / 1024))} KiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`)
+
+/** state.db (issue 32): its size, its WAL's, its schema version and `PRAGMA quick_check`. */
+export const databaseCheck = (dir: string): Check => {
+  const id = "database"
+  const f = stateDbFacts(dir)
+  if (f._tag === "Missing") return { id, status: "ok", detail: `no ${STATE_DB} yet in ${dir} (the first process that writes makes it)` }
+  if (f._tag === "Unreadable") return { id, status: "fail", detail: `${join(dir, STATE_DB)}: ${f.reason}` }
+  const version =
+    f.schemaVersion > SCHEMA_VERSION ? " (migrated by a newer ocpool; update opencode-pool)" : f.schemaVersion < SCHEMA_VERSION ? " (older: the next process that writes migrates it)" : ""
+  const detail = `${join(dir, STATE_DB)}: ${mib(f.bytes)}, WAL ${mib(f.walBytes)}, schema version ${f.schemaVersion} (expected ${SCHEMA_VERSION})${version}; quick_check ${f.quickCheck}`
+  return { id, status: f.quickCheck !== "ok" ? "fail" : f.schemaVersion > SCHEMA_VERSION ? "warn" : "ok", detail }
+}
+
+/** The files an earlier version left: to be imported by the plugin's next start, or never read again (safe to delete). */
+export const leftoversCheck = (dir: string): ReadonlyArray<Check> => {
+  const { toImport, unused } = leftoversIn(dir)
+  const shown = (names: ReadonlyArray<string>) => `${names.slice(0, 5).join(", ")}${names.length > 5 ? ` and ${names.length - 5} more` : ""}`
+  const parts = [
+    ...(toImport.length > 0 ? [`${toImport.length} record file(s) of an earlier version, imported into ${STATE_DB} when the plugin next starts (${shown(toImport)})`] : []),
+    ...(unused.length > 0 ? [`${unused.length} file(s) of an earlier version that nothing reads any more, safe to delete (${shown(unused)})`] : [])
+  ]
+  return parts.length === 0 ? [] : [{ id: "leftovers", status: "warn", detail: parts.join("; ") }]
+}
+
 /** The checks that read the state directory, each on its own; a state that cannot be read fails `claims`. */
 const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray<Check>> =>
   Effect.gen(function* () {
@@ -326,12 +353,11 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
     )
     if (Either.isLeft(state)) return [{ id: "claims", status: "fail" as const, detail: `${state.left.dir}: ${state.left.reason}` }]
     const s = state.right
-    const cleaned = s.warnings.length === 0
     const checks: Array<ReadonlyArray<Check>> = []
     checks.push(
       yield* guarded("claims", () => {
         const live = s.processes.reduce((n, p) => n + p.claims.filter((c) => isLive(c, s.now)).length, 0)
-        return { id: "claims", status: "ok", detail: `${s.processes.length} live process file(s), ${live} live claim(s); ${cleaned ? "dead and stale files removed" : "dead and stale files left in place (directory not trusted)"}` }
+        return { id: "claims", status: "ok", detail: `${s.processes.length} live process(es) with claims, ${live} live claim(s)` }
       })
     )
     checks.push(
@@ -340,13 +366,7 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
         return { id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${when(c.until)}`).join("; ") }
       })
     )
-    checks.push(
-      yield* guarded("lock", () => {
-        const lock = join(s.dir, "pool.lock")
-        const lockAge = existsSync(lock) ? s.now - statSync(lock).mtimeMs : undefined
-        return { id: "lock", status: lockAge !== undefined && lockAge > 5_000 ? "warn" : "ok", detail: lockAge === undefined ? "free" : `held for ${Math.round(lockAge / 1000)}s${lockAge > 5_000 ? " (stale: the next pick takes it over)" : ""}` }
-      })
-    )
+    checks.push(yield* guarded("database", () => databaseCheck(s.dir)))
     checks.push(
       yield* guarded("permits", () => {
         // heavy-work budgets (issue 21): what is held and waited for; a holder gone is freed by the next permit step
@@ -358,12 +378,7 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
         return { id: "permits", status: gone > 0 ? "warn" : "ok", detail: gone > 0 ? `${detail}; ${gone} entr${gone === 1 ? "y" : "ies"} of a gone holder (freed at the next permit step, or 'ocpool permits release ID')` : detail }
       })
     )
-    checks.push(
-      yield* guarded("tmp-files", () => {
-        const tmps = s.exists ? readdirSync(s.dir).filter((n) => n.endsWith(".tmp")).length : 0
-        return tmps > 0 ? [{ id: "tmp-files", status: "warn", detail: `${tmps} *.tmp file(s); removed after 60 s by the next reader${cleaned ? "" : " (not here: the directory is not trusted)"}` }] : []
-      })
-    )
+    checks.push(yield* guarded("leftovers", () => leftoversCheck(s.dir)))
     return checks.flat()
   })
 
@@ -431,7 +446,7 @@ export const doctorCommand = Command.make(
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription(
-    "Check the pool source, state directory, shared-state backend (files, or with OCPOOL_STATE_URL the PostgreSQL server: URL masked, round trip, schema version), claims, cooldowns, lock, heavy-work permits, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
+    "Check the pool source, state directory, shared-state backend (state.db, or with OCPOOL_STATE_URL the PostgreSQL server: URL masked, round trip, schema version), claims, cooldowns, the state database (size, WAL, schema version, quick_check), heavy-work permits, an earlier version's leftover files, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
   ))
 
 /** The machine's facts heavy-work capacity `auto` is read from (issue 21): effective CPUs, memory, pressure. */

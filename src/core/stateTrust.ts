@@ -4,6 +4,9 @@
  * state directory. Anywhere else the files are read, never deleted, and one warning says why.
  */
 
+/** The state database's name in the state directory (issue 32). */
+export const STATE_DB = "state.db"
+
 /**
  * Every name a state directory holds (SPEC §2.1; issue 32): the database `state.db` with its WAL,
  * shared-memory and journal files, the files of the features that keep their own (context markers,

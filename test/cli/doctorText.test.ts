@@ -1,12 +1,12 @@
 /** `ocpool doctor` prints details that carry text from files (models, paths) without escape sequences, on a terminal too. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
 import { captureStream, type CliIo } from "../../src/cli/output.js"
-import { cooldownFileName, encodeCooldown } from "../../src/core/cooldownFile.js"
+import { seedCooldowns } from "../support/stateDb.js"
 
 
 describe("doctor's text output", () => {
@@ -17,7 +17,7 @@ describe("doctor's text output", () => {
       mkdirSync(state, { mode: 0o700 })
       const model = "zen/\u001b]0;owned\u0007\u001b[31mred\u009b"
       const now = Date.now()
-      writeFileSync(join(state, cooldownFileName(model)), encodeCooldown({ model, reason: "rate_limit", strikes: 1, scope: "model", since: now, until: now + 600_000, source: "backoff" }))
+      seedCooldowns(state, [{ model, reason: "rate_limit", strikes: 1, scope: "model", since: now, until: now + 600_000, source: "backoff" }])
       process.env.XDG_CONFIG_HOME = join(base, "config")
       for (const json of [false, true]) {
         const stdout = captureStream(true)

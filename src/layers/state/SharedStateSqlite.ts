@@ -21,6 +21,7 @@ import { Effect, Layer, Option, Ref, Scope, Stream } from "effect"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { DEAD_FILE_MS } from "../../core/constants.js"
+import { STATE_DB } from "../../core/stateTrust.js"
 import { failOpen, NO_FAIL_OPENS } from "../../core/lock/failOpen.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { SharedState, type Commit, type SharedStateService } from "../../services/state/SharedState.js"
@@ -35,8 +36,7 @@ import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstan
 import { pause, sqliteTx, type SqliteTx } from "./sqliteTx.js"
 import { SQLITE, type Query } from "./stateSql.js"
 
-/** The database's name in the state directory. */
-export const STATE_DB = "state.db"
+export { STATE_DB }
 
 /** How long opening waits to migrate a database another process holds (then: this process's own, in memory). */
 export const OPEN_WAIT_MS = 10_000
