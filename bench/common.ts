@@ -11,6 +11,13 @@ import { fileURLToPath } from "node:url"
 import { encodeClaimFile } from "../src/core/claimFile.js"
 import type { Claim } from "../src/core/claims.js"
 import { startTimeOf } from "../src/layers/state/proc.js"
+import { Effect } from "effect"
+import { DEAD_FILE_MS } from "../src/core/constants.js"
+import { STATE_DB } from "../src/core/stateTrust.js"
+import { openStateDb } from "../src/layers/state/SharedStateSqlite.js"
+import { migrateSqlite } from "../src/layers/state/sqliteSchema.js"
+import { sqlClaims, type SqlExec } from "../src/layers/state/sqlRecords.js"
+import { SQLITE } from "../src/layers/state/stateSql.js"
 
 /** The value after `--name`, if the flag is given. */
 export const argValue = (name: string): string | undefined => {
@@ -124,8 +131,14 @@ export const spawnPeers = async (n = PEERS): Promise<Array<ChildProcess>> => {
   return peers
 }
 
-/** Each peer's claim file in `stateDir`: `PER_PEER` claims spread over `MODELS`, as a running plugin writes it. */
+/**
+ * Each peer's claims, `PER_PEER` spread over `MODELS`, as a running plugin writes them: a row of
+ * `stateDir`'s state.db (what the pick reads, issue 32), and the claim file an earlier version wrote
+ * (what the bare file-work reference reads: the file pick that state.db replaced).
+ */
 export const writePeerClaims = (stateDir: string, peers: ReadonlyArray<ChildProcess>, now: number): void => {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+  const db = openStateDb(join(stateDir, STATE_DB))
   for (const p of peers) {
     const claims: Array<Claim> = Array.from({ length: PER_PEER }, (_, k) => ({
       key: `ses_peer${p.pid}:call_${k}`,
@@ -143,13 +156,19 @@ export const writePeerClaims = (stateDir: string, peers: ReadonlyArray<ChildProc
       endedInFlight: false
     }))
     writeFileSync(join(stateDir, `claims.${p.pid}.json`), encodeClaimFile({ pid: p.pid!, startTime: startTimeOf(p.pid!), host: hostname(), writtenAt: now, reaped: 0, claims }), { mode: 0o600 })
+    const exec: SqlExec = { dialect: SQLITE, all: (q) => Effect.sync(() => db.all(q.text, q.params)), run: (q) => Effect.sync(() => db.run(q.text, q.params)) }
+    db.exec("BEGIN IMMEDIATE")
+    migrateSqlite(db)
+    Effect.runSync(sqlClaims(exec, { host: hostname(), pid: p.pid!, startToken: startTimeOf(p.pid!), instance: 0, leaseMs: DEAD_FILE_MS }).part.publish({ claims, reaped: 0 }, now).pipe(Effect.orDie))
+    db.exec("COMMIT")
   }
+  db.close()
 }
 
 /**
- * The routing pick's floor (bench:route, bench:permits): the same file work, bare and synchronous: take
- * `pool.lock`, readdir + read + JSON.parse every claim file, publish a file (write + rename), drop the
- * lock. `samples` times in ms, after `warmup` unmeasured rounds.
+ * The file pick's reference (bench:route, bench:permits): what the state files before issue 32 cost at
+ * the least, bare and synchronous: take `pool.lock`, readdir + read + JSON.parse every claim file,
+ * publish a file (write + rename), drop the lock. `samples` times in ms, after `warmup` unmeasured rounds.
  */
 export const bareFileWork = (stateDir: string, samples: number, warmup = 200): Array<number> => {
   const bare: Array<number> = []

@@ -17,8 +17,7 @@ import { join } from "node:path"
 import { ensureOpencode, fakeConfig, startFakeLlm, startOpencode, type FakeLlm, type OpencodeHandle } from "../test/e2e/harness.js"
 import { poolLogLines } from "../test/e2e/poolLog.js"
 import type { Cooldown } from "../src/core/cooldown.js"
-import { cooldownFileName, decodeCooldown } from "../src/core/cooldownFile.js"
-import { decodePermits } from "../src/layers/state/permitCodec.js"
+import { cooldownIn, permitEntriesIn } from "../test/support/stateDb.js"
 import type { StatusView } from "../src/core/status.js"
 import { liveFrame } from "../src/core/view/live.js"
 import { startBenchCluster, type BenchCluster } from "../bench/fleetCluster.js"
@@ -64,13 +63,8 @@ const childModel = async (oc: OpencodeHandle, child: string): Promise<string> =>
 
 const poolLog = (oc: OpencodeHandle, since: number): Array<string> => poolLogLines(oc.readLog()).slice(since)
 
-/** The requests waiting for a heavy-work permit now (the state dir's permits file, read directly). */
-const permitsQueued = (oc: OpencodeHandle): number => {
-  const file = join(oc.stateDir, "permits.json")
-  if (!existsSync(file)) return 0
-  const d = decodePermits(readFileSync(file, "utf8"))
-  return d._tag === "Entries" ? d.entries.filter((e) => e.grantedAt === undefined).length : 0
-}
+/** The requests waiting for a heavy-work permit now (the state dir's database, read directly). */
+const permitsQueued = (oc: OpencodeHandle): number => permitEntriesIn(oc.stateDir).filter((e) => e.grantedAt === undefined).length
 
 /** The text of a session's bash tool outputs. */
 const bashOutput = async (oc: OpencodeHandle, session: string): Promise<string> =>
@@ -118,7 +112,7 @@ const corpusCase = (provider: string, id: string): CorpusCase => {
   return c
 }
 
-/** Where a cooldown's window came from (the cooldown file's `source`), in words. */
+/** Where a cooldown's window came from (the cooldown's `source`), in words. */
 const WINDOW_SOURCE: Record<string, string> = {
   detail: "as the body's RetryInfo retryDelay said",
   body: "as the body's resets_in_seconds/resets_at said",
@@ -130,11 +124,8 @@ const WINDOW_SOURCE: Record<string, string> = {
   flat: "by the flat window (no stated reset)"
 }
 
-/** A model's cooldown file in the state dir, or undefined. */
-const cooldownOf = (oc: OpencodeHandle, model: string): Cooldown | undefined => {
-  const file = join(oc.stateDir, cooldownFileName(model))
-  return existsSync(file) ? decodeCooldown(readFileSync(file, "utf8")) : undefined
-}
+/** A model's cooldown in the state dir's database, or undefined. */
+const cooldownOf = (oc: OpencodeHandle, model: string): Cooldown | undefined => cooldownIn(oc.stateDir, model)
 
 /**
  * Demo prices, USD per 1M tokens: the root's fakeA/pool-a priced like a premium model, the pool's
@@ -329,10 +320,10 @@ try {
   await until(() => poolLog(oc!, 0).some((l) => l.includes("cooling fakeB/pool-b")), (x) => x, 30_000)
   showLog()
   const cooled = await until(() => cooldownOf(oc!, "fakeB/pool-b"), (c) => c !== undefined, 5_000)
-  if (cooled === undefined) console.log("cooldown file: none for fakeB/pool-b")
+  if (cooled === undefined) console.log("cooldown: none for fakeB/pool-b in state.db")
   else {
     const secs = Math.round((cooled.until - cooled.since) / 1000)
-    console.log(`cooldown file: ${cooled.model} ${cooled.reason} (scope ${cooled.scope}, strike ${cooled.strikes}) for ${secs} s until ${new Date(cooled.until).toISOString().slice(11, 19)}Z, source ${cooled.source}`)
+    console.log(`cooldown in state.db: ${cooled.model} ${cooled.reason} (scope ${cooled.scope}, strike ${cooled.strikes}) for ${secs} s until ${new Date(cooled.until).toISOString().slice(11, 19)}Z, source ${cooled.source}`)
     console.log(`  -> cooled for ${secs} s ${WINDOW_SOURCE[cooled.source] ?? `(source ${cooled.source})`}${cooled.source === "detail" ? ` (${retryDelay})` : ""}`)
   }
   const after = await spawnExplore(oc, "say hi again")

@@ -12,7 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import * as esbuild from "esbuild"
 import fc from "fast-check"
 import { stepPermits } from "../../src/core/permits/machine.js"
@@ -149,7 +149,8 @@ describe("cross-process permits stress", () => {
       if (task.result?.state === "pass") rmSync(dir, { recursive: true, force: true })
       else console.error(`permits stress: kept ${dir} for a look`)
     })
-    const bundle = join(dir, "permitsWorker.mjs")
+    // inside the repository, so that the bundle finds node_modules (better-sqlite3 is loaded at run time)
+    const bundle = join(root, "node_modules", ".ocpool-stress", `${basename(dir)}-permitsWorker.mjs`)
     await esbuild.build({
       entryPoints: [join(root, "test/stress/permitsWorker.ts")],
       bundle: true,

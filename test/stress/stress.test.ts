@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import * as esbuild from "esbuild"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -24,7 +24,8 @@ interface Result {
 describe("cross-process stress", () => {
   it("US-40 8 processes × 300 cycles on one state dir keep every non-overflow pick within 2×weight; a SIGKILLed process's claims are reclaimed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-stress-"))
-    const bundle = join(dir, "worker.mjs")
+    // inside the repository, so that the bundle finds node_modules (better-sqlite3 is loaded at run time)
+    const bundle = join(root, "node_modules", ".ocpool-stress", `${basename(dir)}-worker.mjs`)
     await esbuild.build({
       entryPoints: [join(root, "test/stress/worker.ts")],
       bundle: true,

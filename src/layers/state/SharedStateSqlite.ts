@@ -33,7 +33,7 @@ import { RecordsError, sharedStateOver, wroteSomething, type StateLock } from ".
 import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
 import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
 import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
-import { pause, sqliteTx, type SqliteTx } from "./sqliteTx.js"
+import { pause, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteTx } from "./sqliteTx.js"
 import { SQLITE, type Query } from "./stateSql.js"
 
 export { STATE_DB }
@@ -48,6 +48,7 @@ const LEAVE_WAIT_MS = 2_000
 export const openStateDb = (path: string): SqliteDb => {
   const db = openSqlite(path)
   try {
+    db.exec(`PRAGMA busy_timeout = ${SYNC_BUSY_MS}`)
     if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL")
     db.exec("PRAGMA synchronous = NORMAL")
     return db
@@ -70,17 +71,15 @@ const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ rea
       })
     if (dir === undefined) return yield* inMemory()
     const path = join(dir, STATE_DB)
-    let db: SqliteDb
-    try {
-      db = openStateDb(path)
-    } catch (e) {
-      return yield* inMemory(`${path} unusable (${sqliteReason(e)}); shared state kept in this process only`)
-    }
+    // another process making the database, or recovering its WAL, holds it a moment: waited for
+    const made = yield* Effect.either(untilFree(() => openStateDb(path), OPEN_WAIT_MS))
+    if (made._tag === "Left") return yield* inMemory(`${path} unusable (${sqliteReason(made.left)}); shared state kept in this process only`)
+    const db = made.right
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     const tx = yield* sqliteTx(db)
     const exec = execOn(tx, [])
     // most opens find the schema current and nothing to import: no write transaction at all
-    const current = Effect.try({ try: () => sqliteSchemaVersion(db) >= SQLITE_SCHEMA_VERSION && !hasLegacy(dir), catch: (e) => sqliteReason(e) })
+    const current = untilFree(() => sqliteSchemaVersion(db) >= SQLITE_SCHEMA_VERSION && !hasLegacy(dir), OPEN_WAIT_MS).pipe(Effect.mapError(sqliteReason))
     const opened = yield* current.pipe(
       Effect.flatMap((ready) =>
         ready

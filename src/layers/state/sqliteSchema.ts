@@ -3,7 +3,7 @@
  * recorded in the database itself (`ocpool_migrations`, as in a fleet's schema), each run once, inside
  * the caller's `BEGIN IMMEDIATE` (so two processes opening a new directory at once migrate it once).
  */
-import type { SqliteDb } from "./sqliteDriver.js"
+import { isBusy, type SqliteDb } from "./sqliteDriver.js"
 import { MIGRATION_STEPS, MIGRATIONS_TABLE, migrationsTable, SQLITE } from "./stateSql.js"
 
 /** The version this build migrates to. */
@@ -28,7 +28,9 @@ export const sqliteSchemaVersion = (db: SqliteDb): number => {
   try {
     const rows = db.all<{ readonly v: number | null }>(`SELECT max(migration_id) AS v FROM ${MIGRATIONS_TABLE}`)
     return Number(rows[0]?.v ?? 0)
-  } catch {
+  } catch (e) {
+    // busy is the caller's to wait for; anything else (no such table yet) is version 0
+    if (isBusy(e)) throw e
     return 0
   }
 }

@@ -27,6 +27,28 @@ export const pause = (ms: number): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(timer))
   })
 
+/**
+ * `f` run until it does not fail busy, pausing between attempts, for at most `waitMs`; a failure other
+ * than busy, or busy past the wait, is the effect's failure (what `f` threw).
+ */
+export const untilFree = <A>(f: () => A, waitMs: number): Effect.Effect<A, unknown> =>
+  Effect.suspend(() => {
+    const deadline = Date.now() + waitMs
+    let step = 1
+    const loop: Effect.Effect<A, unknown> = Effect.suspend(() => {
+      try {
+        return Effect.succeed(f())
+      } catch (e) {
+        const left = deadline - Date.now()
+        if (!isBusy(e) || left <= 0) return Effect.fail(e)
+        const ms = Math.min(left, step + Math.random() * step)
+        step = Math.min(step * 2, MAX_PAUSE_MS)
+        return Effect.zipRight(pause(ms), loop)
+      }
+    })
+    return loop
+  })
+
 /** What a connection is doing: a write transaction, a read snapshot, or none. */
 export type TxMode = "write" | "read" | "none"
 
