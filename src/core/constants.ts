@@ -9,13 +9,11 @@ export const CAP_FACTOR = 2
 
 export const CLAIM_TTL_MS = 600_000
 export const DEAD_FILE_MS = 1_200_000
-export const ORPHAN_TMP_MS = 60_000
-export const LOCK_STALE_MS = 5_000
 /**
- * How long a permit step waits for the pool lock before going ahead without it (issue 21): past a
- * stale holder's takeover, so only a live holder that keeps the lock for 10 s could make it fail open.
+ * How long a permit step waits for a fleet's PostgreSQL before it is made on this host's state
+ * database (issue 21, 22). On that database a permit step waits as long as it takes (issue 32).
  */
-export const PERMITS_LOCK_WAIT_MS = 2 * LOCK_STALE_MS
+export const PERMITS_LOCK_WAIT_MS = 10_000
 
 export const HUNG_MIN_AGE_MS = 300_000
 export const HUNG_SILENCE_MS = 180_000

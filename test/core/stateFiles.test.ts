@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { decodeClaimFile, encodeClaimFile } from "../../src/core/claimFile.js"
 import type { Cooldown } from "../../src/core/cooldown.js"
 import { decodeCooldown, encodeCooldown } from "../../src/core/cooldownFile.js"
-import { decodeLockFile } from "../../src/core/lockFile.js"
 import { DEFAULTS, parseSettings } from "../../src/core/options.js"
 
 const json = (v: unknown): string => JSON.stringify(v)
@@ -201,43 +200,6 @@ describe("cooldown file decoding (SPEC §5.4)", () => {
   it("US-9 the date range's ends are still times; a since or strikes out of range reads as its default", () => {
     expect(decodeCooldown('{"model":"m","until":8.64e15}')?.until).toBe(8.64e15)
     expect(decodeCooldown('{"model":"m","until":5,"since":1e16,"strikes":-2}')).toMatchObject({ since: 5, strikes: 0 })
-  })
-})
-
-const LOCK = { pid: 4242, startTime: "8123456", host: "devbox", at: 1796115601000 }
-
-describe("lock file decoding (SPEC §5.3)", () => {
-  it("US-6 the SPEC example decodes as written", () => {
-    expect(decodeLockFile(json(LOCK))).toStrictEqual({ pid: 4242, host: "devbox", startTime: "8123456", at: 1796115601000 })
-  })
-
-  it.each([
-    ["host and startTime missing", { pid: 1, at: 2 }, { pid: 1, host: null, startTime: null, at: 2 }],
-    ["host and startTime null", { pid: 1, at: 2, host: null, startTime: null }, { pid: 1, host: null, startTime: null, at: 2 }],
-    ["host a number, startTime a number", { pid: 1, at: 2, host: 7, startTime: 8123456 }, { pid: 1, host: null, startTime: null, at: 2 }],
-    ["extra fields", { ...LOCK, version: 3, extra: [[[1]]] }, { pid: 4242, host: "devbox", startTime: "8123456", at: 1796115601000 }]
-  ])("US-6 lock field read tolerantly: %s", (_, content, expected) => {
-    expect(decodeLockFile(json(content))).toStrictEqual(expected)
-  })
-
-  it.each([
-    ["not JSON", "lock"],
-    ["empty (a lock caught between create and write)", ""],
-    ["an array", json([LOCK])],
-    ["null", "null"],
-    ["a number", "4242"],
-    ["pid missing", json({ ...LOCK, pid: undefined })],
-    ["pid a numeric string", json({ ...LOCK, pid: "4242" })],
-    ["at missing", json({ ...LOCK, at: undefined })],
-    ["at NaN as a string", json({ ...LOCK, at: "NaN" })],
-    ["at deeply nested", json({ ...LOCK, at: [[[1]]] })],
-    ["deep garbage", nested(5_000)]
-  ])("US-6 an unusable lock decodes to undefined (only its mtime counts): %s", (_, text) => {
-    expect(decodeLockFile(text)).toBeUndefined()
-  })
-
-  it("US-40 an at beyond the date range or a pid that is not an integer ≥ 1 makes the lock unusable (only its mtime counts)", () => {
-    for (const text of ['{"pid":1,"at":1e999}', '{"pid":1,"at":8640000000000001}', '{"pid":-1,"at":2}', '{"pid":1e999,"at":2}']) expect(decodeLockFile(text)).toBeUndefined()
   })
 })
 

@@ -1,5 +1,5 @@
 /**
- * Fuzz family: state files. Random and hostile claim, cooldown and lock file contents (times beyond
+ * Fuzz family: state files. Random and hostile claim and cooldown record contents (times beyond
  * the date range, negative and fractional counts, escape sequences in keys and hosts, deep nesting,
  * garbage) go through their decoders and, for claims and cooldowns, the status view and its text:
  * a decoded file holds only values in range, the text is printable, and nothing throws.
@@ -10,7 +10,6 @@ import { decodeClaimFile } from "../../src/core/claimFile.js"
 import type { Cooldown } from "../../src/core/cooldown.js"
 import { decodeCooldown } from "../../src/core/cooldownFile.js"
 import { isEpochMs } from "../../src/core/limits.js"
-import { decodeLockFile } from "../../src/core/lockFile.js"
 import { renderStatus, statusView, type ProcessSnapshot } from "../../src/core/status.js"
 import { fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 
@@ -35,22 +34,16 @@ const cooldownFile = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(numText, numText).map(([u, s]) => `{"model":"zen/a","until":${u},"since":${s},"strikes":${s}}`) },
   { weight: 1, arbitrary: hostileString }
 )
-const lockFile = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ pid: maybe(fc.integer({ min: 1, max: 4_000_000 })), host: maybe(hostileString), startTime: maybe(fc.string()), at: maybe(time) }).map((o) => JSON.stringify(o)) },
-  { weight: 1, arbitrary: fc.tuple(numText, numText).map(([p, a]) => `{"pid":${p},"at":${a}}`) },
-  { weight: 1, arbitrary: hostileString }
-)
-
 const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
 // eslint-disable-next-line no-control-regex
 const isPrintable = (s: string): boolean => !/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(s)
 
-describe("fuzz: claim, cooldown and lock files through their decoders and the status view", () => {
+describe("fuzz: claim and cooldown records through their decoders and the status view", () => {
   it(
     "US-9 any state file content decodes to values in range or to nothing; the status text stays printable; nothing throws",
     () => {
       fc.assert(
-        fc.property(fc.array(claimFile, { maxLength: 3 }), fc.array(cooldownFile, { maxLength: 3 }), lockFile, (claims, cooldowns, lock) => {
+        fc.property(fc.array(claimFile, { maxLength: 3 }), fc.array(cooldownFile, { maxLength: 3 }), (claims, cooldowns) => {
           const processes: Array<ProcessSnapshot> = []
           for (const text of claims) {
             const f = decodeClaimFile(text)
@@ -67,8 +60,6 @@ describe("fuzz: claim, cooldown and lock files through their decoders and the st
             expect(isEpochMs(c.until) && isEpochMs(c.since) && isCount(c.strikes)).toBe(true)
             table.set(c.model, c)
           }
-          const l = decodeLockFile(lock)
-          if (l !== undefined) expect(Number.isSafeInteger(l.pid) && l.pid >= 1 && isEpochMs(l.at)).toBe(true)
           const slots = [
             { index: 1, model: "zen/a", provider: "zen", weight: 2 },
             { index: 2, model: "zen/\u001b[31mc\u009b2J", provider: "zen", weight: 1 }

@@ -2,13 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs"
-import { hostname, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { decodeClaimFile } from "../../src/core/claimFile.js"
-import { LINE_MAX_CHARS, POOL_FILE_MAX_BYTES, STATE_FILE_MAX_BYTES } from "../../src/core/limits.js"
+import { LINE_MAX_CHARS, POOL_FILE_MAX_BYTES } from "../../src/core/limits.js"
 import { LineSplitter } from "../../src/core/lines.js"
 import { resolvePool } from "../../src/core/source.js"
-import { decodedFileCache } from "../../src/layers/fs/fileCache.js"
 import { gatherSources } from "../../src/layers/pool/PoolConfigFile.js"
 import { lineReader, readTextFile } from "../../src/layers/fs/safeRead.js"
 
@@ -66,18 +64,6 @@ describe("safeRead: every input file (docs/OPERATIONS.md Limits)", () => {
       const { pool } = poolFrom("pool.json", (p) => writeFileSync(p, '\ufeff{"slots":[{"model":"zen/bom"}]}'))
       expect(pool.slots.map((s) => s.model)).toEqual(["zen/bom"])
       expect(pool.warnings).toEqual([])
-    })
-  )
-
-  it.live("US-9 a state file that is a FIFO is skipped without blocking; one over the cap reads as unusable", () =>
-    Effect.sync(() => {
-      const dir = tmp()
-      const cache = decodedFileCache(decodeClaimFile)
-      fifo(join(dir, "claims.1.json"))
-      expect(cache.read("claims.1.json", join(dir, "claims.1.json"))).toBeUndefined()
-      const big = join(dir, "claims.2.json")
-      writeFileSync(big, `{"pid":2,"host":${JSON.stringify(hostname())},"claims":{},"pad":"${"x".repeat(STATE_FILE_MAX_BYTES)}"}`)
-      expect(cache.read("claims.2.json", big)?.value).toBeUndefined()
     })
   )
 

@@ -138,7 +138,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
             return decided.value
           }),
           // a permit step that went ahead without the lock could lose another's request or grant twice:
-          // it waits past a stale holder's takeover (a spawn keeps the short wait: a late pick is worse)
+          // it waits longer (state.db: as long as it takes); a spawn keeps the short wait: a late pick is worse
           needs.permits === true ? PERMITS_LOCK_WAIT_MS : undefined,
           needs
         )
