@@ -8,7 +8,10 @@
  * `groupAlive` (layers/state/proc.ts), the rule permit holders are judged by.
  */
 import { spawn, type ChildProcess } from "node:child_process"
+import { accessSync, constants as fsConstants, statSync } from "node:fs"
 import { constants } from "node:os"
+import { join } from "node:path"
+import type { Writable } from "node:stream"
 import { Data, Deferred, Effect, Exit } from "effect"
 import { groupAlive, startTimeOf } from "../state/proc.js"
 
@@ -40,7 +43,10 @@ export class GroupSpawnFailed extends Data.TaggedError("GroupSpawnFailed")<{ rea
 export interface GroupRunOptions<R> {
   /** Kill the group after this long (none: never). */
   readonly timeoutMs?: number | undefined
-  /** Runs right after the spawn, before anything is awaited (`Permits.rebind`). */
+  /**
+   * Runs right after the spawn (`Permits.rebind`): the command is held behind a gate until it has run,
+   * so it never runs before this is done (a runner killed meanwhile: it never runs at all).
+   */
   readonly onSpawn?: ((group: ProcessGroup) => Effect.Effect<void, never, R>) | undefined
   /** The child's environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv | undefined
@@ -82,14 +88,54 @@ interface Started {
   readonly exited: Deferred.Deferred<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** Spawns `argv` as the leader of a new process group; resolves once it runs (or fails to start). */
-const start = (argv: readonly [string, ...Array<string>], env: NodeJS.ProcessEnv | undefined): Effect.Effect<Started, GroupSpawnFailed> =>
+/**
+ * Whether `cmd` can be started as `spawn` would find it (PATH for a bare name): the failure `spawn`
+ * would give, found before the command is held back behind the gate (whose shell would say it otherwise).
+ */
+export const unrunnable = (cmd: string, env: NodeJS.ProcessEnv): GroupSpawnFailed | undefined => {
+  if (cmd.includes("\0")) return undefined // spawn itself refuses it, with its own reason
+  const usable = (path: string): "ok" | "missing" | GroupSpawnFailed => {
+    try {
+      if (statSync(path).isDirectory()) return spawnFailure(cmd, Object.assign(new Error("is a directory"), { code: "EISDIR" }))
+      accessSync(path, fsConstants.X_OK)
+      return "ok"
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      return code === "ENOENT" || code === "ENOTDIR" ? "missing" : spawnFailure(cmd, e)
+    }
+  }
+  if (cmd.includes("/")) {
+    const r = usable(cmd)
+    return r === "ok" ? undefined : r === "missing" ? spawnFailure(cmd, Object.assign(new Error("missing"), { code: "ENOENT" })) : r
+  }
+  let first: GroupSpawnFailed | undefined
+  for (const dir of (env.PATH ?? "").split(":")) {
+    const r = usable(join(dir === "" ? "." : dir, cmd))
+    if (r === "ok") return undefined
+    if (r !== "missing") first ??= r
+  }
+  return first ?? spawnFailure(cmd, Object.assign(new Error("missing"), { code: "ENOENT" }))
+}
+
+/**
+ * The gate a held command waits behind (issue 32): the group's leader is a shell that reads one line
+ * from fd 3 and only then execs the command (same pid, same start token); a runner that dies before it
+ * opens the gate closes the pipe, and the command never runs.
+ */
+const GATE = 'read -r _ <&3 || exit 125; exec 3<&-; exec "$@"'
+
+/** Spawns `argv` as the leader of a new process group, `held` behind the gate; resolves once it runs (or fails to start). */
+const start = (argv: readonly [string, ...Array<string>], env: NodeJS.ProcessEnv | undefined, held: boolean): Effect.Effect<Started, GroupSpawnFailed> =>
   Effect.flatMap(Deferred.make<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>(), (exited) =>
     Effect.async<Started, GroupSpawnFailed>((resume) => {
       const [cmd, ...args] = argv
       let child: ChildProcess
       try {
-        child = spawn(cmd, args, { detached: true, stdio: "inherit", env: env ?? process.env })
+        const bad = held ? unrunnable(cmd, env ?? process.env) : undefined
+        if (bad !== undefined) return resume(Effect.fail(bad))
+        child = held
+          ? spawn("/bin/sh", ["-c", GATE, "ocpool-run", cmd, ...args], { detached: true, stdio: ["inherit", "inherit", "inherit", "pipe"], env: env ?? process.env })
+          : spawn(cmd, args, { detached: true, stdio: "inherit", env: env ?? process.env })
       } catch (e) {
         return resume(Effect.fail(spawnFailure(cmd, e)))
       }
@@ -130,7 +176,8 @@ export const groupRun = <R = never>(argv: readonly [string, ...Array<string>], o
         Effect.sync(() => FORWARDED.forEach((s) => process.on(s, forward))),
         () => Effect.sync(() => FORWARDED.forEach((s) => process.off(s, forward)))
       )
-      const { child, exited } = yield* start(argv, options.env)
+      const held = options.onSpawn !== undefined
+      const { child, exited } = yield* start(argv, options.env, held)
       const pgid = child.pid!
       // the leader's token; read too late (it already exited) this process's own is the floor: the group started after it
       const group: ProcessGroup = { pgid, startToken: startTimeOf(pgid) }
@@ -139,7 +186,15 @@ export const groupRun = <R = never>(argv: readonly [string, ...Array<string>], o
       for (const s of target.pending.splice(0)) signalGroup(pgid, s)
       const whole = Effect.zipLeft(Deferred.await(exited), groupGone(group, floor, pollMs))
       const run = Effect.gen(function* () {
-        if (options.onSpawn !== undefined) yield* options.onSpawn(group)
+        if (options.onSpawn !== undefined) {
+          // bound first (the permit to the group), then the gate opens: no instant where the command runs unbound
+          yield* options.onSpawn(group)
+          yield* Effect.sync(() => {
+            const gate = child.stdio[3] as Writable | null
+            gate?.on("error", () => undefined)
+            gate?.end("\n")
+          })
+        }
         const timedOut = yield* options.timeoutMs === undefined
           ? Effect.as(whole, false)
           : Effect.timeoutTo(whole, { duration: options.timeoutMs, onSuccess: () => false, onTimeout: () => true })
