@@ -13,6 +13,7 @@ import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
 import { notifyCommand } from "./notify.js"
 import { quotaCommand } from "./quota.js"
+import { coolCommand } from "./cool.js"
 import { receiveCommand, receiveExitCode } from "./receive.js"
 import { forcedReceive } from "./fastRoute.js"
 import { replayCommand } from "./replay.js"
@@ -30,7 +31,7 @@ const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev
 
 const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
+  Command.withSubcommands([statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, coolCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })

@@ -13,9 +13,11 @@ import {
 } from "./constants.js"
 import type { ResetSource, StatedReset } from "./reset.js"
 
-export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang" | "quota_low"
+/** `manual`: benched by hand (`ocpool cool set`, issue 32). */
+export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang" | "quota_low" | "manual"
 export type CoolScope = "model" | "provider"
-export type CoolSource = ResetSource | "backoff" | "flat" | "peer"
+/** `manual`: `ocpool cool set`; `cleared`: a cooldown ended by hand (`ocpool cool clear`), kept as a marker every process honours. */
+export type CoolSource = ResetSource | "backoff" | "flat" | "peer" | "manual" | "cleared"
 
 export interface Cooldown {
   readonly model: string
@@ -25,11 +27,18 @@ export interface Cooldown {
   readonly since: number
   readonly until: number
   readonly source: CoolSource
+  /** A person's words (`ocpool cool set --reason`), shown as they are (cleaned) by the views. */
+  readonly note?: string | undefined
+  /** A cleared marker (source `cleared`): the latest `until` it ended, so it is kept as long as what it ended would have been. */
+  readonly ended?: number | undefined
 }
 
 export type CooldownTable = ReadonlyMap<string, Cooldown>
 
 export const isCooling = (record: Cooldown | undefined, now: number): boolean => record !== undefined && now < record.until
+
+/** A marker of a cooldown ended by hand (`ocpool cool clear`), which every process's own record of the model honours. */
+export const isCleared = (record: Cooldown): boolean => record.source === "cleared"
 
 /** Escalating reasons count strikes; the others are flat windows with strike 0. */
 export const isEscalating = (reason: CoolReason): boolean => reason === "rate_limit" || reason === "quota"
@@ -51,6 +60,9 @@ export const flatWindowMs = (reason: Exclude<CoolReason, "rate_limit" | "quota">
       return HANG_COOLDOWN_MS
     case "quota_low":
       return QUOTA_LOW_WINDOW_MS
+    case "manual":
+      // only ever set by hand, for the time given (core/cool/manual.ts)
+      return HANG_COOLDOWN_MS
   }
 }
 
@@ -95,6 +107,19 @@ export const planCool = (
   return { models, scope, reason, strike, windowMs, source: usable?.source ?? "backoff", until: now + windowMs }
 }
 
+/**
+ * A cooldown ended by hand at `clearedAt` (`ocpool cool clear`, issue 32): this process's record of
+ * `model`, if it still cools and began before the clear, ends then, its strikes those the clear left.
+ * A cooldown that began after the clear stands.
+ */
+export const mergeCleared = (table: CooldownTable, model: string, clearedAt: number, strikes: number, now: number): CooldownTable => {
+  const old = table.get(model)
+  if (old === undefined || !isCooling(old, now) || old.since >= clearedAt) return table
+  const next = new Map(table)
+  next.set(model, { ...old, until: clearedAt, strikes: Math.min(old.strikes, strikes) })
+  return next
+}
+
 /** The record a model gets when `plan` is merged over `old` (SPEC §7.5 merge rules); `old` if unchanged. */
 export const mergeOne = (old: Cooldown | undefined, model: string, plan: CoolPlan, now: number): Cooldown | undefined => {
   const live = isCooling(old, now) ? old : undefined
@@ -133,9 +158,10 @@ export const applyCool = (table: CooldownTable, plan: CoolPlan, now: number): Co
  */
 export const mergePeer = (
   table: CooldownTable,
-  peer: { readonly model: string; readonly until: number; readonly reason: CoolReason; readonly strikes?: number | undefined },
+  peer: { readonly model: string; readonly until: number; readonly reason: CoolReason; readonly strikes?: number | undefined; readonly cleared?: boolean | undefined },
   now: number
 ): CooldownTable => {
+  if (peer.cleared === true) return mergeCleared(table, peer.model, peer.until, peer.strikes ?? 0, now)
   if (peer.until <= now) return table
   const old = table.get(peer.model)
   if (isCooling(old, now) && old!.until >= peer.until) return table

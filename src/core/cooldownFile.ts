@@ -31,19 +31,23 @@ export const encodeCooldown = (c: Cooldown): string =>
     scope: c.scope,
     since: c.since,
     until: c.until,
-    source: c.source === "peer" ? "flat" : c.source
+    source: c.source === "peer" ? "flat" : c.source,
+    ...(c.note !== undefined ? { note: c.note } : {}),
+    ...(c.ended !== undefined ? { ended: c.ended } : {})
   })
 
 /** `model` and `until` (a time within ±8.64e15 ms) are required; an unknown reason reads as `rate_limit`, any scope but `provider` as `model`. */
 const CooldownJson = Schema.parseJson(
   Schema.Struct({
     model: Schema.String,
-    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low"), "rate_limit"),
+    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low", "manual"), "rate_limit"),
     strikes: orElse(Count, 0),
     scope: orElse(Schema.Literal("model", "provider"), "model"),
     since: orElse(Schema.UndefinedOr(EpochMs), undefined),
     until: EpochMs,
-    source: orElse(Schema.String, "flat")
+    source: orElse(Schema.String, "flat"),
+    note: orElse(Schema.UndefinedOr(Schema.String), undefined),
+    ended: orElse(Schema.UndefinedOr(EpochMs), undefined)
   })
 )
 
@@ -61,9 +65,14 @@ export const decodeCooldown = (text: string): Cooldown | undefined => {
     scope: r.scope,
     since: r.since ?? r.until,
     until: r.until,
-    source: r.source as CoolSource
+    source: r.source as CoolSource,
+    ...(r.note !== undefined ? { note: r.note.slice(0, NOTE_MAX) } : {}),
+    ...(r.ended !== undefined ? { ended: r.ended } : {})
   }
 }
 
+/** A note (`ocpool cool set --reason`) is cut to this many characters. */
+export const NOTE_MAX = 200
+
 /** A record is kept until `until` + 30 min so escalation can see it, then deleted by whoever reads it. */
-export const isCooldownExpired = (c: Cooldown, now: number): boolean => now > c.until + STRIKE_DECAY_MS
+export const isCooldownExpired = (c: Cooldown, now: number): boolean => now > Math.max(c.until, c.ended ?? c.until) + STRIKE_DECAY_MS

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
-import { claimRowsIn, claimsOf, cooldownIn, hasClaimsRow } from "../support/stateDb.js"
+import { claimRowsIn, claimsOf, cooldownIn, hasClaimsRow, seedCooldowns } from "../support/stateDb.js"
+import { planClear } from "../../src/core/cool/manual.js"
 import { join } from "node:path"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
@@ -93,6 +94,24 @@ describe("plugin: signals (SPEC §7)", () => {
       expect(ownClaims(b)).toEqual({})
       expect(b.logs.some((l) => l.message === "released claim=p:c1 after rate_limit")).toBe(true)
       expect(yield* P(() => spawn(b, "p", "c2"))).toBe("explore-2")
+    })
+  )
+
+  it.effect("US-4 a cooldown ended by hand in state.db (ocpool cool clear) is honoured at the next pick, strikes kept", () =>
+    Effect.gen(function* () {
+      const b = yield* startOnTestClock({ models: POOL2 })
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      yield* TestClock.adjust(1_500)
+      yield* P(() => assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } }))
+      yield* P(() => settle(b))
+      expect(yield* P(() => spawn(b, "p", "c2"))).toBe("explore-2")
+      // another process clears it, as `ocpool cool clear zen/alpha` does
+      yield* TestClock.adjust(2_000)
+      const cooled = cooldown(b, "zen/alpha")!
+      seedCooldowns(b.stateDir, planClear(new Map([["zen/alpha", cooled]]), { _tag: "Models", models: ["zen/alpha"] }, false, T0 + 3_500).markers)
+      expect(yield* P(() => spawn(b, "p", "c3"))).toBe("explore-1")
+      expect(cooldown(b, "zen/alpha")).toMatchObject({ source: "cleared", strikes: 1 })
     })
   )
 

@@ -1,5 +1,5 @@
 /** What a state directory's `state.db` holds (issue 32), read as a test sees it: rows decoded, nothing written. */
-import { existsSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { decodeClaimFile, type ClaimFile } from "../../src/core/claimFile.js"
 import type { Claim } from "../../src/core/claims.js"
@@ -78,6 +78,7 @@ export const permitEntriesIn = (dir: string): ReadonlyArray<PermitEntry> =>
 
 /** Writes records into `dir`'s state.db as a process would (the database made and migrated when missing). */
 const seeding = <A>(dir: string, f: (exec: SqlExec) => Effect.Effect<A, RecordsError>): A => {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
   const db = openStateDb(join(dir, "state.db"))
   try {
     migrateSqlite(db)

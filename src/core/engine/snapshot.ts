@@ -1,9 +1,10 @@
 /**
  * The shared pool state one decision reads (SPEC §5): the other processes' claims and the cooldown
  * table every process writes, read under the pool lock by the shell. Turned here into what a trace
- * line carries: `peers` (live load by model) and `peerCooling` (records this process does not hold yet).
+ * line carries: `peers` (live load by model) and `peerCooling` (records this process does not hold yet,
+ * and cooldowns ended by hand that it still holds).
  */
-import { isCooling, type CooldownTable } from "../cooldown.js"
+import { isCleared, isCooling, type CooldownTable } from "../cooldown.js"
 import { liveLoadByModel } from "../slotStatus.js"
 import type { ProcessSnapshot } from "../status.js"
 import type { PeerCooling } from "../trace/input.js"
@@ -28,6 +29,14 @@ export const peerLoad = (peers: ReadonlyArray<ProcessSnapshot>, now: number): Re
 export const peerCooling = (own: CooldownTable, shared: CooldownTable, now: number): ReadonlyArray<PeerCooling> | undefined => {
   let out: Array<PeerCooling> | undefined
   for (const r of shared.values()) {
+    if (isCleared(r)) {
+      // a cooldown ended by hand: carried while this process's own record of it, begun before, still cools
+      const mine = own.get(r.model)
+      if (!isCooling(mine, now) || mine!.since >= r.until) continue
+      out ??= []
+      out.push(r.strikes > 0 ? { model: r.model, until: r.until, reason: r.reason, strikes: r.strikes, cleared: true } : { model: r.model, until: r.until, reason: r.reason, cleared: true })
+      continue
+    }
     if (!isCooling(r, now)) continue
     const mine = own.get(r.model)
     if (isCooling(mine, now) && mine!.until >= r.until) continue

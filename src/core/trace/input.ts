@@ -27,6 +27,8 @@ export interface PeerCooling {
   readonly reason: CoolReason
   /** The peer's strikes (default 0), so strikes escalate from what every process recorded. */
   readonly strikes?: number | undefined
+  /** A cooldown ended by hand at `until` (`ocpool cool clear`, issue 32): this process's own record ends too. */
+  readonly cleared?: true | undefined
 }
 
 interface AbortFields {
@@ -224,7 +226,7 @@ const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
   return v as Readonly<Record<string, number>>
 }
 
-const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low"])
+const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low", "manual"])
 
 const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
   const v = o.peerCooling
@@ -238,7 +240,10 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
     if (p.strikes !== undefined && p.strikes !== null && (typeof p.strikes !== "number" || !Number.isSafeInteger(p.strikes) || p.strikes < 0)) {
       return fail(`peerCooling[${i}].strikes must be an integer ≥ 0`)
     }
-    return typeof p.strikes === "number" && p.strikes > 0 ? { model: p.model, until: p.until, reason: p.reason as CoolReason, strikes: p.strikes } : { model: p.model, until: p.until, reason: p.reason as CoolReason }
+    if (p.cleared !== undefined && p.cleared !== null && p.cleared !== true) return fail(`peerCooling[${i}].cleared must be true when present`)
+    const base = { model: p.model, until: p.until, reason: p.reason as CoolReason }
+    const withStrikes = typeof p.strikes === "number" && p.strikes > 0 ? { ...base, strikes: p.strikes } : base
+    return p.cleared === true ? { ...withStrikes, cleared: true } : withStrikes
   })
 }
 
