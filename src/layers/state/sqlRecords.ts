@@ -64,7 +64,8 @@ interface ClaimRow {
   readonly pid: number | string
   readonly instance: number | string
   readonly gen: number | string
-  readonly body: string
+  /** Absent when the rows' versions are read first (a local database), then only changed bodies. */
+  readonly body?: string
   readonly written_at: string | number
   readonly lease_until: string | number | null
 }
@@ -77,27 +78,35 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
   let last: OwnClaims | undefined
   // a peer's table decoded once per publish: a pick reads every peer's row, most unchanged since the last
   const decoded = new Map<string, { readonly gen: number; readonly writtenAt: number; readonly file: ReturnType<typeof decodeClaimFile> }>()
-  const decodeRow = (row: ClaimRow) => {
-    const key = `${row.host}\u0000${row.pid}\u0000${row.instance}`
-    const g = Number(row.gen)
-    const writtenAt = Number(row.written_at)
-    const hit = decoded.get(key)
-    if (hit !== undefined && hit.gen === g && hit.writtenAt === writtenAt) return hit.file
-    const file = decodeClaimFile(row.body)
-    decoded.set(key, { gen: g, writtenAt, file })
-    return file
-  }
+  const decodeRow = (row: ClaimRow) =>
+    Effect.gen(function* () {
+      const key = `${row.host}\u0000${row.pid}\u0000${row.instance}`
+      const g = Number(row.gen)
+      const writtenAt = Number(row.written_at)
+      const hit = decoded.get(key)
+      if (hit !== undefined && hit.gen === g && hit.writtenAt === writtenAt) return hit.file
+      const body =
+        row.body ??
+        (yield* x.all<{ readonly body: string }>(q`SELECT body FROM claims WHERE host = ${row.host} AND pid = ${Number(row.pid)} AND instance = ${Number(row.instance)}`))[0]?.body
+      const file = body === undefined ? undefined : decodeClaimFile(body)
+      decoded.set(key, { gen: g, writtenAt, file })
+      return file
+    })
 
   const readPeers = (now: number) =>
     Effect.gen(function* () {
-      const rows = yield* x.all<ClaimRow>(q`SELECT c.host, c.pid, c.instance, c.gen, c.body, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`)
+      const rows = yield* x.all<ClaimRow>(
+        x.dialect.local
+          ? q`SELECT c.host, c.pid, c.instance, c.gen, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`
+          : q`SELECT c.host, c.pid, c.instance, c.gen, c.body, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`
+      )
       if (decoded.size > rows.length * 2 + 64) decoded.clear()
       const out: Array<ProcessSnapshot> = []
       const gone: Array<ClaimRow> = []
       for (const row of rows) {
         const pid = Number(row.pid)
         if (row.host === id.host && pid === id.pid && Number(row.instance) === id.instance) continue
-        const file = decodeRow(row)
+        const file = yield* decodeRow(row)
         const leaseUntil = row.lease_until === null ? Number(row.written_at) + id.leaseMs : Number(row.lease_until)
         const holder = { host: row.host, pid, startToken: file?.startTime ?? null }
         const local = isLocal(holder, id.host)

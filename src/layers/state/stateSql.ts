@@ -8,7 +8,9 @@
  *   `AUTOINCREMENT` key (SQLite), both assigned inside the writing transaction;
  * - integer columns: `bigint` (PostgreSQL returns them as text: readers convert with `Number`) or
  *   `integer` (SQLite: 64-bit);
- * - the lock around a transaction: advisory locks (pgRecords.ts) or `BEGIN IMMEDIATE` (SQLite).
+ * - the lock around a transaction: advisory locks (pgRecords.ts) or `BEGIN IMMEDIATE` (SQLite);
+ * - what a statement costs (`local`): a call (SQLite reads a peer's claims only when they changed) or a
+ *   round trip (PostgreSQL reads them all at once).
  *
  * Records are stored as the text the tolerant decoders of src/core read back (claims, cooldowns,
  * quota, fallbacks, permits, context records), with the columns queries select and order on.
@@ -23,10 +25,15 @@ export interface Dialect {
   readonly bigint: string
   /** The permits table's arrival-order column. */
   readonly permitPos: string
+  /**
+   * A statement costs a call, not a network round trip (SQLite): a read may take two steps (the rows'
+   * versions first, then only the bodies that changed) where PostgreSQL takes everything in one.
+   */
+  readonly local: boolean
 }
 
-export const SQLITE: Dialect = { name: "sqlite", param: () => "?", bigint: "integer", permitPos: "pos integer PRIMARY KEY AUTOINCREMENT" }
-export const POSTGRES: Dialect = { name: "postgres", param: (i) => `$${i}`, bigint: "bigint", permitPos: "pos bigint NOT NULL DEFAULT nextval('permit_order')" }
+export const SQLITE: Dialect = { name: "sqlite", param: () => "?", bigint: "integer", permitPos: "pos integer PRIMARY KEY AUTOINCREMENT", local: true }
+export const POSTGRES: Dialect = { name: "postgres", param: (i) => `$${i}`, bigint: "bigint", permitPos: "pos bigint NOT NULL DEFAULT nextval('permit_order')", local: false }
 
 /** A statement and its parameters. */
 export interface Query {
