@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { allClaimsIn, cooldownIn } from "../support/stateDb.js"
@@ -96,6 +96,30 @@ describe("opencode-pool in the real opencode 1.18.33", () => {
     const second = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
     expect(await childModel(oc, second.children[0]!)).toBe("fakeB/pool-c")
     await oc.abort(first.session)
+  })
+
+  it("US-4 (c2) `ocpool cool clear` in another process makes the next pick in the running opencode use that model again", async () => {
+    const oc = await start()
+    const first = await spawnTasks(oc, [{ agent: "explore", prompt: "limited [[fake:429:120]]" }], "children")
+    expect(await until(() => cooldownOf(oc, "fakeB/pool-b"), (c) => c !== undefined, 30_000)).toMatchObject({ reason: "rate_limit", strikes: 1 })
+    expect(await until(() => claimsIn(oc), (c) => Object.keys(c).length === 0, 20_000)).toEqual({})
+    const cleared = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "cool", "clear", "fakeB/pool-b", "--state-dir", oc.stateDir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } })
+    expect([cleared.status, cleared.stdout]).toEqual([0, expect.stringMatching(/^cleared fakeB\/pool-b \(rate_limit, strike 1, was until \d\d:\d\dZ\)\n$/)])
+    const second = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(oc, second.children[0]!)).toBe("fakeB/pool-b")
+    await oc.abort(first.session)
+  })
+
+  it("US-4 (c3) an upgrade: opencode started on a state directory an earlier version wrote keeps its cooldown (imported into state.db)", async () => {
+    const state = join(mkdtempSync(join(tmpdir(), "ocpool-e2e-upgrade-")), "state")
+    mkdirSync(state, { mode: 0o700 })
+    const now = Date.now()
+    writeFileSync(join(state, "cooldown.fakeB_2fpool-b.json"), JSON.stringify({ version: 1, model: "fakeB/pool-b", reason: "quota", strikes: 3, scope: "model", since: now - 60_000, until: now + 6 * 3_600_000, source: "flat" }), { mode: 0o600 })
+    const oc = await start({}, { env: { OCPOOL_STATE_DIR: state } })
+    const first = await spawnTasks(oc, [{ agent: "explore", prompt: "say hi" }])
+    expect(await childModel(oc, first.children[0]!)).toBe("fakeB/pool-c")
+    expect(cooldownOf(oc, "fakeB/pool-b")).toMatchObject({ reason: "quota", strikes: 3 })
+    expect(existsSync(join(state, "cooldown.fakeB_2fpool-b.json.imported"))).toBe(true)
   })
 
   it("US-8 (d) a hanging child is aborted by the reaper, confirmed, released, and its model cooled", async () => {
