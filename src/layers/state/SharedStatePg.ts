@@ -138,7 +138,6 @@ const make = (o: PgStateOptions) =>
         if (pending.quota.size > 0) yield* quotaPg.write([...pending.quota.values()])
         pending.cool.clear()
         pending.quota.clear()
-        yield* file.removeOwn
       }).pipe(Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
     // a decision made on files and the rejoin never interleave: whichever comes second publishes the other's work
     const gate = yield* Effect.makeSemaphore(1)
@@ -237,14 +236,42 @@ const make = (o: PgStateOptions) =>
       )
     }
 
+    /**
+     * What a decision on the server wrote that this host needs when the server is away (issue 32): its
+     * own claims and its own permits, written through to the state directory's database, so that a
+     * decision that falls back sees this machine's holders and a per-machine cap holds in an outage.
+     */
+    const writeThrough = (now: number, c: Commit): Effect.Effect<void> => {
+      const permits = c.permits === undefined ? undefined : { put: c.permits.put.filter((e) => e.holder.host === state.host), remove: c.permits.remove }
+      const local: Commit = {
+        cool: [],
+        uncool: [],
+        ...(c.claims !== undefined ? { claims: c.claims } : {}),
+        ...(permits !== undefined && (permits.put.length > 0 || permits.remove.length > 0) ? { permits } : {})
+      }
+      return local.claims === undefined && local.permits === undefined ? Effect.void : file.commit(now, local).pipe(Effect.catchAllCause(() => Effect.void))
+    }
+    /** `decide` on the server, its commit written through once the server committed it. */
+    const onServer = <A>(now: number, needs: Needs, decide: (s: SharedSnapshot) => { readonly value: A; readonly commit: Commit }): Effect.Effect<A> => {
+      let decided: Commit | undefined
+      return Effect.tap(
+        pg.transact(now, needs, (s) => {
+          const d = decide(s)
+          decided = d.commit
+          return d
+        }),
+        () => (decided === undefined ? Effect.void : writeThrough(now, decided))
+      )
+    }
+
     const service: SharedStateService = {
-      transact: (now, needs, decide) => either(now, waitOf(needs), pg.transact(now, needs, decide), file.transact(now, needs, remembering(decide))),
+      transact: (now, needs, decide) => either(now, waitOf(needs), onServer(now, needs, decide), file.transact(now, needs, remembering(decide))),
       commit: (now, c) =>
         // nothing to write (the engine's first commit publishes an empty table this process never published): no server round trip
         nothingToWrite(c) ? Effect.void.pipe(Effect.withSpan("SharedState.commit")) : either(
           now,
           o.lockWaitMs,
-          pg.commit(now, c),
+          Effect.tap(pg.commit(now, c), () => writeThrough(now, c)),
           Effect.suspend(() => {
             keep(c)
             return file.commit(now, c)
