@@ -294,11 +294,11 @@ export const fleetBackendText = (f: FleetEntry): string => `postgres ${f.url} sc
 
 /**
  * The `fleet:` section of the status view: the backend (URL masked), then each host, or the one line
- * saying the server did not answer (the rest of the view is then the state directory's).
+ * saying the server did not answer (the rest of the view is then this host's, from its state database).
  */
 export const fleetSection = (f: FleetEntry, now: number): ReadonlyArray<string> => {
   const fallbacks = f.fallbacks > 0 ? [`  ${plural(f.fallbacks, "decision")} of this process made on the state directory (PostgreSQL did not answer)`] : []
-  if (!f.reachable) return [`fleet: ${fleetBackendText(f)} did not answer (${f.reason}); showing the state directory`, ...fallbacks]
+  if (!f.reachable) return [`fleet: server unreachable, showing this host (${fleetBackendText(f)} did not answer: ${f.reason})`, ...fallbacks]
   return [
     `fleet: ${fleetBackendText(f)}, this host ${f.host}, round trip ${f.roundTripMs} ms, schema version ${f.schemaVersion}, ${plural(f.hosts.length, "host")}`,
     ...f.hosts.map((h) => `  ${fleetHostLine(h, now)}`),

@@ -72,7 +72,7 @@ describe("the status view in fleet mode", () => {
     const v = view(down)
     expect(v.fleet).toEqual({ backend: "postgres", reachable: false, url: URL_SHOWN, schema: "ocpool", host: "host-a", reason: "connect ECONNREFUSED 127.0.0.1:1", fallbacks: 0 })
     const lines = renderStatus(v, { now: NOW, processes: [] }).split("\n").filter((l) => l.startsWith("fleet"))
-    expect(lines).toEqual([`fleet: postgres ${URL_SHOWN} schema ocpool did not answer (connect ECONNREFUSED 127.0.0.1:1); showing the state directory`])
+    expect(lines).toEqual([`fleet: server unreachable, showing this host (postgres ${URL_SHOWN} schema ocpool did not answer: connect ECONNREFUSED 127.0.0.1:1)`])
   })
 
   it("US-52 a host id with escape sequences reaches the terminal escaped", () => {

@@ -157,7 +157,7 @@ describe("the fleet in ocpool status, permits and doctor", () => {
 
       const text = ocpool(["status"], deadUrl)
       expect(text.code).toBe(0)
-      expect(text.stdout).toMatch(new RegExp(`^fleet: postgres ${deadMasked.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} schema ocpool did not answer \\(.+\\); showing the state directory$`, "m"))
+      expect(text.stdout).toMatch(new RegExp(`^fleet: server unreachable, showing this host \\(postgres ${deadMasked.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} schema ocpool did not answer: .+\\)$`, "m"))
       expect(text.stdout).toContain(`process ${process.pid}@host-a: 1 claim`)
       expect(text.stdout).not.toContain("host-x")
 
