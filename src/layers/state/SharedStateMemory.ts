@@ -69,6 +69,18 @@ const changesInMemory = (shared: MemoryState) => ({
   })
 })
 
+/** The port for process `pid` on `shared`, as a value (a view with nothing to read uses an empty one). */
+export const memoryPort = (shared: MemoryState, pid: number, host = "memory") =>
+  sharedStateOver({
+    claims: claimsInMemory(shared, pid, host),
+    cooldowns: cooldownsInMemory(shared.cooldowns),
+    quota: quotaInMemory(shared.quota),
+    fallbacks: fallbacksInMemory(shared.fallbacks),
+    permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
+    lock: lockInMemory(shared),
+    changes: changesInMemory(shared)
+  })
+
 /** The port for process `pid` on `shared`. */
 export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memory") =>
   Layer.effect(

@@ -32,6 +32,8 @@ import { procJudge } from "./permitJudge.js"
 import { RecordsError, sharedStateOver, wroteSomething, type StateLock } from "./sharedStateOver.js"
 import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
 import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
+import { memoryState } from "./MemoryState.js"
+import { memoryPort } from "./SharedStateMemory.js"
 import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
 import { pause, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteTx } from "./sqliteTx.js"
 import { SQLITE, type Query } from "./stateSql.js"
@@ -229,9 +231,11 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
 export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view = false): Effect.Effect<SharedStateService, never, Scope.Scope> =>
   Effect.gen(function* () {
     const dir = state.dir
-    if (!view || dir === undefined || existsSync(join(dir, STATE_DB))) return yield* makePort(state, lockWaitMs)
+    if (!view || (dir !== undefined && existsSync(join(dir, STATE_DB)))) return yield* makePort(state, lockWaitMs)
+    // nothing to read yet: an empty state, without loading SQLite at all (a view's start stays quick)
+    const empty = yield* memoryPort(memoryState(), state.pid, state.host)
+    if (dir === undefined) return empty
     const scope = yield* Effect.scope
-    const empty = yield* makePort({ ...state, dir: undefined }, lockWaitMs)
     let real: SharedStateService | undefined
     const current: Effect.Effect<SharedStateService> = Effect.suspend(() =>
       real !== undefined
