@@ -249,7 +249,8 @@ const make = (o: PgStateOptions) =>
         ...(c.claims !== undefined ? { claims: c.claims } : {}),
         ...(permits !== undefined && (permits.put.length > 0 || permits.remove.length > 0) ? { permits } : {})
       }
-      return local.claims === undefined && local.permits === undefined ? Effect.void : file.commit(now, local).pipe(Effect.catchAllCause(() => Effect.void))
+      // not a span of the port: it is part of the decision that made it
+      return local.claims === undefined && local.permits === undefined ? Effect.void : file.commit(now, local).pipe(Effect.withTracerEnabled(false), Effect.catchAllCause(() => Effect.void))
     }
     /** `decide` on the server, its commit written through once the server committed it. */
     const onServer = <A>(now: number, needs: Needs, decide: (s: SharedSnapshot) => { readonly value: A; readonly commit: Commit }): Effect.Effect<A> => {
@@ -281,7 +282,8 @@ const make = (o: PgStateOptions) =>
       read: (now, needs) => either(now, o.lockWaitMs, pg.read(now, needs), file.read(now, needs), false),
       removeOwn: Effect.zipRight(
         Clock.currentTimeMillis.pipe(Effect.flatMap((now) => either(now, Math.max(1_000, o.lockWaitMs), pg.removeOwn, Effect.void, false))),
-        file.removeOwn
+        // the written-through row goes too; not a span of its own
+        file.removeOwn.pipe(Effect.withTracerEnabled(false))
       ),
       stats: Effect.zipWith(file.stats, Ref.get(mode), (s, m) => ({ failOpens: s.failOpens, fallbacks: m.fallbacks.count })),
       fleet,
