@@ -14,7 +14,7 @@ import { SessionLookupSdk, type SessionGetClient } from "../layers/opencode/Sess
 import { SessionPromptSdk, type PromptClient } from "../layers/opencode/SessionPromptSdk.js"
 import type { SessionPrompt } from "../services/opencode/SessionPrompt.js"
 import { homeDir } from "../layers/fs/xdg.js"
-import { ContextStoreFromStateDir } from "../layers/context/ContextStoreFile.js"
+import { ContextStoreShared } from "../layers/context/ContextStoreShared.js"
 import type { AbortClient } from "../services/opencode/AbortClient.js"
 import type { Notifier } from "../services/notify/Notifier.js"
 import type { SessionLookup } from "../services/opencode/SessionLookup.js"
@@ -62,7 +62,7 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
     overrides.lookup ?? SessionLookupSdk(ctx.client as SessionGetClient | undefined, ctx.directory),
     overrides.prices ?? PriceSnapshotFile(),
     overrides.prompt ?? SessionPromptSdk(ctx.client as PromptClient | undefined, ctx.directory),
-    // the context map's record and marker (issue 23), in the same state directory
-    ContextStoreFromStateDir.pipe(Layer.provide(stateDir))
+    // the context map's record and marker (issue 23), on the shared-state port (issue 32)
+    ContextStoreShared.pipe(Layer.provide(store))
   )
 }

@@ -1,10 +1,11 @@
 /** `ocpool context status` and `ocpool context refresh` (epic G, US-20/US-22), run as the built CLI over temporary projects and state dirs. */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawnSync } from "node:child_process"
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { decodeQueued, emptyRecord, encodeRecord, queueFileName, recordFileName, type ContextRecord } from "../../src/core/context/record.js"
+import { emptyRecord, type ContextRecord } from "../../src/core/context/record.js"
+import { contextQueuedIn, contextRecordIn, seedContextRecord } from "../support/stateDb.js"
 import { cli, ensureBuilt, stub } from "./builtCli.js"
 
 const tmp = (prefix = "ocpool-ctx-") => realpathSync(mkdtempSync(join(tmpdir(), prefix)))
@@ -38,7 +39,7 @@ const project = (bytes = 2048, ago = HOUR) => {
   return root
 }
 
-const withRecord = (dir: string, record: ContextRecord) => writeFileSync(join(dir, recordFileName(record.root)), encodeRecord(record), { mode: 0o600 })
+const withRecord = (dir: string, record: ContextRecord) => seedContextRecord(dir, record)
 
 const git = (cwd: string, args: ReadonlyArray<string>, date?: Date) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
@@ -98,7 +99,7 @@ describe("ocpool context status", () => {
   it("US-20 without --max-bytes the budget is the one the plugin recorded (option contextMap.maxBytes)", () => {
     const root = project(3000)
     const dir = stateDir()
-    writeFileSync(join(dir, recordFileName(root)), encodeRecord({ ...emptyRecord(root), maxBytes: 2048 }))
+    withRecord(dir, { ...emptyRecord(root), maxBytes: 2048 })
     const r = ocpool(["context", "status", "--state-dir", dir], { cwd: root })
     expect(r.stdout).toContain("  total 2.9 KiB of the 2 KiB budget\nwarning: map is 2.9 KiB, over the 2 KiB budget")
     expect(ocpool(["context", "status", "--max-bytes", "8192", "--state-dir", dir], { cwd: root }).stdout).not.toContain("warning:")
@@ -189,19 +190,19 @@ describe("ocpool context status", () => {
 })
 
 describe("ocpool context refresh", () => {
-  it("US-22 writes the project's marker (0600, {at}) and says when the refresh starts; status then shows it queued; the record is untouched", () => {
+  it("US-22 writes the project's marker ({at}, in state.db, 0600) and says when the refresh starts; status then shows it queued; the record is untouched", () => {
     const root = project()
     const dir = stateDir()
     withRecord(dir, { ...emptyRecord(root), pending: ["a.ts"] })
-    const before = readFileSync(join(dir, recordFileName(root)), "utf8")
+    const before = contextRecordIn(dir, root)
     const t0 = Date.now()
     const r = ocpool(["context", "refresh", "--project", root, "--state-dir", dir])
     expect(r).toEqual({ code: 0, stdout: `refresh queued for ${root}: it starts when a root session of opencode goes idle in that project\n`, stderr: "" })
-    expect(statSync(join(dir, queueFileName(root))).mode & 0o777).toBe(0o600)
-    const at = decodeQueued(readFileSync(join(dir, queueFileName(root)), "utf8"))
+    expect(statSync(join(dir, "state.db")).mode & 0o777).toBe(0o600)
+    const at = contextQueuedIn(dir, root)
     expect(at).toBeGreaterThanOrEqual(t0)
     expect(at).toBeLessThanOrEqual(Date.now())
-    expect(readFileSync(join(dir, recordFileName(root)), "utf8")).toBe(before)
+    expect(contextRecordIn(dir, root)).toEqual(before)
     expect(ocpool(["context", "status", "--project", root, "--state-dir", dir]).stdout).toMatch(/\nrefresh queued: yes, \ds ago \(starts at the next idle of a root session\)\n$/)
   })
 
@@ -209,7 +210,7 @@ describe("ocpool context refresh", () => {
     const root = project()
     const dir = join(tmp(), "new", "state")
     expect(ocpool(["context", "refresh", "--project", root, "--state-dir", dir]).code).toBe(0)
-    expect(readdirSync(dir)).toEqual([queueFileName(root)])
+    expect(contextQueuedIn(dir, root)).toBeDefined()
     const file = join(tmp(), "file")
     writeFileSync(file, "x")
     const r = ocpool(["context", "refresh", "--project", root, "--state-dir", file])

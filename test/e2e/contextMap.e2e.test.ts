@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
-import { recordFileName } from "../../src/core/context/record.js"
+import { contextQueuedIn, contextRecordIn } from "../support/stateDb.js"
 import { shown, startDbusMock, type DbusMock } from "../real/dbus.js"
 import { fakeConfig, sleep, textOf, type FakeLlm, type MessageWithParts, type OpencodeHandle, type PluginEntry, type SessionInfo } from "./harness.js"
 import { e2eWorld } from "./world.js"
@@ -101,7 +101,7 @@ const ocpool = async (args: ReadonlyArray<string>): Promise<string> =>
   (await promisify(execFile)(process.execPath, [CLI, ...args, "--state-dir", oc.stateDir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } })).stdout
 
 /** The refresh machine's record in the state dir (context.<key>.json). */
-const record = (): Record<string, any> => JSON.parse(readFileSync(join(oc.stateDir, recordFileName(root)), "utf8")) as Record<string, any>
+const record = (): Record<string, any> => contextRecordIn(oc.stateDir, root) as unknown as Record<string, any>
 
 const sessions = async (): Promise<ReadonlyArray<SessionInfo>> => {
   const r = await oc.request<ReadonlyArray<SessionInfo>>("GET", "/session")
@@ -277,7 +277,7 @@ describe("the context map in the real opencode 1.18.33", () => {
     expect(prompt.split("\n").filter((l) => l.startsWith("- "))).toEqual(["- src/a.ts", "- src/b.ts", "- src/c.ts"])
     expect(record()["lastRun"]).toMatchObject({ run: next.run, outcome: "ok", paths: 3 })
     expect(record()["pending"]).toEqual([])
-    expect(existsSync(join(oc.stateDir, recordFileName(root).replace(/\.json$/, ".queued")))).toBe(false)
+    expect(contextQueuedIn(oc.stateDir, root)).toBeUndefined()
   }, 120_000)
 
   it("US-21 opencode denies `build` a write to the map (relative and absolute path) and the context agent a write to manager.md", async () => {

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { recordFileName, queueFileName, encodeQueued } from "../../src/core/context/record.js"
+import { contextQueuedIn, contextRecordIn, seedContextQueued } from "../support/stateDb.js"
 import { SessionPromptMemory, type PromptCall } from "../../src/layers/opencode/SessionPromptMemory.js"
 import { bootsPerTest, event, POOL2, settle, tmp, type Booted } from "./boot.js"
 
@@ -44,7 +44,7 @@ const turn = async (r: Run, session: string) => {
   await settle(r.b)
 }
 const claims = async (r: Run) => (await Effect.runPromise(r.b.hooks.engine.state)).machine.claims
-const record = (r: Run) => JSON.parse(readFileSync(join(r.b.stateDir, recordFileName(r.project)), "utf8")) as { pending: Array<string>; lastRun: { outcome: string } | null; inFlight: unknown }
+const record = (r: Run) => contextRecordIn(r.b.stateDir, r.project)!
 
 describe("the context map's automatic refresh in the plugin (issue 23)", () => {
   it("US-20 criterion 1: an edit to src/a.ts and no map dir, then the root idles: one `context (auto bootstrap)` session on a claimed slot, its prompt with the root and the path", async () => {
@@ -86,7 +86,7 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     // a real edit, and a refresh asked for, but the idle is a subagent's (a `general` child: no pool claim)
     await event(r.b, "session.created", { sessionID: "ses_child", info: { id: "ses_child", parentID: ROOT, agent: "general", title: "x (@general subagent)" } })
     await edit(r, "ses_child", "edit", { filePath: join(r.project, "src/a.ts") })
-    writeFileSync(join(r.b.stateDir, queueFileName(r.project)), encodeQueued(Date.now()))
+    seedContextQueued(r.b.stateDir, r.project, Date.now())
     await turn(r, "ses_child")
     expect(r.created).toEqual([])
     // the root's idle starts it: the edit was queued
@@ -102,11 +102,11 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     await event(r.b, "session.created", { sessionID: "ses_created_1", info: { id: "ses_created_1", title: "context (auto bootstrap)" } })
     await edit(r, "ses_created_1", "write", { filePath: join(r.project, "src/not-by-the-map.ts") })
     // a refresh asked for: any root idle would start one now, whatever the spacing; the run's own does not
-    writeFileSync(join(r.b.stateDir, queueFileName(r.project)), encodeQueued(Date.now()))
+    seedContextQueued(r.b.stateDir, r.project, Date.now())
     await turn(r, "ses_created_1")
     expect(await claims(r)).toEqual([])
     expect(r.created).toHaveLength(1)
-    expect(existsSync(join(r.b.stateDir, queueFileName(r.project)))).toBe(true)
+    expect(contextQueuedIn(r.b.stateDir, r.project)).toBeDefined()
     // and its later idles do not either
     await turn(r, "ses_created_1")
     expect(r.created).toHaveLength(1)
@@ -156,10 +156,10 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     expect(again.prompts[0]!.text).toContain("- src/a.ts")
     // the run ends; a request inside the 10 minutes starts another at the next idle and is taken
     await turn(again, "ses_created_1")
-    writeFileSync(join(again.b.stateDir, queueFileName(again.project)), encodeQueued(Date.now()))
+    seedContextQueued(again.b.stateDir, again.project, Date.now())
     await turn(again, ROOT)
     expect(again.created).toHaveLength(2)
-    expect(existsSync(join(again.b.stateDir, queueFileName(again.project)))).toBe(false)
+    expect(contextQueuedIn(again.b.stateDir, again.project)).toBeUndefined()
   })
 
   it("US-20 contextMap:false collects nothing and starts nothing", async () => {
@@ -167,7 +167,7 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     await edit(r, ROOT, "edit", { filePath: join(r.project, "src/a.ts") })
     await turn(r, ROOT)
     expect(r.created).toEqual([])
-    expect(existsSync(join(r.b.stateDir, recordFileName(r.project)))).toBe(false)
+    expect(contextRecordIn(r.b.stateDir, r.project)).toBeUndefined()
   })
 
   it("US-20 a refresh session is never coached and never becomes a primary for fallbacks, unlike the user's root session", async () => {

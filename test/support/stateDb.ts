@@ -14,7 +14,8 @@ import { DEAD_FILE_MS } from "../../src/core/constants.js"
 import type { RecordsError } from "../../src/layers/state/sharedStateOver.js"
 import { openStateDb } from "../../src/layers/state/SharedStateSqlite.js"
 import { migrateSqlite } from "../../src/layers/state/sqliteSchema.js"
-import { sqlClaims, sqlCooldowns, sqlPermits, sqlQuota, type SqlExec } from "../../src/layers/state/sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlPermits, sqlQuota, type SqlExec } from "../../src/layers/state/sqlRecords.js"
+import { decodeQueued, decodeRecord, encodeQueued, encodeRecord, type ContextRecord } from "../../src/core/context/record.js"
 import { SQLITE } from "../../src/layers/state/stateSql.js"
 
 const rows = <R>(dir: string, sql: string, params: ReadonlyArray<string | number> = []): ReadonlyArray<R> => {
@@ -104,3 +105,21 @@ export const seedPermits = (dir: string, entries: ReadonlyArray<PermitEntry>, no
 /** Runs raw SQL on `dir`'s state.db (a test's hostile row). */
 export const seedSql = (dir: string, sql: string, params: ReadonlyArray<string | number | null> = []): void =>
   void seeding(dir, (exec) => exec.run({ text: sql, params }))
+
+/** The context map's record of project `root`, as written (undefined without one). */
+export const contextRecordIn = (dir: string, root: string): ContextRecord | undefined => {
+  const row = rows<{ body: string }>(dir, "SELECT body FROM context WHERE key = ?", [`record:${root}`])[0]
+  return row === undefined ? undefined : decodeRecord(row.body)
+}
+
+/** When a refresh of project `root` was queued (undefined: none). */
+export const contextQueuedIn = (dir: string, root: string): number | undefined => {
+  const row = rows<{ body: string }>(dir, "SELECT body FROM context WHERE key = ?", [`queued:${root}`])[0]
+  return row === undefined ? undefined : decodeQueued(row.body)
+}
+
+export const seedContextRecord = (dir: string, record: ContextRecord): void =>
+  seeding(dir, (exec) => sqlContext(exec).write({ put: [{ key: `record:${record.root}`, body: encodeRecord(record) }], remove: [] }))
+
+export const seedContextQueued = (dir: string, root: string, at: number): void =>
+  seeding(dir, (exec) => sqlContext(exec).write({ put: [{ key: `queued:${root}`, body: encodeQueued(at) }], remove: [] }))

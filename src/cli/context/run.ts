@@ -2,19 +2,22 @@
  * `ocpool context status` and `ocpool context refresh` (epic G, US-20/US-22): a project's context map
  * as the plugin keeps it, and a refresh queued for the project's next idle. The project is a directory
  * (default: the current one) resolved to its real absolute path, the key of its record in the state
- * directory; the records are read and written only through the ContextStore service.
+ * database; the records are read and written only through the ContextStore service, over the
+ * shared-state port (a view's for status, a writer's for refresh).
  */
-import { Clock, Console, Effect } from "effect"
+import { Clock, Console, Effect, Layer } from "effect"
 import { realpathSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import { lastWritten } from "../../core/context/mapFacts.js"
 import { MAP_MAX_BYTES_DEFAULT } from "../../core/context/map.js"
 import { contextStatusLines, contextStatusView, type ChangedCount } from "../../core/context/view.js"
 import { echo, printable, printableJson } from "../../core/printable.js"
-import { ContextStoreFile } from "../../layers/context/ContextStoreFile.js"
+import { ContextStoreShared } from "../../layers/context/ContextStoreShared.js"
 import { ContextStore } from "../../services/context/ContextStore.js"
 import { BadInput, PathUnusable } from "../errors.js"
-import { stateDirPath } from "../stateView.js"
+import { cliWriterState } from "../shared/stateWriter.js"
+import { openState, portOf } from "../stateView.js"
+import { COOL_WAIT_MS } from "../cool.js"
 import { gitChangedCount } from "./git.js"
 
 export interface ContextFlags {
@@ -55,11 +58,11 @@ export const contextStatusRun = (flags: ContextStatusFlags) =>
   Effect.gen(function* () {
     const root = yield* projectRoot(flags.project)
     yield* maxBytesOf(flags.maxBytes)
-    const dir = yield* stateDirPath(flags.stateDir)
+    const state = yield* openState(flags.stateDir)
     const { facts, queuedAt, record } = yield* Effect.gen(function* () {
       const store = yield* ContextStore
       return { record: yield* store.load(root), facts: yield* store.mapFacts(root), queuedAt: yield* store.queued(root) }
-    }).pipe(Effect.provide(ContextStoreFile(dir)))
+    }).pipe(Effect.provide(ContextStoreShared.pipe(Layer.provide(portOf(state)))), Effect.scoped)
     const maxBytes = yield* maxBytesOf(flags.maxBytes, record?.maxBytes)
     const now = yield* Clock.currentTimeMillis
     const written = lastWritten(facts)
@@ -75,11 +78,13 @@ export const contextStatusRun = (flags: ContextStatusFlags) =>
 export const contextRefreshRun = (flags: ContextFlags) =>
   Effect.gen(function* () {
     const root = yield* projectRoot(flags.project)
-    const dir = yield* stateDirPath(flags.stateDir)
     const now = yield* Clock.currentTimeMillis
+    // written through the shared state, as the plugin reads it (a directory that cannot be used: exit 1, named)
     yield* Effect.flatMap(ContextStore, (store) => store.queue(root, now)).pipe(
-      Effect.provide(ContextStoreFile(dir)),
-      Effect.catchTag("ContextStoreError", (e) => Effect.fail(new PathUnusable({ path: e.path, reason: `cannot queue the refresh: ${e.reason}` })))
+      Effect.catchTag("ContextStoreError", () => Effect.void),
+      Effect.provide(ContextStoreShared.pipe(Layer.provide(cliWriterState(flags.stateDir, COOL_WAIT_MS)))),
+      Effect.scoped,
+      Effect.catchTag("StateUnreadable", (e) => Effect.fail(new PathUnusable({ path: e.dir, reason: `cannot queue the refresh: ${e.reason}` })))
     )
     yield* Console.log(printable(`refresh queued for ${root}: it starts when a root session of opencode goes idle in that project`))
   })

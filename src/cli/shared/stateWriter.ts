@@ -11,7 +11,7 @@ import { Effect, Layer } from "effect"
 import { stderrLine } from "../../layers/process/LoggerStderr.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
-import { openStateDir, ownHostId } from "../../layers/state/StateDirFile.js"
+import { inspectStateDir, ownHostId, prepareDir } from "../../layers/state/StateDirFile.js"
 import { ownStartToken } from "../../layers/process/groupRun.js"
 import type { SharedState } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
@@ -39,13 +39,12 @@ export const AppLogStderr = Layer.succeed(AppLog, { log: onStderr })
 export const writerStateDir = (flag: string | undefined): Effect.Effect<Layer.Layer<StateDir>, StateUnreadable> =>
   Effect.suspend(() => {
     const choice = stateDirFor(flag)
-    const opened = openStateDir(choice)
-    if (opened.dir === undefined) {
-      return Effect.fail(
-        new StateUnreadable({ dir: choice._tag === "Dir" ? choice.dir : "$XDG_STATE_HOME/opencode-pool", reason: (opened.warning ?? "unusable").replace(/; routing on this process's claims only, state kept in memory$/, "") })
-      )
-    }
-    return Effect.succeed(Layer.succeed(StateDir, { dir: opened.dir, trusted: opened.trusted, pid: process.pid, host: ownHostId(), startTime: ownStartToken() }))
+    if (choice._tag === "NoHome") return Effect.fail(new StateUnreadable({ dir: "$XDG_STATE_HOME/opencode-pool", reason: choice.reason }))
+    // made when missing (0700); the reason alone when it cannot be (the error names the directory)
+    const prepared = prepareDir(choice.dir)
+    if (prepared.unusable !== undefined) return Effect.fail(new StateUnreadable({ dir: choice.dir, reason: prepared.unusable }))
+    const trusted = inspectStateDir(choice.dir).trusted
+    return Effect.succeed(Layer.succeed(StateDir, { dir: choice.dir, trusted, pid: process.pid, host: ownHostId(), startTime: ownStartToken() }))
   })
 
 /** The port a CLI command writes through, over `flag`'s state directory (with it, for layers that need the `StateDir` too). */

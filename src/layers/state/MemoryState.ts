@@ -20,6 +20,8 @@ export interface MemoryState {
   readonly fallbacks: Map<string, FallbackRecord>
   /** Every budget's permit entries and when they were last written (the lease of another host's entries). */
   readonly permits: PermitTable
+  /** The context map's entries, key → body. */
+  readonly context: Map<string, string>
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
   /** Called after every commit that wrote something (the memory port's change feed, issue 24). */
@@ -37,6 +39,7 @@ export const memoryState = (): MemoryState => ({
   quota: new Map(),
   fallbacks: new Map(),
   permits: permitTable(),
+  context: new Map(),
   lock: Effect.unsafeMakeSemaphore(1),
   watchers: new Set(),
   trace: [],

@@ -10,7 +10,7 @@ import { Effect, Layer, Stream } from "effect"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { holderGone } from "../../core/state/holder.js"
 import { SharedState } from "../../services/state/SharedState.js"
-import { cooldownsInMemory, fallbacksInMemory, quotaInMemory } from "./memoryRecords.js"
+import { contextInMemory, cooldownsInMemory, fallbacksInMemory, quotaInMemory } from "./memoryRecords.js"
 import type { MemoryState } from "./MemoryState.js"
 import { permitsInMemory, type PermitJudge } from "./permitJudge.js"
 import { sharedStateOver, type ClaimRecords, type StateLock } from "./sharedStateOver.js"
@@ -77,6 +77,7 @@ export const memoryPort = (shared: MemoryState, pid: number, host = "memory") =>
     quota: quotaInMemory(shared.quota),
     fallbacks: fallbacksInMemory(shared.fallbacks),
     permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
+    context: contextInMemory(shared.context),
     lock: lockInMemory(shared),
     changes: changesInMemory(shared)
   })
@@ -91,6 +92,7 @@ export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memo
       quota: quotaInMemory(shared.quota),
       fallbacks: fallbacksInMemory(shared.fallbacks),
       permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
+      context: contextInMemory(shared.context),
       lock: lockInMemory(shared),
       changes: changesInMemory(shared)
     })

@@ -29,7 +29,7 @@ import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
-import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota } from "./sqlRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
@@ -97,6 +97,7 @@ const make = (o: PgStateOptions) =>
       quota: quotaPg,
       fallbacks: sqlFallbacks(x),
       permits: sqlPermits(x, procJudge(state.host), o.leaseMs),
+      context: sqlContext(x),
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
         // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later
@@ -203,6 +204,7 @@ const make = (o: PgStateOptions) =>
       (c.fallbacks ?? []).length === 0 &&
       (c.endFallbacks ?? []).length === 0 &&
       (c.permits === undefined || (c.permits.put.length === 0 && c.permits.remove.length === 0)) &&
+      (c.context === undefined || (c.context.put.length === 0 && c.context.remove.length === 0)) &&
       (c.claims === undefined || (c.claims.claims.length === 0 && c.claims.reaped === 0 && !claims.published()))
 
     const waitOf = (needs: Needs) => (needs.permits === true ? Math.max(o.lockWaitMs, PERMITS_LOCK_WAIT_MS) : o.lockWaitMs)

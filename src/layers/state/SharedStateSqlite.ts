@@ -34,7 +34,7 @@ import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
 import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
 import { memoryState } from "./MemoryState.js"
 import { memoryPort } from "./SharedStateMemory.js"
-import { sqlClaims, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
 import { pause, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteTx } from "./sqliteTx.js"
 import { SQLITE, type Query } from "./stateSql.js"
 
@@ -95,6 +95,7 @@ const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ rea
                 yield* sqlCooldowns(exec).merge(legacy.cooldowns)
                 yield* sqlQuota(exec).write(legacy.quota)
                 yield* sqlFallbacks(exec).write(legacy.fallbacks)
+                if (legacy.context.length > 0) yield* sqlContext(exec).write({ put: legacy.context, remove: [] })
                 return legacy.files
               }).pipe(Effect.mapError((e) => e.reason))
             )
@@ -204,6 +205,7 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
       quota: sqlQuota(exec),
       fallbacks: sqlFallbacks(exec),
       permits: sqlPermits(exec, procJudge(state.host), DEAD_FILE_MS),
+      context: sqlContext(exec),
       lock,
       changes: { stream: state.dir === undefined ? Stream.never : Stream.map(dirChanges(state.dir), () => undefined), touch: Effect.void }
     })

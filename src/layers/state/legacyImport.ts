@@ -1,6 +1,6 @@
 /**
- * The state files of earlier versions (issue 32): `cooldown.<enc>.json`, `quota.<enc>.json` and
- * `fallback.<enc>.json` are imported into `state.db` once, so that an upgrade forgets no six-hour
+ * The state files of earlier versions (issue 32): `cooldown.<enc>.json`, `quota.<enc>.json`,
+ * `fallback.<enc>.json` and the context map's `context.<enc>.json` and `.queued` are imported into `state.db` once, so that an upgrade forgets no six-hour
  * cooldown, and then renamed `<name>.imported`. Claim files (`claims.<pid>.json`), `permits.json` and
  * `pool.lock` are not imported: their processes restart with the new version; `ocpool doctor` names
  * them as leftovers. A file that does not decode, or whose record is over, is renamed all the same.
@@ -14,6 +14,8 @@ import { decodeFallback, FALLBACK_FILE, fallbackFileName, isOver, type FallbackR
 import { decodeQuota, isStale, QUOTA_FILE, quotaFileName, type QuotaRecord } from "../../core/quota/record.js"
 import { CLAIM_FILE } from "../../core/claimFile.js"
 import { readTextFile } from "../fs/safeRead.js"
+import { CONTEXT_QUEUE_FILE, CONTEXT_RECORD_FILE, decodeQueued, decodeRecord, encodeQueued, encodeRecord, queueFileName, recordFileName } from "../../core/context/record.js"
+import type { ContextEntry } from "../../services/state/SharedState.js"
 
 export const IMPORTED_SUFFIX = ".imported"
 
@@ -21,11 +23,13 @@ export interface LegacyRecords {
   readonly cooldowns: ReadonlyArray<Cooldown>
   readonly quota: ReadonlyArray<QuotaRecord>
   readonly fallbacks: ReadonlyArray<FallbackRecord>
+  /** The context map's records and refresh markers, as the port's entries. */
+  readonly context: ReadonlyArray<ContextEntry>
   /** The files read (renamed once what they held is committed). */
   readonly files: ReadonlyArray<string>
 }
 
-const IMPORTABLE = [COOLDOWN_FILE, QUOTA_FILE, FALLBACK_FILE]
+const IMPORTABLE = [COOLDOWN_FILE, QUOTA_FILE, FALLBACK_FILE, CONTEXT_RECORD_FILE, CONTEXT_QUEUE_FILE]
 
 /** Whether `name` is an earlier version's record that is imported. */
 export const isImportable = (name: string): boolean => IMPORTABLE.some((p) => p.test(name))
@@ -54,10 +58,19 @@ export const readLegacy = (dir: string, now: number): LegacyRecords => {
   const cooldowns: Array<Cooldown> = []
   const quota: Array<QuotaRecord> = []
   const fallbacks: Array<FallbackRecord> = []
+  const context: Array<ContextEntry> = []
   for (const name of names) {
     const read = readTextFile(join(dir, name), STATE_FILE_MAX_BYTES)
     if (read._tag !== "Text") continue
-    if (COOLDOWN_FILE.test(name)) {
+    if (CONTEXT_RECORD_FILE.test(name)) {
+      const r = decodeRecord(read.text)
+      if (r !== undefined && recordFileName(r.root) === name) context.push({ key: `record:${r.root}`, body: encodeRecord(r) })
+    } else if (CONTEXT_QUEUE_FILE.test(name)) {
+      // a marker names no root: it is matched to the record imported with it
+      const at = decodeQueued(read.text)
+      const root = names.map((n) => (CONTEXT_RECORD_FILE.test(n) ? readRoot(dir, n) : undefined)).find((r) => r !== undefined && queueFileName(r) === name)
+      if (at !== undefined && root !== undefined) context.push({ key: `queued:${root}`, body: encodeQueued(at) })
+    } else if (COOLDOWN_FILE.test(name)) {
       const c = decodeCooldown(read.text)
       if (c !== undefined && !isCooldownExpired(c, now)) cooldowns.push(c)
     } else if (QUOTA_FILE.test(name)) {
@@ -69,7 +82,13 @@ export const readLegacy = (dir: string, now: number): LegacyRecords => {
       if (f !== undefined && !isOver(f, now) && fallbackFileName(f.session) === name) fallbacks.push(f)
     }
   }
-  return { cooldowns, quota, fallbacks, files: names }
+  return { cooldowns, quota, fallbacks, context, files: names }
+}
+
+/** The root a context record file names, if it reads. */
+const readRoot = (dir: string, name: string): string | undefined => {
+  const read = readTextFile(join(dir, name), STATE_FILE_MAX_BYTES)
+  return read._tag === "Text" ? decodeRecord(read.text)?.root : undefined
 }
 
 /** Renames the files read to `<name>.imported` (one already gone is skipped). */

@@ -7,7 +7,8 @@ import type { Cooldown } from "../../core/cooldown.js"
 import { isCooldownExpired } from "../../core/cooldownFile.js"
 import { bySession, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { isStale, type QuotaRecord } from "../../core/quota/record.js"
-import type { CooldownRecords, FallbackRecords, QuotaRecords } from "./sharedStateOver.js"
+import type { ContextEntry } from "../../services/state/SharedState.js"
+import type { ContextRecords, CooldownRecords, FallbackRecords, QuotaRecords } from "./sharedStateOver.js"
 import { byModel } from "./sqlRecords.js"
 
 /** Cooldowns in one table; expired ones are dropped as they are read. */
@@ -32,4 +33,14 @@ export const fallbacksInMemory = (table: Map<string, FallbackRecord> = new Map()
   write: (records) => Effect.sync(() => records.forEach((r) => table.set(r.session, r))),
   remove: (session) => Effect.sync(() => void table.delete(session)),
   readAll: (now) => Effect.sync(() => bySession([...table.values()].filter((r) => !isOver(r, now))))
+})
+
+/** The context map's entries in one table, key → body. */
+export const contextInMemory = (table: Map<string, string> = new Map()): ContextRecords => ({
+  readAll: Effect.sync((): ReadonlyArray<ContextEntry> => [...table.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, body]) => ({ key, body }))),
+  write: (changes) =>
+    Effect.sync(() => {
+      for (const k of changes.remove) table.delete(k)
+      for (const e of changes.put) table.set(e.key, e.body)
+    })
 })

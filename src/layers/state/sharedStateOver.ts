@@ -14,7 +14,7 @@ import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
-import { problemText, type Commit, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
+import { problemText, type Commit, type ContextChanges, type ContextEntry, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
 
 /** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
 export class RecordsError extends Data.TaggedError("RecordsError")<{ readonly reason: string }> {}
@@ -50,6 +50,12 @@ export interface PermitRecords {
   readonly write: (changes: PermitChanges, now: number) => Effect.Effect<void, RecordsError>
 }
 
+/** The context map's entries (issue 23; on the port since issue 32), by key. */
+export interface ContextRecords {
+  readonly readAll: Effect.Effect<ReadonlyArray<ContextEntry>, RecordsError>
+  readonly write: (changes: ContextChanges) => Effect.Effect<void, RecordsError>
+}
+
 /** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
 export interface StateLock {
   /**
@@ -74,6 +80,7 @@ export interface SharedStateParts {
   readonly quota: QuotaRecords
   readonly fallbacks: FallbackRecords
   readonly permits: PermitRecords
+  readonly context: ContextRecords
   readonly lock: StateLock
 }
 
@@ -81,6 +88,7 @@ const NO_PEERS: ReadonlyArray<ProcessSnapshot> = []
 const NO_QUOTA: ReadonlyArray<QuotaRecord> = []
 const NO_FALLBACKS: ReadonlyArray<FallbackRecord> = []
 const NO_PERMITS: ReadonlyArray<PermitView> = []
+const NO_CONTEXT: ReadonlyArray<ContextEntry> = []
 
 /** Whether a commit writes anything at all (an empty one does not wake the views). */
 export const wroteSomething = (c: Commit): boolean =>
@@ -90,12 +98,13 @@ export const wroteSomething = (c: Commit): boolean =>
   (c.quota ?? []).length > 0 ||
   (c.fallbacks ?? []).length > 0 ||
   (c.endFallbacks ?? []).length > 0 ||
-  (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0))
+  (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0)) ||
+  (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0))
 
 /** The port over `parts`; the log is optional (the CLI reads without one). */
 export const sharedStateOver = (parts: SharedStateParts) =>
   Effect.gen(function* () {
-    const { claims, cooldowns, quota, fallbacks, permits, lock } = parts
+    const { claims, cooldowns, quota, fallbacks, permits, context, lock } = parts
     const log = yield* Effect.serviceOption(AppLog)
     const warn = (message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log("warn", message) })
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
@@ -109,7 +118,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       const records = needs.quota ? yield* quota.readAll(now) : NO_QUOTA
       const active = needs.fallbacks ? yield* fallbacks.readAll(now) : NO_FALLBACKS
       const entries = needs.permits ? yield* permits.readAll(now).pipe(Effect.catchAll(orProblem("permits", problems, NO_PERMITS))) : NO_PERMITS
-      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, problems } satisfies SharedSnapshot
+      const maps = needs.context ? yield* context.readAll.pipe(Effect.catchAll(orProblem("context", problems, NO_CONTEXT))) : NO_CONTEXT
+      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, problems } satisfies SharedSnapshot
     })
 
     const commit = Effect.fn("SharedState.commit")(function* (now: number, c: Commit) {
@@ -122,6 +132,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       // the permits file is rewritten only when the commit changes permits
       if (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0))
         yield* permits.write(c.permits, now).pipe(Effect.catchAll((e) => warn(`writing permits failed: ${e.reason}`)))
+      if (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0))
+        yield* context.write(c.context).pipe(Effect.catchAll((e) => warn(`writing context map records failed: ${e.reason}`)))
       if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })
 

@@ -20,11 +20,11 @@ import { bySession, decodeFallback, encodeFallback, isOver, type FallbackRecord 
 import { decodeQuota, encodeQuota, isStale, type QuotaRecord } from "../../core/quota/record.js"
 import { holderGone, isLocal } from "../../core/state/holder.js"
 import type { ProcessSnapshot } from "../../core/status.js"
-import type { OwnClaims } from "../../services/state/SharedState.js"
+import type { ContextEntry, OwnClaims } from "../../services/state/SharedState.js"
 import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { judgePermits, type PermitJudge } from "./permitJudge.js"
 import { pidState, startTimeCache } from "./proc.js"
-import type { ClaimRecords, CooldownRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
+import type { ClaimRecords, ContextRecords, CooldownRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
 import { list, sqlOf, type Dialect, type Query } from "./stateSql.js"
 
 /** How a statement runs on a backend; a failure is the backend's (PostgreSQL: a defect that sends the decision elsewhere). */
@@ -270,6 +270,19 @@ export const sqlPermits = (x: SqlExec, judge: PermitJudge, leaseMs: number): Per
             q`INSERT INTO permits (id, seq, host, pid, body, written_at) VALUES (${e.id}, ${e.seq}, ${e.holder.host}, ${e.holder.pid}, ${JSON.stringify(entryOf(e))}, ${now})
               ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, host = excluded.host, pid = excluded.pid, body = excluded.body, written_at = excluded.written_at`
           )
+      })
+  }
+}
+
+/** The context map's entries (issue 23), one row per key. */
+export const sqlContext = (x: SqlExec): ContextRecords => {
+  const q = sqlOf(x.dialect)
+  return {
+    readAll: x.all<ContextEntry>(q`SELECT key, body FROM context ORDER BY key`).pipe(Effect.map((rows) => rows.map((r) => ({ key: r.key, body: r.body })))),
+    write: (changes) =>
+      Effect.gen(function* () {
+        if (changes.remove.length > 0) yield* x.run(q`DELETE FROM context WHERE key IN (${list(changes.remove)})`)
+        for (const e of changes.put) yield* x.run(q`INSERT INTO context (key, body) VALUES (${e.key}, ${e.body}) ON CONFLICT (key) DO UPDATE SET body = excluded.body`)
       })
   }
 }

@@ -26,14 +26,28 @@ export interface Needs {
   readonly fallbacks?: boolean
   /** Every budget's permit entries, held and queued (issue 21). */
   readonly permits?: boolean
+  /** The context map's per-project records and refresh markers (issue 23, on the port since issue 32). */
+  readonly context?: boolean
 }
 
 /** Every record kind: what views (`pool_status`, `ocpool status`) read. */
 export const ALL_RECORDS: Needs = { claims: true, cooldowns: true, quota: true, fallbacks: true, permits: true }
 
+/** One of the context map's records (issue 23): `key` names it (`record:<root>`, `queued:<root>`), `body` is its JSON. */
+export interface ContextEntry {
+  readonly key: string
+  readonly body: string
+}
+
+/** Context entries written (by key) and removed. */
+export interface ContextChanges {
+  readonly put: ReadonlyArray<ContextEntry>
+  readonly remove: ReadonlyArray<string>
+}
+
 /** A record kind that could not be read (it reads as empty), with why. */
 export interface ReadProblem {
-  readonly kind: "claims" | "cooldowns" | "permits"
+  readonly kind: "claims" | "cooldowns" | "permits" | "context"
   readonly reason: string
 }
 
@@ -49,6 +63,8 @@ export interface SharedSnapshot {
   readonly fallbacks: ReadonlyArray<FallbackRecord>
   /** Permit entries of every budget in FIFO order (seq), each with its holder judged (`gone`). */
   readonly permits: ReadonlyArray<PermitView>
+  /** The context map's entries, by key. */
+  readonly context: ReadonlyArray<ContextEntry>
   /** Kinds that could not be read; transactions log them, views decide. */
   readonly problems: ReadonlyArray<ReadProblem>
 }
@@ -71,6 +87,8 @@ export interface Commit {
   readonly endFallbacks?: ReadonlyArray<string> | undefined
   /** Permit entries written and removed (issue 21). */
   readonly permits?: PermitChanges | undefined
+  /** The context map's entries written and removed (issue 32). */
+  readonly context?: ContextChanges | undefined
 }
 
 export interface SharedStateStats {
@@ -138,4 +156,10 @@ export class SharedState extends Context.Tag("opencode-pool/SharedState")<Shared
 
 /** The warning a transaction logs for a kind it could not read. */
 export const problemText = (p: ReadProblem): string =>
-  p.kind === "claims" ? `reading peer claims failed: ${p.reason}` : p.kind === "permits" ? `reading permits failed: ${p.reason}` : `reading cooldowns failed: ${p.reason}`
+  p.kind === "claims"
+    ? `reading peer claims failed: ${p.reason}`
+    : p.kind === "permits"
+      ? `reading permits failed: ${p.reason}`
+      : p.kind === "context"
+        ? `reading context map records failed: ${p.reason}`
+        : `reading cooldowns failed: ${p.reason}`

@@ -1,16 +1,21 @@
-/** The context map's store (epic G, US-20/US-22): the same contract over memory and over files, then what only files do. */
+/** The context map's store (epic G, US-20/US-22): the same contract over memory and over the shared-state port (state.db, issue 32), then what the shared store does. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { Context, Effect, Layer, Scope } from "effect"
+import { chmodSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { MapFacts } from "../../../src/core/context/mapFacts.js"
-import { emptyRecord, encodeRecord, queueFileName, recordFileName, type ContextRecord } from "../../../src/core/context/record.js"
-import { STATE_FILE_MAX_BYTES } from "../../../src/core/limits.js"
-import { contextStoreOn, ContextStoreFile, ContextStoreFromStateDir, readMapFacts } from "../../../src/layers/context/ContextStoreFile.js"
+import { emptyRecord, encodeRecord, type ContextRecord } from "../../../src/core/context/record.js"
+import { contextStoreOver, ContextStoreShared, queuedKey, recordKey } from "../../../src/layers/context/ContextStoreShared.js"
 import { contextStoreInMemory, contextStoreTables } from "../../../src/layers/context/ContextStoreMemory.js"
-import { StateDirMemory } from "../../../src/layers/state/StateDirMemory.js"
+import { readMapFacts } from "../../../src/layers/context/mapFacts.js"
+import { memoryState } from "../../../src/layers/state/MemoryState.js"
+import { sharedStateLayer } from "../../../src/layers/state/sharedStateLayer.js"
+import { SharedStateMemory } from "../../../src/layers/state/SharedStateMemory.js"
 import { ContextStore, type ContextStoreService } from "../../../src/services/context/ContextStore.js"
+import { SharedState } from "../../../src/services/state/SharedState.js"
+import { StateDir } from "../../../src/services/state/StateDir.js"
+import { contextRecordIn, seedSql } from "../../support/stateDb.js"
 
 const T = Date.parse("2026-12-01T12:00:00Z")
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix))
@@ -19,6 +24,10 @@ const stateDir = () => {
   chmodSync(dir, 0o700)
   return dir
 }
+
+/** The port of a process on `dir`'s state.db. */
+const sqlitePort = (dir: string, pid = process.pid) =>
+  sharedStateLayer({ backend: "sqlite", lockWaitMs: 1_000 }).pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: true, pid, host: hostname(), startTime: null })))
 
 const RECORD: ContextRecord = {
   ...emptyRecord("/home/u/p"),
@@ -62,7 +71,11 @@ const contract = (name: string, make: () => ContextStoreService) =>
   })
 
 contract("memory", () => contextStoreInMemory())
-contract("files", () => contextStoreOn(stateDir()))
+// the port stays open for the test's life (a scope never closed)
+contract("shared state (state.db)", () =>
+  Effect.runSync(Effect.flatMap(Scope.make(), (scope) => Effect.map(Layer.buildWithScope(sqlitePort(stateDir()), scope), (ctx) => contextStoreOver(Context.get(ctx, SharedState)))))
+)
+contract("shared state (memory)", () => Effect.runSync(Effect.map(SharedState, contextStoreOver).pipe(Effect.provide(SharedStateMemory(memoryState(), 1)))))
 
 describe("context store in memory", () => {
   it.live("US-20 the map's facts come from the table the test sets (no map by default)", () =>
@@ -77,96 +90,36 @@ describe("context store in memory", () => {
   )
 })
 
-describe("context store on files", () => {
-  it.live("US-20 the record is context.<key>.json, mode 0600, written whole (no .tmp left); the marker is context.<key>.queued", () => {
+describe("the context store on the shared state (issue 32)", () => {
+  it.live("US-20 a record one process saves, another loads; a marker one queues (the CLI), the plugin takes", () => {
     const dir = stateDir()
     return Effect.gen(function* () {
-      const s = contextStoreOn(dir)
-      yield* s.save(RECORD)
-      yield* s.queue(RECORD.root, T)
-      expect(readdirSync(dir).sort()).toEqual([queueFileName(RECORD.root), recordFileName(RECORD.root)].sort())
-      expect(readdirSync(dir)).toContain("context._2fhome_2fu_2fp.json")
-      expect(statSync(join(dir, recordFileName(RECORD.root))).mode & 0o777).toBe(0o600)
-      expect(statSync(join(dir, queueFileName(RECORD.root))).mode & 0o777).toBe(0o600)
-      expect(JSON.parse(readFileSync(join(dir, queueFileName(RECORD.root)), "utf8"))).toEqual({ at: T })
-      expect(JSON.parse(readFileSync(join(dir, recordFileName(RECORD.root)), "utf8"))).toMatchObject({ version: 1, root: "/home/u/p", pending: ["src/a.ts", "src/b.ts"] })
+      const withStore = <A, E>(pid: number, f: (s: ContextStoreService) => Effect.Effect<A, E>) => Effect.scoped(Effect.flatMap(ContextStore, f).pipe(Effect.provide(ContextStoreShared.pipe(Layer.provide(sqlitePort(dir, pid))))))
+      yield* withStore(process.pid, (s) => s.save(RECORD))
+      yield* withStore(process.ppid, (s) => s.queue(RECORD.root, T))
+      expect(yield* withStore(process.ppid, (s) => s.load(RECORD.root))).toEqual(RECORD)
+      expect(yield* withStore(process.pid, (s) => Effect.zipLeft(s.queued(RECORD.root), s.takeQueued(RECORD.root)))).toBe(T)
+      expect(yield* withStore(process.ppid, (s) => s.queued(RECORD.root))).toBeUndefined()
+      expect(contextRecordIn(dir, RECORD.root)).toEqual(RECORD)
     })
   })
 
-  it.live("US-20 an unreadable record is no record: garbage, another root's record under this name, a directory, a file over the state-file cap", () => {
+  it.live("US-20 an unreadable record is no record: garbage, another root's record under this key; an unreadable marker is none", () => {
     const dir = stateDir()
-    const path = join(dir, recordFileName(RECORD.root))
+    seedSql(dir, "INSERT INTO context (key, body) VALUES (?, ?)", [recordKey("/a"), "{not json"])
+    seedSql(dir, "INSERT INTO context (key, body) VALUES (?, ?)", [recordKey("/b"), encodeRecord(emptyRecord("/c"))])
+    seedSql(dir, "INSERT INTO context (key, body) VALUES (?, ?)", [queuedKey("/a"), "[]"])
     return Effect.gen(function* () {
-      const s = contextStoreOn(dir)
-      writeFileSync(path, "{garbage")
-      expect(yield* s.load(RECORD.root)).toBeUndefined()
-      writeFileSync(path, encodeRecord({ ...RECORD, root: "/elsewhere" }))
-      expect(yield* s.load(RECORD.root)).toBeUndefined()
-      writeFileSync(path, `${encodeRecord(RECORD)}${" ".repeat(STATE_FILE_MAX_BYTES)}`)
-      expect(yield* s.load(RECORD.root)).toBeUndefined()
-      writeFileSync(path, encodeRecord(RECORD))
-      expect(yield* s.load(RECORD.root)).toEqual(RECORD)
-      const other = join(dir, recordFileName("/d"))
-      mkdirSync(other)
-      expect(yield* s.load("/d")).toBeUndefined()
-    })
-  })
-
-  it.live("US-22 a marker whose body is unreadable counts from its mtime; a directory in its place is no marker", () => {
-    const dir = stateDir()
-    return Effect.gen(function* () {
-      const s = contextStoreOn(dir)
-      const marker = join(dir, queueFileName("/p"))
-      writeFileSync(marker, "")
-      utimesSync(marker, new Date(T), new Date(T))
-      expect(yield* s.queued("/p")).toBe(T)
-      mkdirSync(join(dir, queueFileName("/q")))
-      expect(yield* s.queued("/q")).toBeUndefined()
-      yield* s.takeQueued("/q")
-      expect(existsSync(join(dir, queueFileName("/q")))).toBe(true)
-    })
-  })
-
-  it.live("US-22 a missing state directory is created (0700) by the first write; reads before find nothing", () => {
-    const dir = join(tmp("ocpool-ctx-parent-"), "state", "deeper")
-    return Effect.gen(function* () {
-      const s = contextStoreOn(dir)
-      expect(yield* s.load("/p")).toBeUndefined()
-      expect(yield* s.queued("/p")).toBeUndefined()
-      yield* s.takeQueued("/p")
-      yield* s.queue("/p", T)
-      expect(statSync(dir).mode & 0o777).toBe(0o700)
-      expect(yield* s.queued("/p")).toBe(T)
-    })
-  })
-
-  it.live("US-20 an unusable state directory never throws: reads find nothing, writes fail typed with the path and a reason", () => {
-    const file = join(tmp("ocpool-ctx-file-"), "not-a-dir")
-    writeFileSync(file, "x")
-    return Effect.gen(function* () {
-      for (const s of [contextStoreOn(file), contextStoreOn(join(file, "below")), contextStoreOn(undefined)]) {
-        expect(yield* s.load("/p")).toBeUndefined()
-        expect(yield* s.queued("/p")).toBeUndefined()
-        yield* s.takeQueued("/p")
-        const saved = yield* Effect.exit(s.save(emptyRecord("/p")))
-        const queued = yield* Effect.exit(s.queue("/p", T))
-        for (const exit of [saved, queued]) {
-          expect(Exit.isFailure(exit)).toBe(true)
-          if (Exit.isFailure(exit)) expect(JSON.stringify(exit.cause)).toMatch(/ContextStoreError/)
-        }
-      }
-      const e = yield* Effect.flip(contextStoreOn(file).save(emptyRecord("/p")))
-      expect(e).toMatchObject({ _tag: "ContextStoreError", path: file, reason: "exists and is not a directory" })
-      const none = yield* Effect.flip(contextStoreOn(undefined).queue("/p", T))
-      expect(none.reason).toBe("no usable state directory")
-    })
+      const s = yield* Effect.map(SharedState, contextStoreOver)
+      expect([yield* s.load("/a"), yield* s.load("/b"), yield* s.queued("/a")]).toEqual([undefined, undefined, undefined])
+    }).pipe(Effect.provide(sqlitePort(dir)), Effect.scoped)
   })
 
   it.live("US-20 the map's facts: the five files that exist in order, manager.md flagged, other names and directories ignored", () => {
     const root = tmp("ocpool-ctx-proj-")
     const map = join(root, ".opencode", "context")
     return Effect.gen(function* () {
-      const s = contextStoreOn(stateDir())
+      const s = yield* Effect.map(SharedState, contextStoreOver)
       expect(yield* s.mapFacts(root)).toEqual({ exists: false, files: [] })
       mkdirSync(map, { recursive: true })
       expect(yield* s.mapFacts(root)).toEqual({ exists: true, files: [] })
@@ -184,24 +137,6 @@ describe("context store on files", () => {
       ])
       expect(facts.files[1]!.mtimeMs).toBe(T)
       expect(readMapFacts(join(root, "absent"))).toEqual({ exists: false, files: [] })
-    })
-  })
-
-  it.live("US-20 the layers: ContextStoreFile over a directory; ContextStoreFromStateDir in memory when the state directory is unusable, map facts still from disk", () => {
-    const dir = stateDir()
-    const root = tmp("ocpool-ctx-proj-")
-    mkdirSync(join(root, ".opencode", "context"), { recursive: true })
-    writeFileSync(join(root, ".opencode", "context", "workflows.md"), "w")
-    return Effect.gen(function* () {
-      yield* Effect.flatMap(ContextStore, (s) => s.save(RECORD)).pipe(Effect.provide(ContextStoreFile(dir)))
-      expect(existsSync(join(dir, recordFileName(RECORD.root)))).toBe(true)
-      const inMemory = yield* Effect.gen(function* () {
-        const s = yield* ContextStore
-        yield* s.save(RECORD)
-        return { record: yield* s.load(RECORD.root), facts: yield* s.mapFacts(root) }
-      }).pipe(Effect.provide(ContextStoreFromStateDir), Effect.provide(StateDirMemory(1)))
-      expect(inMemory.record).toEqual(RECORD)
-      expect(inMemory.facts.files.map((f) => f.name)).toEqual(["workflows.md"])
-    })
+    }).pipe(Effect.provide(sqlitePort(stateDir())), Effect.scoped)
   })
 })

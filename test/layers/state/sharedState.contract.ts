@@ -318,6 +318,21 @@ export const sharedStateContract = (backend: Backend) =>
       })
     })
 
+    it.live("US-20 the context map's entries one process puts are read by another, by key; removes take them away; read only when `needs` asks", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, context: { put: [{ key: "record:/p", body: '{"a":1}' }, { key: "queued:/p", body: '{"at":5}' }], remove: [] } }))
+        expect((yield* on(s.process(2), (p) => p.read(now, { context: true }))).context).toEqual([
+          { key: "queued:/p", body: '{"at":5}' },
+          { key: "record:/p", body: '{"a":1}' }
+        ])
+        expect((yield* on(s.process(2), (p) => p.read(now, { claims: true }))).context).toEqual([])
+        yield* on(s.process(2), (p) => p.transact(now, { context: true }, () => ({ value: undefined, commit: { ...nothing, context: { put: [{ key: "record:/p", body: '{"a":2}' }], remove: ["queued:/p"] } } })))
+        expect((yield* on(s.process(1), (p) => p.read(now, { context: true }))).context).toEqual([{ key: "record:/p", body: '{"a":2}' }])
+      })
+    })
+
     it.live("US-6 a commit by one process wakes another's `changes` (the live view re-reads on it)", () => {
       const s = backend.make()
       const now = Date.now()
