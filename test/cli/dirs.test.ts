@@ -156,7 +156,7 @@ describe("ocpool doctor always prints its report (SPEC §12.2)", () => {
     writeFileSync(join(dir, cooldownFileName("zen/alpha")), JSON.stringify({ version: 1, model: "zen/alpha", reason: "quota", strikes: 0, scope: "model", since: 0, until: 1e16, source: "flat" }))
     const r = ocpool(["doctor", "--json", "--state-dir", dir], envWith())
     const out = JSON.parse(r.stdout) as Doctor
-    expect(out.checks.map((c) => c.id)).toEqual(expect.arrayContaining(["pool", "state-dir", "claims", "cooldowns", "lock", "runtime"]))
+    expect(out.checks.map((c) => c.id)).toEqual(expect.arrayContaining(["pool", "state-dir", "claims", "cooldowns", "database", "runtime"]))
     expect(r.code).toBe(out.ok ? 0 : 1)
   })
 
