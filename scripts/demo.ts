@@ -481,6 +481,20 @@ try {
   if (drawn.status !== 0 || !existsSync(timeline)) throw new Error(`ocpool replay --timeline exited ${drawn.status}: ${drawn.stderr}`)
   console.log(`$ ocpool replay pool-${oc.pid}.jsonl --timeline ${timeline}   # ${drawn.stderr.trim().split("\n").pop()}`)
   console.log(`open it in a browser: one lane per slot, each claim a bar coloured by its outcome, cooldowns shaded, aborts marked, the --explain text on hover:\n  ${timeline}`)
+
+  step("13. the shared state is one database: state.db; cooldowns by hand with ocpool cool, for every process")
+  const stateDir = oc.stateDir
+  const cli = (args: ReadonlyArray<string>) => {
+    const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), ...args, "--state-dir", stateDir], { encoding: "utf8", timeout: 30_000, env: { ...process.env, OCPOOL_STATE_DIR: "", NO_COLOR: "1" } })
+    if (r.status !== 0) throw new Error(`ocpool ${args.join(" ")} exited ${r.status}: ${r.stderr}`)
+    console.log(`$ ocpool ${args.map((a) => (a.includes(" ") ? `"${a}"` : a)).join(" ")}`)
+    for (const l of r.stdout.trimEnd().split("\n")) console.log(`  ${l}`)
+  }
+  console.log(`state directory: ${readdirSync(oc.stateDir).filter((n) => n.startsWith("state.db")).join(", ")} (every process's claims, cooldowns, quota, fallbacks, permits and context records; WAL, one transaction per decision)`)
+  cli(["cool"])
+  cli(["cool", "set", "fakeB/pool-c", "--for", "10m", "--reason", "benched by hand in the demo"])
+  cli(["cool", "clear", "--all"])
+  cli(["cool"])
 } catch (e) {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
   process.exitCode = 1
