@@ -83,17 +83,4 @@ export const memoryPort = (shared: MemoryState, pid: number, host = "memory") =>
   })
 
 /** The port for process `pid` on `shared`. */
-export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memory") =>
-  Layer.effect(
-    SharedState,
-    sharedStateOver({
-      claims: claimsInMemory(shared, pid, host),
-      cooldowns: cooldownsInMemory(shared.cooldowns),
-      quota: quotaInMemory(shared.quota),
-      fallbacks: fallbacksInMemory(shared.fallbacks),
-      permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
-      context: contextInMemory(shared.context),
-      lock: lockInMemory(shared),
-      changes: changesInMemory(shared)
-    })
-  )
+export const SharedStateMemory = (shared: MemoryState, pid: number, host = "memory") => Layer.effect(SharedState, memoryPort(shared, pid, host))

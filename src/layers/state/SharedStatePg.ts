@@ -29,7 +29,7 @@ import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
-import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
@@ -53,18 +53,6 @@ const CHANGES_RETRY_MS = 5_000
 
 /** The NOTIFY channel of a fleet's schema (channel names are at most 63 bytes; a shared prefix only wakes a view spuriously). */
 export const changesChannel = (schema: string): string => `ocpool:${schema}`.slice(0, 63)
-
-/** Plugin instances of this process on the fleet (one row each in `claims`). */
-const instances = new Set<number>()
-const takeInstance = Effect.acquireRelease(
-  Effect.sync(() => {
-    let n = 0
-    while (instances.has(n)) n++
-    instances.add(n)
-    return n
-  }),
-  (n) => Effect.sync(() => void instances.delete(n))
-)
 
 interface Mode {
   /** The last call did not reach the server. */
