@@ -47,7 +47,8 @@ sharedStateContract({
   make: () => {
     const schema = `contract_${++schemas}`
     const dir = stateDir()
-    const port = (pid: number) => portAs({ schema, dir, as: { pid, host: hostname(), startTime: null } })
+    // a generous wait: a host's first answer under a burst of starts can take a 5 s pause (see DECISIONS 208)
+    const port = (pid: number) => portAs({ schema, dir, as: { pid, host: hostname(), startTime: null }, lockWaitMs: 30_000 })
     return {
       process: (n) => port(LIVE_PIDS[n - 1]!),
       dead: () => port(DEAD_PID),
