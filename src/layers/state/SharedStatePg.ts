@@ -16,13 +16,13 @@
  * loses none of a live host's claims), and reaps expired cooldowns and holders whose lease ran out.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Effect, Layer, Option, Predicate, Ref, Schedule, Stream } from "effect"
+import { Clock, Effect, Layer, Predicate, Ref, Schedule, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
 import { isCooldownExpired } from "../../core/cooldownFile.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import { failOpen, NO_FAIL_OPENS, type FailOpenMemory } from "../../core/lock/failOpen.js"
 import { FLEET_RETRY_MS, heartbeatEvery, maskUrl } from "../../core/state/fleet.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
+import { optionalLog } from "../../services/opencode/AppLog.js"
 import { SharedState, type Commit, type FleetAnswer, type FleetHost, type Needs, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
@@ -70,8 +70,7 @@ const make = (o: PgStateOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const state = yield* StateDir
-    const log = yield* Effect.serviceOption(AppLog)
-    const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
+    const say = yield* optionalLog
     const url = maskUrl(o.url)
     const instance = yield* takeInstance
     const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: o.leaseMs }

@@ -17,13 +17,13 @@
  * quota and fallback files are imported, once, in one write transaction. A directory that cannot hold
  * the database leaves the records in a database of this process only (`:memory:`), with one warning.
  */
-import { Effect, Layer, Option, Ref, Scope, Stream } from "effect"
+import { Effect, Layer, Ref, Scope, Stream } from "effect"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { STATE_DB } from "../../core/stateTrust.js"
 import { failOpen, NO_FAIL_OPENS } from "../../core/lock/failOpen.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
+import { optionalLog } from "../../services/opencode/AppLog.js"
 import { SharedState, type Commit, type SharedStateService } from "../../services/state/SharedState.js"
 import { StateDir, type StateDirService } from "../../services/state/StateDir.js"
 import { dirChanges } from "../fs/dirChanges.js"
@@ -134,8 +134,7 @@ const execOn = (tx: SqliteTx, pending: Array<Query>): SqlExec => ({
 /** The port over `state`'s directory; `lockWaitMs`: how long a spawn's decision waits for the database. */
 const makePort = (state: StateDirService, lockWaitMs: number) =>
   Effect.gen(function* () {
-    const log = yield* Effect.serviceOption(AppLog)
-    const say = (level: "warn" | "info", message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
+    const say = yield* optionalLog
     const { tx, warning } = yield* connect(state.dir, state.trusted === true)
     if (warning !== undefined) yield* say("warn", warning)
     const pending: Array<Query> = []

@@ -6,14 +6,14 @@
  * more part here and in each backend. Reads take only what `needs` asks for: a spawn reads claims and
  * cooldowns, never quota files.
  */
-import { Data, Effect, Option, Stream } from "effect"
+import { Data, Effect, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { ProcessSnapshot } from "../../core/status.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
+import { optionalLog } from "../../services/opencode/AppLog.js"
 import { problemText, type Commit, type ContextChanges, type ContextEntry, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
 
 /** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
@@ -105,8 +105,8 @@ export const wroteSomething = (c: Commit): boolean =>
 export const sharedStateOver = (parts: SharedStateParts) =>
   Effect.gen(function* () {
     const { claims, cooldowns, quota, fallbacks, permits, context, lock } = parts
-    const log = yield* Effect.serviceOption(AppLog)
-    const warn = (message: string) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log("warn", message) })
+    const say = yield* optionalLog
+    const warn = (message: string) => say("warn", message)
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
       Effect.sync(() => (problems.push({ kind, reason: e.reason }), empty))
 

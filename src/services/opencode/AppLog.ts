@@ -1,5 +1,5 @@
 /** The plugin's log: opencode's `client.app.log`, with stderr as the fallback (SPEC §2.2 log level). */
-import { Context, type Cause, type Effect } from "effect"
+import { Context, Effect, Option, type Cause } from "effect"
 import type { LogLevel } from "../../core/options.js"
 export type { LogLevel }
 
@@ -17,3 +17,9 @@ export interface AppLogService {
 }
 
 export class AppLog extends Context.Tag("opencode-pool/AppLog")<AppLog, AppLogService>() {}
+
+/** A log line to whatever `AppLog` is in context, or nowhere when there is none (the CLI reads without one). */
+export const optionalLog: Effect.Effect<(level: LogLevel, message: string) => Effect.Effect<void>> = Effect.map(
+  Effect.serviceOption(AppLog),
+  (log) => (level, message) => Option.match(log, { onNone: () => Effect.void, onSome: (l) => l.log(level, message) })
+)
