@@ -28,25 +28,41 @@ export const pause = (ms: number): Effect.Effect<void> =>
   })
 
 /**
+ * `attempt` until it is not busy, pausing between attempts (1 ms doubling to MAX_PAUSE_MS, jittered so
+ * that waiting processes do not retry in step), for at most `waitMs`; `undefined` when the wait ran out.
+ */
+const whileBusy = <A, E, R>(attempt: Effect.Effect<{ readonly value: A } | "busy", E, R>, waitMs: number): Effect.Effect<{ readonly value: A } | undefined, E, R> =>
+  Effect.suspend(() => {
+    const deadline = Date.now() + waitMs
+    let step = 1
+    const loop: Effect.Effect<{ readonly value: A } | undefined, E, R> = Effect.flatMap(attempt, (got) => {
+      if (got !== "busy") return Effect.succeed(got)
+      const left = deadline - Date.now()
+      if (left <= 0) return Effect.succeed(undefined)
+      const ms = Math.min(left, step + Math.random() * step)
+      step = Math.min(step * 2, MAX_PAUSE_MS)
+      return Effect.zipRight(pause(ms), loop)
+    })
+    return loop
+  })
+
+/**
  * `f` run until it does not fail busy, pausing between attempts, for at most `waitMs`; a failure other
  * than busy, or busy past the wait, is the effect's failure (what `f` threw).
  */
 export const untilFree = <A>(f: () => A, waitMs: number): Effect.Effect<A, unknown> =>
   Effect.suspend(() => {
-    const deadline = Date.now() + waitMs
-    let step = 1
-    const loop: Effect.Effect<A, unknown> = Effect.suspend(() => {
+    let lastBusy: unknown
+    const attempt = Effect.suspend((): Effect.Effect<{ readonly value: A } | "busy", unknown> => {
       try {
-        return Effect.succeed(f())
+        return Effect.succeed({ value: f() })
       } catch (e) {
-        const left = deadline - Date.now()
-        if (!isBusy(e) || left <= 0) return Effect.fail(e)
-        const ms = Math.min(left, step + Math.random() * step)
-        step = Math.min(step * 2, MAX_PAUSE_MS)
-        return Effect.zipRight(pause(ms), loop)
+        if (!isBusy(e)) return Effect.fail(e)
+        lastBusy = e
+        return Effect.succeed("busy")
       }
     })
-    return loop
+    return Effect.flatMap(whileBusy(attempt, waitMs), (got) => (got === undefined ? Effect.fail(lastBusy) : Effect.succeed(got.value)))
   })
 
 /** What a connection is doing: a write transaction, a read snapshot, or none. */
@@ -73,11 +89,11 @@ const rollback = (db: SqliteDb): void => {
   }
 }
 
+/** Transactions on `db`, a connection from `openStateDb` (whose busy timeout is SYNC_BUSY_MS). */
 export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
   Effect.gen(function* () {
     const gate = yield* Effect.makeSemaphore(1)
     let mode: TxMode = "none"
-    db.exec(`PRAGMA busy_timeout = ${SYNC_BUSY_MS}`)
 
     /** One attempt at the write lock: true when held; a failure other than busy is thrown. */
     const attempt = (): boolean => {
@@ -119,21 +135,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
 
     // between attempts the connection is free for this process's other work (a queued write waiting
     // for the database must not hold up a spawn that will give up and decide without it)
-    const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> =>
-      Effect.suspend(() => {
-        const deadline = Date.now() + waitMs
-        let step = 1
-        const loop: Effect.Effect<{ readonly value: A } | undefined, E, R> = Effect.flatMap(once(body), (got) => {
-          if (got !== "busy") return Effect.succeed(got)
-          const left = deadline - Date.now()
-          if (left <= 0) return Effect.succeed(undefined)
-          // a little jitter, so that waiting processes do not retry in step
-          const ms = Math.min(left, step + Math.random() * step)
-          step = Math.min(step * 2, MAX_PAUSE_MS)
-          return Effect.zipRight(pause(ms), loop)
-        })
-        return loop
-      })
+    const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> => whileBusy(once(body), waitMs)
 
     const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>) =>
       gate.withPermits(1)(
