@@ -14,10 +14,9 @@ import { startTimeOf } from "../src/layers/state/proc.js"
 import { Effect } from "effect"
 import { DEAD_FILE_MS } from "../src/core/constants.js"
 import { STATE_DB } from "../src/core/stateTrust.js"
-import { openStateDb } from "../src/layers/state/SharedStateSqlite.js"
+import { directExec, openStateDb } from "../src/layers/state/SharedStateSqlite.js"
 import { migrateSqlite } from "../src/layers/state/sqliteSchema.js"
-import { sqlClaims, type SqlExec } from "../src/layers/state/sqlRecords.js"
-import { SQLITE } from "../src/layers/state/stateSql.js"
+import { sqlClaims } from "../src/layers/state/sqlRecords.js"
 
 /** The value after `--name`, if the flag is given. */
 export const argValue = (name: string): string | undefined => {
@@ -156,7 +155,7 @@ export const writePeerClaims = (stateDir: string, peers: ReadonlyArray<ChildProc
       endedInFlight: false
     }))
     writeFileSync(join(stateDir, `claims.${p.pid}.json`), encodeClaimFile({ pid: p.pid!, startTime: startTimeOf(p.pid!), host: hostname(), writtenAt: now, reaped: 0, claims }), { mode: 0o600 })
-    const exec: SqlExec = { dialect: SQLITE, all: (q) => Effect.sync(() => db.all(q.text, q.params)), run: (q) => Effect.sync(() => db.run(q.text, q.params)) }
+    const exec = directExec(db)
     db.exec("BEGIN IMMEDIATE")
     migrateSqlite(db)
     Effect.runSync(sqlClaims(exec, { host: hostname(), pid: p.pid!, startToken: startTimeOf(p.pid!), instance: 0, leaseMs: DEAD_FILE_MS }).part.publish({ claims, reaped: 0 }, now).pipe(Effect.orDie))

@@ -12,11 +12,10 @@ import { openSqlite } from "../../src/layers/state/sqliteDriver.js"
 import { Effect } from "effect"
 import { DEAD_FILE_MS } from "../../src/core/constants.js"
 import type { RecordsError } from "../../src/layers/state/sharedStateOver.js"
-import { openStateDb } from "../../src/layers/state/SharedStateSqlite.js"
+import { directExec, openStateDb } from "../../src/layers/state/SharedStateSqlite.js"
 import { migrateSqlite } from "../../src/layers/state/sqliteSchema.js"
 import { sqlClaims, sqlContext, sqlCooldowns, sqlPermits, sqlQuota, type SqlExec } from "../../src/layers/state/sqlRecords.js"
 import { decodeQueued, decodeRecord, encodeQueued, encodeRecord, type ContextRecord } from "../../src/core/context/record.js"
-import { SQLITE } from "../../src/layers/state/stateSql.js"
 
 const rows = <R>(dir: string, sql: string, params: ReadonlyArray<string | number> = []): ReadonlyArray<R> => {
   const path = join(dir, "state.db")
@@ -83,7 +82,7 @@ const seeding = <A>(dir: string, f: (exec: SqlExec) => Effect.Effect<A, RecordsE
   const db = openStateDb(join(dir, "state.db"))
   try {
     migrateSqlite(db)
-    return Effect.runSync(f({ dialect: SQLITE, all: (q) => Effect.sync(() => db.all(q.text, q.params)), run: (q) => Effect.sync(() => db.run(q.text, q.params)) }))
+    return Effect.runSync(f(directExec(db)).pipe(Effect.orDie))
   } finally {
     db.close()
   }

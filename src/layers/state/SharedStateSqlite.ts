@@ -111,25 +111,27 @@ const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ rea
     return { tx }
   })
 
-/** How the parts' statements run on `tx`: writes skipped in a read snapshot, queued in `pending` outside a transaction. */
-const execOn = (tx: SqliteTx, pending: Array<Query>): SqlExec => ({
+/** Statements run on `db` as they come (autocommit, or inside whatever transaction is open); a failure is a `RecordsError`. */
+export const directExec = (db: SqliteDb): SqlExec => ({
   dialect: SQLITE,
-  all: <R>(q: Query) =>
-    Effect.try({
-      try: () => tx.db.all<R>(q.text, q.params),
-      catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` })
-    }),
-  run: (q: Query) =>
-    Effect.suspend(() => {
-      const mode = tx.mode()
-      if (mode === "read") return Effect.succeed(0)
-      if (mode === "none") return Effect.sync(() => (pending.push(q), 0))
-      return Effect.try({
-        try: () => tx.db.run(q.text, q.params),
-        catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` })
-      })
-    })
+  all: <R>(q: Query) => Effect.try({ try: () => db.all<R>(q.text, q.params), catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` }) }),
+  run: (q: Query) => Effect.try({ try: () => db.run(q.text, q.params), catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` }) })
 })
+
+/** How the parts' statements run on `tx`: writes skipped in a read snapshot, queued in `pending` outside a transaction. */
+const execOn = (tx: SqliteTx, pending: Array<Query>): SqlExec => {
+  const direct = directExec(tx.db)
+  return {
+    ...direct,
+    run: (q: Query) =>
+      Effect.suspend(() => {
+        const mode = tx.mode()
+        if (mode === "read") return Effect.succeed(0)
+        if (mode === "none") return Effect.sync(() => (pending.push(q), 0))
+        return direct.run(q)
+      })
+  }
+}
 
 /** The port over `state`'s directory; `lockWaitMs`: how long a spawn's decision waits for the database. */
 const makePort = (state: StateDirService, lockWaitMs: number) =>
