@@ -59,17 +59,21 @@ export const readLegacy = (dir: string, now: number): LegacyRecords => {
   const quota: Array<QuotaRecord> = []
   const fallbacks: Array<FallbackRecord> = []
   const context: Array<ContextEntry> = []
+  // a marker names no root: it is matched, after the pass, to the record whose root its name encodes
+  const rootsByMarker = new Map<string, string>()
+  const markers: Array<{ readonly name: string; readonly at: number }> = []
   for (const name of names) {
     const read = readTextFile(join(dir, name), STATE_FILE_MAX_BYTES)
     if (read._tag !== "Text") continue
     if (CONTEXT_RECORD_FILE.test(name)) {
       const r = decodeRecord(read.text)
-      if (r !== undefined && recordFileName(r.root) === name) context.push({ key: `record:${r.root}`, body: encodeRecord(r) })
+      if (r !== undefined && recordFileName(r.root) === name) {
+        context.push({ key: `record:${r.root}`, body: encodeRecord(r) })
+        rootsByMarker.set(queueFileName(r.root), r.root)
+      }
     } else if (CONTEXT_QUEUE_FILE.test(name)) {
-      // a marker names no root: it is matched to the record imported with it
       const at = decodeQueued(read.text)
-      const root = names.map((n) => (CONTEXT_RECORD_FILE.test(n) ? readRoot(dir, n) : undefined)).find((r) => r !== undefined && queueFileName(r) === name)
-      if (at !== undefined && root !== undefined) context.push({ key: `queued:${root}`, body: encodeQueued(at) })
+      if (at !== undefined) markers.push({ name, at })
     } else if (COOLDOWN_FILE.test(name)) {
       const c = decodeCooldown(read.text)
       if (c !== undefined && !isCooldownExpired(c, now)) cooldowns.push(c)
@@ -82,13 +86,11 @@ export const readLegacy = (dir: string, now: number): LegacyRecords => {
       if (f !== undefined && !isOver(f, now) && fallbackFileName(f.session) === name) fallbacks.push(f)
     }
   }
+  for (const m of markers) {
+    const root = rootsByMarker.get(m.name)
+    if (root !== undefined) context.push({ key: `queued:${root}`, body: encodeQueued(m.at) })
+  }
   return { cooldowns, quota, fallbacks, context, files: names }
-}
-
-/** The root a context record file names, if it reads. */
-const readRoot = (dir: string, name: string): string | undefined => {
-  const read = readTextFile(join(dir, name), STATE_FILE_MAX_BYTES)
-  return read._tag === "Text" ? decodeRecord(read.text)?.root : undefined
 }
 
 /** Renames the files read to `<name>.imported` (one already gone is skipped). */

@@ -12,6 +12,7 @@ import { cooldownFileName, encodeCooldown } from "../../../src/core/cooldownFile
 import { encodeFallback, fallbackFileName, type FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
 import { encodeQuota, quotaFileName, type QuotaRecord } from "../../../src/core/quota/record.js"
 import { SCHEMA_VERSION } from "../../../src/core/state/fleet.js"
+import { emptyRecord, encodeQueued, encodeRecord, queueFileName, recordFileName } from "../../../src/core/context/record.js"
 import { openSqlite } from "../../../src/layers/state/sqliteDriver.js"
 import { SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "../../../src/layers/state/sqliteSchema.js"
 import { AppLogMemory, type MemoryLine } from "../../../src/layers/opencode/AppLogMemory.js"
@@ -176,6 +177,22 @@ describe("state.db itself (issue 32)", () => {
       // a second start finds nothing to import and keeps what was imported
       const again = yield* Effect.scoped(Effect.flatMap(SharedState, (p) => p.read(now, { cooldowns: true })).pipe(Effect.provide(portAs(dir, { pid: process.pid, host: hostname(), startTime: null }))))
       expect([...again.cooldowns.keys()]).toEqual(["zen/big"])
+    })
+  })
+
+  it.live("US-20 an earlier version's context map record and its refresh marker are imported under the project's root; a marker without its record is not", () => {
+    const dir = stateDir()
+    const record = { ...emptyRecord("/home/u/shop"), pending: ["src/a.ts"] }
+    writeFileSync(join(dir, recordFileName(record.root)), encodeRecord(record))
+    writeFileSync(join(dir, queueFileName(record.root)), encodeQueued(1_796_000_000_000))
+    writeFileSync(join(dir, queueFileName("/home/u/other")), encodeQueued(1_796_000_000_000))
+    return Effect.gen(function* () {
+      const seen = yield* Effect.scoped(Effect.flatMap(SharedState, (p) => p.read(Date.now(), { context: true })).pipe(Effect.provide(portAs(dir, { pid: process.pid, host: hostname(), startTime: null }))))
+      expect(seen.context).toEqual([
+        { key: "queued:/home/u/shop", body: encodeQueued(1_796_000_000_000) },
+        { key: "record:/home/u/shop", body: encodeRecord(record) }
+      ])
+      expect(readdirSync(dir).filter((n) => n.endsWith(".imported")).length).toBe(3)
     })
   })
 })
