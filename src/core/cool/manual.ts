@@ -52,7 +52,7 @@ export const benchCooldown = (table: CooldownTable, model: string, ms: number, n
   return {
     model,
     reason: "manual",
-    strikes: old !== undefined && !isCleared(old) ? old.strikes : (old?.strikes ?? 0),
+    strikes: old?.strikes ?? 0,
     scope: "model",
     since: now,
     until: now + ms,
