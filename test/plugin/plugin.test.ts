@@ -80,15 +80,21 @@ describe("plugin: routing and refusal (SPEC §6.3)", () => {
   })
 })
 
+/** A boot on the TestClock whose slot-1 child (s1, claim p:c1) answered 429 "Slow down" 1.5 s after T0. */
+const slowDownOnSlot1 = Effect.gen(function* () {
+  const b = yield* startOnTestClock({ models: POOL2 })
+  yield* P(() => spawn(b, "p", "c1"))
+  yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+  yield* TestClock.adjust(1_500)
+  yield* P(() => assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } }))
+  yield* P(() => settle(b))
+  return b
+})
+
 describe("plugin: signals (SPEC §7)", () => {
   it.effect("US-4 a 429 'Slow down' on a pooled child writes a rate_limit cooldown, strike 1, 60 s; the child is aborted and released", () =>
     Effect.gen(function* () {
-      const b = yield* startOnTestClock({ models: POOL2 })
-      yield* P(() => spawn(b, "p", "c1"))
-      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
-      yield* TestClock.adjust(1_500)
-      yield* P(() => assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } }))
-      yield* P(() => settle(b))
+      const b = yield* slowDownOnSlot1
       expect(cooldown(b, "zen/alpha")).toMatchObject({ reason: "rate_limit", strikes: 1, since: T0 + 1_500, until: T0 + 1_500 + 60_000 })
       expect(b.aborts).toEqual(["s1"])
       expect(ownClaims(b)).toEqual({})
@@ -99,12 +105,7 @@ describe("plugin: signals (SPEC §7)", () => {
 
   it.effect("US-4 a cooldown ended by hand in state.db (ocpool cool clear) is honoured at the next pick, strikes kept", () =>
     Effect.gen(function* () {
-      const b = yield* startOnTestClock({ models: POOL2 })
-      yield* P(() => spawn(b, "p", "c1"))
-      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
-      yield* TestClock.adjust(1_500)
-      yield* P(() => assistantError(b, "s1", { name: "APIError", data: { statusCode: 429, message: "Slow down" } }))
-      yield* P(() => settle(b))
+      const b = yield* slowDownOnSlot1
       expect(yield* P(() => spawn(b, "p", "c2"))).toBe("explore-2")
       // another process clears it, as `ocpool cool clear zen/alpha` does
       yield* TestClock.adjust(2_000)
