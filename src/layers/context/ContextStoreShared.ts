@@ -2,7 +2,7 @@
  * The context map's records on the shared-state port (issue 32; the map is issue 23's): a project's
  * record under `record:<root>` and the CLI's refresh marker under `queued:<root>`, in the `context`
  * table of state.db (or a fleet's PostgreSQL), written and read through `SharedState` like every
- * other shared record. The map's facts are `stat`s of `<root>/.opencode/context/*` (ContextStoreFile.ts).
+ * other shared record. The map's facts are `stat`s of `<root>/.opencode/context/*` (mapFacts.ts).
  * Reads never fail (a record that cannot be read is none); a write that cannot be made is logged by the
  * port, as every commit's.
  */

@@ -1,10 +1,10 @@
 /**
  * The shared-state port over one backend's parts: one part per record kind (claims, cooldowns, quota
- * records, fallback records, permits) and the backend's lock, composed into the same read–decide–write sequence
- * whatever they run on. The parts are plain values private to the backends (SharedStateFile,
- * SharedStateMemory build them; nothing outside src/layers/state names them); a new record kind is one
- * more part here and in each backend. Reads take only what `needs` asks for: a spawn reads claims and
- * cooldowns, never quota files.
+ * records, fallback records, permits, context map entries) and the backend's lock, composed into the
+ * same read–decide–write sequence whatever they run on. The parts are plain values private to the
+ * backends (SharedStateSqlite, SharedStatePg and SharedStateMemory build them; nothing outside
+ * src/layers/state names them); a new record kind is one more part here and in each backend. Reads take
+ * only what `needs` asks for: a spawn reads claims and cooldowns, never quota records.
  */
 import { Data, Effect, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"

@@ -1,7 +1,7 @@
 /**
  * The shared-state contract (SPEC §5): what every backend of the `SharedState` port must do, as one
- * suite over a backend factory. SharedStateFile and SharedStateMemory run it; a new backend only has to
- * pass it. Time is the wall clock: the file backend's leases are file times. Permit entries (issue 21)
+ * suite over a backend factory. SharedStateSqlite, SharedStateMemory and SharedStatePg run it; a new
+ * backend only has to pass it. Time is the wall clock: leases are written with the wall clock's time. Permit entries (issue 21)
  * name their holders themselves: the factory says which host, pids and process groups live.
  */
 import { describe, expect, it } from "@effect/vitest"
