@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { NO_MAP, type MapFacts } from "../../core/context/mapFacts.js"
 import type { ContextRecord } from "../../core/context/record.js"
 import { ContextStore, type ContextStoreService } from "../../services/context/ContextStore.js"
+import { traced } from "../traced.js"
 
 export interface ContextStoreTables {
   /** Records by root. */
@@ -22,12 +23,12 @@ export const contextStoreTables = (): ContextStoreTables => ({ records: new Map(
 /** The service over `tables`; `mapFacts` replaces the `maps` table when given. */
 export const contextStoreInMemory = (tables: ContextStoreTables = contextStoreTables(), mapFacts?: (root: string) => MapFacts): ContextStoreService =>
   ContextStore.of({
-    load: Effect.fn("ContextStore.load")((root: string) => Effect.sync(() => tables.records.get(root))),
-    save: Effect.fn("ContextStore.save")((record: ContextRecord) => Effect.sync(() => void tables.records.set(record.root, record))),
-    queued: Effect.fn("ContextStore.queued")((root: string) => Effect.sync(() => tables.markers.get(root))),
-    takeQueued: Effect.fn("ContextStore.takeQueued")((root: string) => Effect.sync(() => void tables.markers.delete(root))),
-    queue: Effect.fn("ContextStore.queue")((root: string, at: number) => Effect.sync(() => void tables.markers.set(root, at))),
-    mapFacts: Effect.fn("ContextStore.mapFacts")((root: string) => Effect.sync(() => (mapFacts !== undefined ? mapFacts(root) : (tables.maps.get(root) ?? NO_MAP))))
+    load: traced("ContextStore.load")((root: string) => Effect.sync(() => tables.records.get(root))),
+    save: traced("ContextStore.save")((record: ContextRecord) => Effect.sync(() => void tables.records.set(record.root, record))),
+    queued: traced("ContextStore.queued")((root: string) => Effect.sync(() => tables.markers.get(root))),
+    takeQueued: traced("ContextStore.takeQueued")((root: string) => Effect.sync(() => void tables.markers.delete(root))),
+    queue: traced("ContextStore.queue")((root: string, at: number) => Effect.sync(() => void tables.markers.set(root, at))),
+    mapFacts: traced("ContextStore.mapFacts")((root: string) => Effect.sync(() => (mapFacts !== undefined ? mapFacts(root) : (tables.maps.get(root) ?? NO_MAP))))
   })
 
 export const ContextStoreMemory = (tables: ContextStoreTables = contextStoreTables()) => Layer.succeed(ContextStore, contextStoreInMemory(tables))

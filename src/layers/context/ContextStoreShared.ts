@@ -11,6 +11,7 @@ import { decodeQueued, decodeRecord, encodeQueued, encodeRecord, type ContextRec
 import { ContextStore, type ContextStoreService } from "../../services/context/ContextStore.js"
 import { SharedState, type SharedStateService } from "../../services/state/SharedState.js"
 import { readMapFacts } from "./mapFacts.js"
+import { traced } from "../traced.js"
 
 export const recordKey = (root: string): string => `record:${root}`
 export const queuedKey = (root: string): string => `queued:${root}`
@@ -24,18 +25,18 @@ export const contextStoreOver = (state: SharedStateService): ContextStoreService
   const change = (put: ReadonlyArray<{ readonly key: string; readonly body: string }>, remove: ReadonlyArray<string>) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => state.commit(now, { cool: [], uncool: [], context: { put, remove } }))
   return ContextStore.of({
-    load: Effect.fn("ContextStore.load")((root: string) =>
+    load: traced("ContextStore.load")((root: string) =>
       Effect.map(entry(recordKey(root)), (body) => {
         const record = body === undefined ? undefined : decodeRecord(body)
         // a record that names another root (a copied row) is not this one's
         return record !== undefined && record.root === root ? record : undefined
       })
     ),
-    save: Effect.fn("ContextStore.save")((record: ContextRecord) => change([{ key: recordKey(record.root), body: encodeRecord(record) }], [])),
-    queued: Effect.fn("ContextStore.queued")((root: string) => Effect.map(entry(queuedKey(root)), (body) => (body === undefined ? undefined : decodeQueued(body)))),
-    takeQueued: Effect.fn("ContextStore.takeQueued")((root: string) => change([], [queuedKey(root)])),
-    queue: Effect.fn("ContextStore.queue")((root: string, at: number) => change([{ key: queuedKey(root), body: encodeQueued(at) }], [])),
-    mapFacts: Effect.fn("ContextStore.mapFacts")((root: string) => Effect.sync(() => readMapFacts(root)))
+    save: traced("ContextStore.save")((record: ContextRecord) => change([{ key: recordKey(record.root), body: encodeRecord(record) }], [])),
+    queued: traced("ContextStore.queued")((root: string) => Effect.map(entry(queuedKey(root)), (body) => (body === undefined ? undefined : decodeQueued(body)))),
+    takeQueued: traced("ContextStore.takeQueued")((root: string) => change([], [queuedKey(root)])),
+    queue: traced("ContextStore.queue")((root: string, at: number) => change([{ key: queuedKey(root), body: encodeQueued(at) }], [])),
+    mapFacts: traced("ContextStore.mapFacts")((root: string) => Effect.sync(() => readMapFacts(root)))
   })
 }
 

@@ -11,6 +11,7 @@ import { decodeUsage, USAGE_VALUE_MAX } from "../../core/cost/rows.js"
 import { TIME_MAX_MS } from "../../core/limits.js"
 import { CostStore, type UsageQuery } from "../../services/cost/CostStore.js"
 import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
+import { traced } from "../traced.js"
 
 /** The columns the report reads. */
 export const COST_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -104,23 +105,23 @@ export const CostSqlite = (options: { readonly busyTimeoutMs?: number } = {}) =>
       // back-off never meets a prepare that failed under a lock.
       const attempts = openAttempts(sql)
       return CostStore.of({
-        checkSchema: Effect.fn("CostStore.checkSchema")(function* () {
+        checkSchema: traced("CostStore.checkSchema")(function* () {
           yield* attempts.next
           yield* setBusyTimeout(sql, options.busyTimeoutMs).pipe(Effect.mapError(busyOrNotOpencodeDb))
           yield* requireColumns(attempts, COST_COLUMNS)
         })(),
 
-        usage: Effect.fn("CostStore.usage")(function* (query: UsageQuery) {
+        usage: traced("CostStore.usage")(function* (query: UsageQuery) {
           const records = yield* attempts.run<object>(usageSql(query.byDay, query.from !== undefined), query.from === undefined ? [] : [query.from])
           return decodeUsage(records, query.byDay)
         }, Effect.mapError(busyOrFailed)),
 
-        parents: Effect.fn("CostStore.parents")(function* () {
+        parents: traced("CostStore.parents")(function* () {
           const rows = yield* attempts.run<{ id: string; parent_id: string | null }>("SELECT id, parent_id FROM session")
           return new Map(rows.map((r) => [r.id, r.parent_id ?? null] as const)) as ReadonlyMap<string, string | null>
         }, Effect.mapError(busyOrFailed))(),
 
-        latestModels: Effect.fn("CostStore.latestModels")(function* (sessions: ReadonlyArray<string>) {
+        latestModels: traced("CostStore.latestModels")(function* (sessions: ReadonlyArray<string>) {
           if (sessions.length === 0) return new Map<string, string>() as ReadonlyMap<string, string>
           // per session, its index read backwards to the first readable assistant message
           const rows = yield* attempts.run<{ session_id: string; model: string | null }>(LATEST_MODEL_SQL, [JSON.stringify(sessions)])

@@ -7,6 +7,7 @@ import { parsePriceSnapshot, type PriceTable } from "../../core/prices.js"
 import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
 import { bundledFile } from "../pool/PoolConfigFile.js"
 import { readPriceFile } from "./PriceSources.js"
+import { traced } from "../traced.js"
 
 /** The table in the snapshot file at `path`, or `undefined` when it is missing, too big or not a snapshot. */
 export const readPriceSnapshot = (path: string | undefined): PriceTable | undefined => {
@@ -19,5 +20,5 @@ export const readPriceSnapshot = (path: string | undefined): PriceTable | undefi
 export const PriceSnapshotFile = (path: string | undefined = bundledFile("prices.json")) =>
   Layer.effect(
     PriceSnapshot,
-    Effect.map(Effect.cached(Effect.sync(() => readPriceSnapshot(path))), (table) => PriceSnapshot.of({ table: Effect.fn("PriceSnapshot.table")(() => table)() }))
+    Effect.map(Effect.cached(Effect.sync(() => readPriceSnapshot(path))), (table) => PriceSnapshot.of({ table: traced("PriceSnapshot.table")(() => table)() }))
   )

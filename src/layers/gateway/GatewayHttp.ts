@@ -10,6 +10,7 @@ import { healthLine, healthOfBody, healthOfFailure, healthOfStatus, healthReques
 import { OMNIROUTE_PROVIDER, omnirouteProviderBlock, readOmniroute } from "../../core/omniroute.js"
 import { Gateway } from "../../services/gateway/Gateway.js"
 import { effectLevelOf } from "../opencode/LoggerAppLog.js"
+import { spanned, traced } from "../traced.js"
 
 const probe = (baseURL: string, apiKey: string, timeoutMs: number): Effect.Effect<GatewayHealth> =>
   Effect.tryPromise({
@@ -26,7 +27,7 @@ export const GatewayHttp = (option: unknown) =>
     Gateway,
     Effect.gen(function* () {
       const o = readOmniroute(option)
-      if (o._tag === "Off") return { register: () => Effect.withSpan(Effect.void, "Gateway.register") }
+      if (o._tag === "Off") return { register: () => spanned(Effect.void, "Gateway.register") }
       // one answer per process, and one warning with it
       const outcome = yield* Effect.cached(
         o._tag === "Invalid"
@@ -37,7 +38,7 @@ export const GatewayHttp = (option: unknown) =>
             })
       )
       return {
-        register: Effect.fn("Gateway.register")(function* (config) {
+        register: traced("Gateway.register")(function* (config) {
           const p = yield* outcome
           if (p === undefined || p._tag !== "Healthy" || o._tag !== "On") return
           const providers = isRecord(config.provider) ? config.provider : {}

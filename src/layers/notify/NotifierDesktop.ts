@@ -8,6 +8,7 @@ import { closeArgs, notifySendArgs, osascriptArgs, printedId } from "../../core/
 import { NOTIFY_TIMEOUT_MS } from "../../core/notify/limits.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
 import { failureOf, runTool, type Env } from "../process/runArgv.js"
+import { spanned, traced } from "../traced.js"
 
 export interface DesktopOptions {
   /** `process.platform`: `darwin` uses osascript, anything else notify-send. */
@@ -25,24 +26,24 @@ export const makeDesktopNotifier = (o: DesktopOptions): NotifierService => {
   if (o.platform === "darwin") {
     return {
       channel: "osascript",
-      send: Effect.fn("Notifier.send")(function* (n) {
+      send: traced("Notifier.send")(function* (n) {
         const reason = failureOf("osascript", yield* runTool("osascript", osascriptArgs(n), run), NOTIFY_TIMEOUT_MS, "first")
         const d: Delivery = reason === undefined ? { ok: true, channel: "osascript" } : { ok: false, channel: "osascript", reason }
         return d
       }),
-      close: () => Effect.withSpan(Effect.succeed<Delivery>({ ok: false, channel: "osascript", reason: FADE_UNSUPPORTED_MAC }), "Notifier.close")
+      close: () => spanned(Effect.succeed<Delivery>({ ok: false, channel: "osascript", reason: FADE_UNSUPPORTED_MAC }), "Notifier.close")
     }
   }
   return {
     channel: "notify-send",
-    send: Effect.fn("Notifier.send")(function* (n) {
+    send: traced("Notifier.send")(function* (n) {
       const r = yield* runTool("notify-send", notifySendArgs(n, o.fade), run)
       const reason = failureOf("notify-send", r, NOTIFY_TIMEOUT_MS, "first")
       if (reason !== undefined) return { ok: false, channel: "notify-send", reason }
       const id = o.fade ? printedId(r.stdout) : undefined
       return id === undefined ? { ok: true, channel: "notify-send" } : { ok: true, channel: "notify-send", id }
     }),
-    close: Effect.fn("Notifier.close")(function* (_key, ids) {
+    close: traced("Notifier.close")(function* (_key, ids) {
       let failed: string | undefined
       for (const id of ids) {
         const r = yield* runTool("gdbus", closeArgs(id), run)

@@ -2,6 +2,7 @@ import { Duration, Effect, Layer } from "effect"
 import type { ChannelName } from "../../core/notify/channel.js"
 import type { Notification } from "../../core/notify/content.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
+import { spanned } from "../traced.js"
 
 /** `ok`, `ok` with the popup id given, or a failure reason. */
 export type MemoryOutcome = "ok" | { readonly id: number } | string
@@ -55,13 +56,13 @@ export const makeMemoryNotifier = (
         if (typeof o === "object") return after({ ok: true, channel, id: o.id })
         if (o !== "ok") return after({ ok: false, channel, reason: o })
         return after(channel === "notify-send" ? { ok: true, channel, id: nextId++ } : { ok: true, channel })
-      }).pipe(Effect.withSpan("Notifier.send")),
+      }).pipe(spanned("Notifier.send")),
     close: (key, ids) =>
       Effect.suspend(() => {
         closes.push({ key, ids: [...ids] })
         const o = next(closeOutcomes, "ok")
         return after(o === "ok" ? { ok: true, channel } : { ok: false, channel, reason: o })
-      }).pipe(Effect.withSpan("Notifier.close"))
+      }).pipe(spanned("Notifier.close"))
   }
 }
 

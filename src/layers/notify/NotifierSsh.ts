@@ -14,6 +14,7 @@ import { HOP_KILL_MS } from "../../core/notify/limits.js"
 import { encodeClose, encodeProbe, encodeShow } from "../../core/notify/payload.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
 import { failureOf, runTool, type Env, type RunResult } from "../process/runArgv.js"
+import { spanned } from "../traced.js"
 
 export interface SshOptions {
   /** The ssh host or alias (`OCPOOL_NOTIFY_HOST`, `notifyHost` or `ocpool-desktop`). */
@@ -50,8 +51,8 @@ export const makeSshNotifier = (o: SshOptions): NotifierService => {
   return {
     channel: "ssh",
     // an empty key (a one-off from `ocpool notify`) stays empty: nothing to fade on the desktop
-    send: (n, key) => Effect.withSpan(hop(encodeShow(key === "" ? "" : `${o.shortHost}:${key}`, { ...n, message: withHostSuffix(n.message, o.shortHost) })), "Notifier.send"),
-    close: (key) => Effect.withSpan(hop(encodeClose(key === "" ? "" : `${o.shortHost}:${key}`)), "Notifier.close")
+    send: (n, key) => spanned(hop(encodeShow(key === "" ? "" : `${o.shortHost}:${key}`, { ...n, message: withHostSuffix(n.message, o.shortHost) })), "Notifier.send"),
+    close: (key) => spanned(hop(encodeClose(key === "" ? "" : `${o.shortHost}:${key}`)), "Notifier.close")
   }
 }
 

@@ -13,6 +13,7 @@ import { Notifier, type Delivery, type NotifierService } from "../../services/no
 import { NotifyEngine, type NotifyEngineService } from "../../services/notify/NotifyEngine.js"
 import { SessionLookup, type SessionLookupService } from "../../services/opencode/SessionLookup.js"
 import { effectLevelOf } from "../opencode/LoggerAppLog.js"
+import { spanned, traced } from "../traced.js"
 
 /** Popups raised but not yet closed, per root: the sends that raised them. */
 type Raised = Map<string, Array<Fiber.Fiber<SentPopup>>>
@@ -101,14 +102,14 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
       }
     }
 
-    const apply: NotifyEngineService["apply"] = Effect.fn("NotifyEngine.apply")(function* (input) {
+    const apply: NotifyEngineService["apply"] = traced("NotifyEngine.apply")(function* (input) {
       // the decision and the state change happen here, synchronously, in arrival order
       const step = notifyStep(state, input, yield* Clock.currentTimeMillis, config)
       state = step.state
       if (step.effects.length > 0) yield* Effect.forEach(step.effects, carryOut, { discard: true })
     })
 
-    return { apply, settle: Effect.withSpan(FiberSet.awaitEmpty(fibers), "NotifyEngine.settle") } satisfies NotifyEngineService
+    return { apply, settle: spanned(FiberSet.awaitEmpty(fibers), "NotifyEngine.settle") } satisfies NotifyEngineService
   })
 
 /** The engine, or one that does nothing when notifications are off (`notify:false`). */
@@ -120,4 +121,4 @@ export const NotifyEngineShell = (enabled: boolean, config: NotifyConfig) =>
           return yield* makeNotifyEngine(config, yield* Notifier, yield* SessionLookup)
         })
       )
-    : Layer.succeed(NotifyEngine, { apply: () => Effect.withSpan(Effect.void, "NotifyEngine.apply"), settle: Effect.withSpan(Effect.void, "NotifyEngine.settle") })
+    : Layer.succeed(NotifyEngine, { apply: () => spanned(Effect.void, "NotifyEngine.apply"), settle: spanned(Effect.void, "NotifyEngine.settle") })

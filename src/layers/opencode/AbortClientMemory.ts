@@ -1,5 +1,6 @@
 import { Duration, Effect, Layer } from "effect"
 import { AbortClient, AbortFailed } from "../../services/opencode/AbortClient.js"
+import { spanned } from "../traced.js"
 
 /**
  * A scripted abort client for tests: outcomes are taken in order (then the last repeats); calls are
@@ -13,5 +14,5 @@ export const AbortClientMemory = (outcomes: Array<"ok" | string>, calls: Array<s
         const next = outcomes.length > 1 ? outcomes.shift()! : (outcomes[0] ?? "ok")
         const outcome = next === "ok" ? Effect.void : Effect.fail(new AbortFailed({ reason: next }))
         return latencyMs > 0 ? Effect.zipRight(Effect.sleep(Duration.millis(latencyMs)), outcome) : outcome
-      }).pipe(Effect.withSpan("AbortClient.abort"))
+      }).pipe(spanned("AbortClient.abort"))
   })

@@ -9,6 +9,7 @@ import { ABORT_CONFIRM_POLL, isRunning } from "../../core/session/running.js"
 import { AbortClient, AbortFailed } from "../../services/opencode/AbortClient.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 import { stillRunningAfter } from "./untilIdle.js"
+import { traced } from "../traced.js"
 
 export const ABORT_TIMEOUT_MS = 10_000
 
@@ -23,7 +24,7 @@ const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, ABO
 
 export const AbortClientSdk = (client: SessionClient | undefined, directory: string | undefined) =>
   Layer.succeed(AbortClient, {
-    abort: Effect.fn("AbortClient.abort")(function* (id) {
+    abort: traced("AbortClient.abort")(function* (id) {
       if (client === undefined) return yield* new AbortFailed({ reason: "no server url" })
       const query = directory === undefined ? {} : { query: { directory } }
       const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort")

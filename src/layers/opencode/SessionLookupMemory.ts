@@ -1,6 +1,7 @@
 /** Session lookups for tests: answered from a map (a missing id fails), each call recorded. */
 import { Effect, Layer } from "effect"
 import { LookupFailed, SessionLookup, type SessionFacts } from "../../services/opencode/SessionLookup.js"
+import { spanned } from "../traced.js"
 
 export const SessionLookupMemory = (sessions: ReadonlyMap<string, SessionFacts> = new Map(), calls: Array<string> = []) =>
   Layer.succeed(SessionLookup, {
@@ -9,5 +10,5 @@ export const SessionLookupMemory = (sessions: ReadonlyMap<string, SessionFacts> 
         calls.push(id)
         const facts = sessions.get(id)
         return facts === undefined ? Effect.fail(new LookupFailed({ reason: "session not found" })) : Effect.succeed(facts)
-      }).pipe(Effect.withSpan("SessionLookup.lookup"))
+      }).pipe(spanned("SessionLookup.lookup"))
   })

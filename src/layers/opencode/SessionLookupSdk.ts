@@ -5,6 +5,7 @@
 import { Duration, Effect, Layer } from "effect"
 import { LookupFailed, SessionLookup } from "../../services/opencode/SessionLookup.js"
 import { sessionFacts } from "../../core/session/facts.js"
+import { traced } from "../traced.js"
 
 export const LOOKUP_TIMEOUT_MS = 5_000
 
@@ -23,7 +24,7 @@ const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : typeo
 
 export const SessionLookupSdk = (client: SessionGetClient | undefined, directory: string | undefined) =>
   Layer.succeed(SessionLookup, {
-    lookup: Effect.fn("SessionLookup.lookup")(function* (id) {
+    lookup: traced("SessionLookup.lookup")(function* (id) {
       if (client === undefined) return yield* new LookupFailed({ reason: "no opencode client" })
       const query = directory === undefined ? {} : { query: { directory } }
       const r = yield* Effect.tryPromise({ try: () => client.session.get({ path: { id }, ...query }), catch: (e) => new LookupFailed({ reason: reasonOf(e) }) }).pipe(

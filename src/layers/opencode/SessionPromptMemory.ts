@@ -1,5 +1,6 @@
 import { Duration, Effect, Layer } from "effect"
 import { PromptFailed, SessionPrompt, type PromptTarget } from "../../services/opencode/SessionPrompt.js"
+import { spanned } from "../traced.js"
 
 export interface PromptCall {
   readonly session: string
@@ -24,12 +25,12 @@ export const SessionPromptMemory = (
         const created = options.created ?? []
         created.push(title)
         return Effect.succeed(`ses_created_${created.length}`)
-      }).pipe(Effect.withSpan("SessionPrompt.create")),
-    whenIdle: () => Effect.withSpan((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void, "SessionPrompt.whenIdle"),
+      }).pipe(spanned("SessionPrompt.create")),
+    whenIdle: () => spanned((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void, "SessionPrompt.whenIdle"),
     prompt: (session, model, agent, text) =>
       Effect.suspend(() => {
         if (options.failWith !== undefined) return Effect.fail(new PromptFailed({ reason: options.failWith }))
         calls.push({ session, model, agent, text })
         return Effect.void
-      }).pipe(Effect.withSpan("SessionPrompt.prompt"))
+      }).pipe(spanned("SessionPrompt.prompt"))
   })

@@ -10,6 +10,7 @@ import { IDLE_WAIT_POLL, isRunning } from "../../core/session/running.js"
 import { PromptFailed, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 import { stillRunningAfter } from "./untilIdle.js"
+import { traced } from "../traced.js"
 
 export const PROMPT_TIMEOUT_MS = 10_000
 
@@ -36,7 +37,7 @@ const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, PRO
 export const SessionPromptSdk = (client: PromptClient | undefined, directory: string | undefined) => {
   const query = directory === undefined ? {} : { query: { directory } }
   return Layer.succeed(SessionPrompt, {
-    whenIdle: Effect.fn("SessionPrompt.whenIdle")(function* (id) {
+    whenIdle: traced("SessionPrompt.whenIdle")(function* (id) {
       if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
       const running = Effect.flatMap(call(() => client.session.status(query), "status"), (s) => {
         const bad = failedStatus(s)
@@ -44,7 +45,7 @@ export const SessionPromptSdk = (client: PromptClient | undefined, directory: st
       })
       if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_POLL.forMs / 1000}s` })
     }),
-    create: Effect.fn("SessionPrompt.create")(function* (title) {
+    create: traced("SessionPrompt.create")(function* (title) {
       if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
       const r = yield* call(() => client.session.create({ body: { title }, ...query }), "create")
       const bad = failedStatus(r)
@@ -53,7 +54,7 @@ export const SessionPromptSdk = (client: PromptClient | undefined, directory: st
       if (id === undefined) return yield* new PromptFailed({ reason: "create: the answer names no session id" })
       return id
     }),
-    prompt: Effect.fn("SessionPrompt.prompt")(function* (id, model, agent, text) {
+    prompt: traced("SessionPrompt.prompt")(function* (id, model, agent, text) {
       if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
       const body = { model, ...(agent === undefined ? {} : { agent }), parts: [{ type: "text" as const, text }] }
       const r = yield* call(() => client.session.promptAsync({ path: { id }, body, ...query }), "prompt")

@@ -24,6 +24,7 @@ import {
   type ProcCgroup
 } from "../../core/machine/facts.js"
 import { MachineFacts, type MachineFactsView } from "../../services/permits/MachineFacts.js"
+import { spanned } from "../traced.js"
 
 const readText = (path: string): string | undefined => {
   try {
@@ -135,7 +136,7 @@ export const MachineFactsProc = (root: string = "/", online: () => number = onli
   Layer.succeed(
     MachineFacts,
     MachineFacts.of({
-      read: Effect.withSpan(
+      read: spanned(
         Effect.sync(() => readMachineFacts(root, online())),
         "MachineFacts.read"
       )

@@ -12,6 +12,7 @@ import { Permits, type PermitTicket } from "../../services/permits/Permits.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolEngine } from "../../services/pool/PoolEngine.js"
 import { StateDir } from "../../services/state/StateDir.js"
+import { traced } from "../traced.js"
 
 interface Entry {
   readonly session: string
@@ -51,7 +52,7 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       })
     )
 
-    const before = Effect.fn("PermitGate.before")(function* (call: HeavyCall) {
+    const before = traced("PermitGate.before")(function* (call: HeavyCall) {
       const key = keyOf(call.session, call.call)
       const holder = { host: dir.host, pid: dir.pid, startToken: dir.startTime, session: call.session, via: "plugin" as const }
       const { ticket, answer } = yield* permits.request({ budget: call.budget, weight: call.weight, reason: call.command, holder })
@@ -86,7 +87,7 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       return "run" as const
     })
 
-    const after = Effect.fn("PermitGate.after")(function* (session: string, call: string) {
+    const after = traced("PermitGate.after")(function* (session: string, call: string) {
       const key = keyOf(session, call)
       const e = (yield* Ref.get(calls)).get(key)
       if (e === undefined) return undefined
@@ -95,7 +96,7 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       return e.waited === undefined ? undefined : waitedLine(e.ticket.budget, e.waited.ms, e.waited.before)
     })
 
-    const sessionEnded = Effect.fn("PermitGate.sessionEnded")(function* (session: string) {
+    const sessionEnded = traced("PermitGate.sessionEnded")(function* (session: string) {
       const all = yield* Ref.get(calls)
       for (const [key, e] of all) {
         if (e.session !== session) continue

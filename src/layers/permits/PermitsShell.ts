@@ -13,6 +13,7 @@ import { budgetsJson, byBudget, type BudgetJson } from "../../core/permits/view.
 import { Permits, type BudgetView, type PermitTicket, type WaitOutcome } from "../../services/permits/Permits.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { SharedState } from "../../services/state/SharedState.js"
+import { spanned, traced } from "../traced.js"
 
 /** A budget this process knows: its capacity and how it was found. */
 export interface Budget {
@@ -105,7 +106,7 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
 
       const answerOf = (op: PermitOp) => Effect.map(step(op), (s) => s.answer)
 
-      const request = Effect.fn("Permits.request")(function* (req: Parameters<Permits["Type"]["request"]>[0]) {
+      const request = traced("Permits.request")(function* (req: Parameters<Permits["Type"]["request"]>[0]) {
         const now = yield* Clock.currentTimeMillis
         const id = newId()
         const token = newToken()
@@ -126,11 +127,11 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
         return { ticket, answer }
       })
 
-      const poll = Effect.fn("Permits.poll")(function* (ticket: PermitTicket) {
+      const poll = traced("Permits.poll")(function* (ticket: PermitTicket) {
         return yield* answerOf({ op: "poll", id: ticket.id, token: ticket.token })
       })
 
-      const wait = Effect.fn("Permits.wait")(function* (
+      const wait = traced("Permits.wait")(function* (
         ticket: PermitTicket,
         options?: Parameters<Permits["Type"]["wait"]>[1]
       ) {
@@ -153,19 +154,19 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
         }
       })
 
-      const release = Effect.fn("Permits.release")(function* (ticket: Pick<PermitTicket, "id" | "token">) {
+      const release = traced("Permits.release")(function* (ticket: Pick<PermitTicket, "id" | "token">) {
         return yield* answerOf({ op: "release", id: ticket.id, token: ticket.token })
       })
 
-      const cancel = Effect.fn("Permits.cancel")(function* (ticket: Pick<PermitTicket, "id" | "token">, cause: Parameters<Permits["Type"]["cancel"]>[1]) {
+      const cancel = traced("Permits.cancel")(function* (ticket: Pick<PermitTicket, "id" | "token">, cause: Parameters<Permits["Type"]["cancel"]>[1]) {
         return yield* answerOf({ op: "cancel", id: ticket.id, token: ticket.token, cause })
       })
 
-      const rebind = Effect.fn("Permits.rebind")(function* (ticket: Pick<PermitTicket, "id" | "token">, group: { readonly pgid: number; readonly startToken: string | null }) {
+      const rebind = traced("Permits.rebind")(function* (ticket: Pick<PermitTicket, "id" | "token">, group: { readonly pgid: number; readonly startToken: string | null }) {
         return yield* answerOf({ op: "rebind", id: ticket.id, token: ticket.token, group })
       })
 
-      const free = Effect.fn("Permits.free")(function* (id: string, force: boolean) {
+      const free = traced("Permits.free")(function* (id: string, force: boolean) {
         const now = yield* Clock.currentTimeMillis
         const before = yield* shared.read(now, NEEDS)
         const found = before.permits.find((e) => e.id === id)
@@ -177,7 +178,7 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
         const now = yield* Clock.currentTimeMillis
         const snapshot = yield* shared.read(now, NEEDS)
         return budgetViews(config.budgets, snapshot.permits)
-      }).pipe(Effect.withSpan("Permits.status"))
+      }).pipe(spanned("Permits.status"))
 
       return { request, poll, wait, release, cancel, rebind, free, status }
     })

@@ -2,11 +2,12 @@
 import { Effect, Layer } from "effect"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
 import { gatherSources, loadPool, type PoolSourceOptions } from "./PoolSourceFiles.js"
+import { spanned } from "../traced.js"
 
 export { bundledFile, bundledPreset, configDir, gatherSources, loadPool, type PoolSourceOptions } from "./PoolSourceFiles.js"
 
 export const PoolConfigFile = (o: PoolSourceOptions) =>
   Layer.sync(PoolConfig, () => ({
-    load: Effect.withSpan(Effect.sync(() => loadPool(o)), "PoolConfig.load"),
+    load: spanned(Effect.sync(() => loadPool(o)), "PoolConfig.load"),
     watched: gatherSources(o).watched
   }))

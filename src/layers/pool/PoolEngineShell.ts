@@ -1,6 +1,6 @@
 /**
  * The engine's shell: every opencode event goes through `apply`, which, holding the engine's memory (a
- * `SynchronizedRef`: one event at a time), reads the clock, asks the core (`engineStep`) — inside a
+ * `SerialRef`: one event at a time), reads the clock, asks the core (`engineStep`) — inside a
  * `SharedState` transaction when the decision reads shared state — and carries out what it returns:
  * the commit (claims, cooldowns, quota and fallback records), the recorded lines and decisions, the
  * logs, and the aborts, each forked into a `FiberMap` whose outcome comes back as an `aborted` event.
@@ -8,7 +8,7 @@
  * stops every write and removes the claim file.
  */
 import type { BudgetJson } from "../../core/permits/view.js"
-import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream, SynchronizedRef } from "effect"
+import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import { realpathSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
@@ -36,6 +36,8 @@ import { causeLine } from "../../core/causeLine.js"
 import { ContextStore } from "../../services/context/ContextStore.js"
 import { loadEvent, recordOf, stampOf } from "../../core/context/load.js"
 import type { RefreshOrder } from "../../core/engine/events.js"
+import { spanned, traced } from "../traced.js"
+import { makeSerialRef } from "../exclusive.js"
 
 export interface EngineConfig {
   readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
@@ -84,8 +86,8 @@ export const makeEngine = (config: EngineConfig) =>
     const advice = yield* FiberSet.make<void, never>()
     const warnedPriced = yield* Ref.make<ReadonlySet<string>>(new Set())
     /** What the engine remembers between events; holding it orders every event (one at a time). */
-    const memory = yield* SynchronizedRef.make<EngineMemory>({ state: initialEngineState(config.timing), quotaWritten: NO_QUOTA_WRITTEN, closed: false })
-    const stateNow = Effect.map(SynchronizedRef.get(memory), (m) => m.state)
+    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing), quotaWritten: NO_QUOTA_WRITTEN, closed: false })
+    const stateNow = Effect.map(memory.get, (m) => m.state)
     let lastConfig: JsonRecord | undefined
 
     /** What one decision changes in shared state; the quota record (throttled here, core/state/quotaMemo.ts) goes with it. */
@@ -232,14 +234,14 @@ export const makeEngine = (config: EngineConfig) =>
         return [out, { state: out.state, quotaWritten, closed: false }] as const
       })
 
-    const apply: (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) => Effect.Effect<Applied | undefined> = Effect.fn("PoolEngine.apply")(
+    const apply: (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) => Effect.Effect<Applied | undefined> = traced("PoolEngine.apply")(
       (event: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
-        SynchronizedRef.modifyEffect(memory, (m) => Effect.uninterruptible(decide(m, event, given))).pipe(
+        memory.modifyEffect((m) => Effect.uninterruptible(decide(m, event, given))).pipe(
           Effect.catchAllCause((cause) => Effect.as(log.log("error", `${failureLabel(event)}: ${causeLine(cause)}`), undefined))
         )
     )
 
-    const applyPool = Effect.fn("PoolEngine.applyPool")((pool: ResolvedPool) =>
+    const applyPool = traced("PoolEngine.applyPool")((pool: ResolvedPool) =>
       Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings, fallbacks: config.fallbacks }))
     )
 
@@ -277,9 +279,9 @@ export const makeEngine = (config: EngineConfig) =>
         const loaded = loadEvent(refresh.root, refresh.maxBytes, yield* refresh.store.load(refresh.root))
         if (loaded.note !== undefined) yield* log.log("warn", loaded.note)
         yield* apply(loaded.event)
-      }).pipe(Effect.withSpan("PoolEngine.loadContext")),
+      }).pipe(spanned("PoolEngine.loadContext")),
       applyPool,
-      beforeTask: Effect.fn("PoolEngine.beforeTask")(function* (session: string, call: string, args: Record<string, unknown>) {
+      beforeTask: traced("PoolEngine.beforeTask")(function* (session: string, call: string, args: Record<string, unknown>) {
         const name = args.subagent_type
         if (typeof name !== "string") return
         const taskId = typeof args.task_id === "string" ? args.task_id : undefined
@@ -287,8 +289,8 @@ export const makeEngine = (config: EngineConfig) =>
         if (out?.refused !== undefined) return yield* Effect.fail(new VariantRefused(out.refused.requested, out.refused.base))
         if (out?.agent !== undefined) args.subagent_type = out.agent
       }),
-      sweep: Effect.withSpan(Effect.asVoid(apply({ type: "sweep" })), "PoolEngine.sweep"),
-      configure: Effect.fn("PoolEngine.configure")(function* (cfg: JsonRecord) {
+      sweep: spanned(Effect.asVoid(apply({ type: "sweep" })), "PoolEngine.sweep"),
+      configure: traced("PoolEngine.configure")(function* (cfg: JsonRecord) {
         lastConfig = cfg
         const { info, warnings } = bindVariants(cfg, yield* stateNow)
         for (const w of warnings) yield* log.log("warn", w)
@@ -301,7 +303,7 @@ export const makeEngine = (config: EngineConfig) =>
         if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* stateNow).warnings) yield* log.log("warn", w)
         yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
         yield* advisePrices(pool.slots)
-      }).pipe(Effect.withSpan("PoolEngine.reload")),
+      }).pipe(spanned("PoolEngine.reload")),
       statusText: (permits?: ReadonlyArray<BudgetJson>) => Effect.gen(function* () {
         // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
         const now = yield* Clock.currentTimeMillis
@@ -327,15 +329,15 @@ export const makeEngine = (config: EngineConfig) =>
         const fleet = onFiles !== undefined && onFiles > 0 ? `\nfleet fallbacks: ${onFiles} (PostgreSQL did not answer; decided on the state directory)` : ""
         // the compact view of the same snapshot last (issue 24): the picture the live view draws
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}${fleet}${GLANCE}\n${compactView(view, now).join("\n")}`
-      }).pipe(Effect.withSpan("PoolEngine.statusText")),
-      state: Effect.withSpan(stateNow, "PoolEngine.state"),
-      settle: Effect.withSpan(Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)), "PoolEngine.settle"),
-      aborting: Effect.withSpan(FiberMap.size(aborts), "PoolEngine.aborting")
+      }).pipe(spanned("PoolEngine.statusText")),
+      state: spanned(stateNow, "PoolEngine.state"),
+      settle: spanned(Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)), "PoolEngine.settle"),
+      aborting: spanned(FiberMap.size(aborts), "PoolEngine.aborting")
     }
 
     // dispose: the abort fibers are interrupted by the FiberMap's own finalizer (registered first, so run
     // last); this one runs before it: no event is applied after it, and the claim file goes.
-    yield* Effect.addFinalizer(() => SynchronizedRef.updateEffect(memory, (m) => Effect.as(store.removeOwn, { ...m, closed: true })))
+    yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(store.removeOwn, { ...m, closed: true })))
     return service
   })
 

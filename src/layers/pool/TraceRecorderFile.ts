@@ -12,6 +12,7 @@ import { dirname } from "node:path"
 import { formatDecision } from "../../core/trace/format.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
+import { spanned, traced } from "../traced.js"
 
 export const tracePath = (template: string, pid: number): string => template.replaceAll("%p", String(pid))
 
@@ -43,14 +44,14 @@ export const TraceRecorderFile = (template: string | undefined) =>
   Layer.effect(
     TraceRecorder,
     Effect.gen(function* () {
-      if (template === undefined) return { record: () => Effect.withSpan(Effect.void, "TraceRecorder.record") }
+      if (template === undefined) return { record: () => spanned(Effect.void, "TraceRecorder.record") }
       const path = tracePath(template, process.pid)
       const decisionsPath = `${path}.decisions.jsonl`
       const why = unusable(path) ?? unusable(decisionsPath)
       let broken = why !== undefined
       if (why !== undefined) yield* Effect.logWarning(`trace ${path} cannot be written (${why}); recording stopped, routing continues`)
       return {
-        record: Effect.fn("TraceRecorder.record")(function* (lines, decisions) {
+        record: traced("TraceRecorder.record")(function* (lines, decisions) {
           if (broken || lines.length === 0) return
           try {
             append(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""))

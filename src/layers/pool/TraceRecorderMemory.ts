@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { formatDecision } from "../../core/trace/format.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import type { MemoryState } from "../state/MemoryState.js"
+import { spanned } from "../traced.js"
 
 export const TraceRecorderMemory = (shared: MemoryState) =>
   Layer.succeed(TraceRecorder, {
@@ -10,5 +11,5 @@ export const TraceRecorderMemory = (shared: MemoryState) =>
       Effect.sync(() => {
         for (const l of lines) shared.trace.push(JSON.parse(JSON.stringify(l)) as Record<string, unknown>)
         for (const d of decisions) shared.decisions.push(formatDecision(d))
-      }).pipe(Effect.withSpan("TraceRecorder.record"))
+      }).pipe(spanned("TraceRecorder.record"))
   })

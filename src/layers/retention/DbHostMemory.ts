@@ -2,6 +2,7 @@
 import { Effect, Layer } from "effect"
 import { dbBytes } from "./DbHostProc.js"
 import { DbHost } from "../../services/retention/DbHost.js"
+import { traced } from "../traced.js"
 
 export interface DbHostFacts {
   readonly freeBytes?: number | undefined
@@ -13,8 +14,8 @@ export const DbHostMemory = (facts: DbHostFacts) =>
   Layer.succeed(
     DbHost,
     DbHost.of({
-      bytes: Effect.fn("DbHost.bytes")((db: string) => Effect.sync(() => dbBytes(db))),
-      freeBytes: Effect.fn("DbHost.freeBytes")((_db: string) => Effect.succeed(facts.freeBytes)),
-      openBy: Effect.fn("DbHost.openBy")((_db: string) => Effect.succeed(facts.openBy))
+      bytes: traced("DbHost.bytes")((db: string) => Effect.sync(() => dbBytes(db))),
+      freeBytes: traced("DbHost.freeBytes")((_db: string) => Effect.succeed(facts.freeBytes)),
+      openBy: traced("DbHost.openBy")((_db: string) => Effect.succeed(facts.openBy))
     })
   )

@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync, readlinkSync, realpathSync, statfsSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import { DbHost } from "../../services/retention/DbHost.js"
+import { traced } from "../traced.js"
 
 const sizeOf = (path: string): number => {
   try {
@@ -65,8 +66,8 @@ const openByLsof = (db: string, self: number = process.pid): ReadonlyArray<numbe
 export const DbHostProc = Layer.succeed(
   DbHost,
   DbHost.of({
-    bytes: Effect.fn("DbHost.bytes")((db: string) => Effect.sync(() => dbBytes(db))),
-    freeBytes: Effect.fn("DbHost.freeBytes")((db: string) =>
+    bytes: traced("DbHost.bytes")((db: string) => Effect.sync(() => dbBytes(db))),
+    freeBytes: traced("DbHost.freeBytes")((db: string) =>
       Effect.sync(() => {
         try {
           const s = statfsSync(dirname(db))
@@ -76,7 +77,7 @@ export const DbHostProc = Layer.succeed(
         }
       })
     ),
-    openBy: Effect.fn("DbHost.openBy")((db: string) =>
+    openBy: traced("DbHost.openBy")((db: string) =>
       Effect.sync(() => {
         try {
           return process.platform === "linux" ? openByProc(db) ?? openByLsof(db) : openByLsof(db)

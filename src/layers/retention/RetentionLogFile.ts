@@ -9,6 +9,7 @@ import { dirname, join } from "node:path"
 import { RetentionLog, RetentionLogError, type RunLog } from "../../services/retention/RetentionLog.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
 import { noHomeReason, xdgDir } from "../fs/xdg.js"
+import { traced } from "../traced.js"
 
 /** This package's data directory under `$XDG_DATA_HOME` (or its default). */
 export const dataDirUnder = (dataHome: string): string => join(dataHome, "opencode-pool")
@@ -54,8 +55,8 @@ export const RetentionLogFile = (dataDir: string | undefined = defaultDataDir())
       RetentionLog.of({
         archivePath,
         runPath,
-        archive: Effect.fn("RetentionLog.archive")((lines: ReadonlyArray<string>) => (lines.length === 0 ? Effect.void : fail(archivePath))),
-        run: Effect.fn("RetentionLog.run")((log: RunLog, _line: string) => fail(runPath(log)))
+        archive: traced("RetentionLog.archive")((lines: ReadonlyArray<string>) => (lines.length === 0 ? Effect.void : fail(archivePath))),
+        run: traced("RetentionLog.run")((log: RunLog, _line: string) => fail(runPath(log)))
       })
     )
   }
@@ -66,8 +67,8 @@ export const RetentionLogFile = (dataDir: string | undefined = defaultDataDir())
     RetentionLog.of({
       archivePath,
       runPath,
-      archive: Effect.fn("RetentionLog.archive")((lines: ReadonlyArray<string>) => (lines.length === 0 ? Effect.void : appendSynced(archivePath, lines))),
-      run: Effect.fn("RetentionLog.run")((log: RunLog, line: string) => appendSynced(runPath(log), [line]))
+      archive: traced("RetentionLog.archive")((lines: ReadonlyArray<string>) => (lines.length === 0 ? Effect.void : appendSynced(archivePath, lines))),
+      run: traced("RetentionLog.run")((log: RunLog, line: string) => appendSynced(runPath(log), [line]))
     })
   )
 }

@@ -1,6 +1,7 @@
 /** RetentionLog in memory, for tests: the lines appended, readable through `RetentionLogMemory.lines`. */
 import { Effect, Layer } from "effect"
 import { RetentionLog, RetentionLogError, type RunLog } from "../../services/retention/RetentionLog.js"
+import { traced } from "../traced.js"
 
 export interface MemoryLines {
   readonly archive: Array<string>
@@ -19,8 +20,8 @@ export const RetentionLogMemory = (lines: MemoryLines = memoryLines()) => {
     RetentionLog.of({
       archivePath: "<memory>/archive/retired-sessions.jsonl",
       runPath: (log) => `<memory>/runs/${log}.jsonl`,
-      archive: Effect.fn("RetentionLog.archive")((appended: ReadonlyArray<string>) => guard("archive").pipe(Effect.tap(() => lines.archive.push(...appended)))),
-      run: Effect.fn("RetentionLog.run")((log: RunLog, line: string) => guard(log).pipe(Effect.tap(() => lines.runs[log].push(line))))
+      archive: traced("RetentionLog.archive")((appended: ReadonlyArray<string>) => guard("archive").pipe(Effect.tap(() => lines.archive.push(...appended)))),
+      run: traced("RetentionLog.run")((log: RunLog, line: string) => guard(log).pipe(Effect.tap(() => lines.runs[log].push(line))))
     })
   )
 }

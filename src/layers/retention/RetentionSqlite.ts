@@ -8,6 +8,7 @@ import { Clock, Effect, Exit, Layer, Option } from "effect"
 import type { EventRow } from "../../core/retention/events.js"
 import { RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../../services/retention/RetentionStore.js"
 import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
+import { traced } from "../traced.js"
 
 /** The columns the sweeps read or match on; anything less is not an opencode database this tool understands. */
 export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -99,7 +100,7 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
         })
 
       return RetentionStore.of({
-        checkSchema: Effect.fn("RetentionStore.checkSchema")(function* () {
+        checkSchema: traced("RetentionStore.checkSchema")(function* () {
           yield* attempts.next
           if (unreported !== undefined) {
             const failure = unreported
@@ -113,7 +114,7 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           yield* requireColumns(attempts, REQUIRED_COLUMNS)
         })(),
 
-        sessions: Effect.fn("RetentionStore.sessions")(function* () {
+        sessions: traced("RetentionStore.sessions")(function* () {
           const rows = yield* sql<{
             id: string
             project_id: string
@@ -138,12 +139,12 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           )
         }, Effect.mapError(busyOrFailed))(),
 
-        syncedAggregates: Effect.fn("RetentionStore.syncedAggregates")(function* () {
+        syncedAggregates: traced("RetentionStore.syncedAggregates")(function* () {
           const rows = yield* sql<{ aggregate_id: string }>`SELECT aggregate_id FROM event_sequence WHERE owner_id IS NOT NULL`
           return new Set(rows.map((r) => r.aggregate_id)) as ReadonlySet<string>
         }, Effect.mapError(busyOrFailed))(),
 
-        sessionTables: Effect.fn("RetentionStore.sessionTables")(function* () {
+        sessionTables: traced("RetentionStore.sessionTables")(function* () {
           const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
             AND name NOT IN ('session', 'event', 'event_sequence') ORDER BY name`
           const out: Array<SessionTable> = []
@@ -156,7 +157,7 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           return out as ReadonlyArray<SessionTable>
         }, Effect.mapError(busyOrFailed))(),
 
-        scanEvents: Effect.fn("RetentionStore.scanEvents")(function* (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) {
+        scanEvents: traced("RetentionStore.scanEvents")(function* (pageSize: number, onPage: (rows: ReadonlyArray<EventRow>) => void) {
           let after = Number.MIN_SAFE_INTEGER
           let total = 0
           for (;;) {
@@ -172,11 +173,11 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           }
         }, Effect.mapError(busyOrFailed)),
 
-        countTree: Effect.fn("RetentionStore.countTree")((tree: TreeDelete) => treeCounts(tree), Effect.mapError(busyOrFailed)),
+        countTree: traced("RetentionStore.countTree")((tree: TreeDelete) => treeCounts(tree), Effect.mapError(busyOrFailed)),
 
-        treeChanged: Effect.fn("RetentionStore.treeChanged")((tree: TreeDelete) => changedSince(tree), Effect.mapError(busyOrFailed)),
+        treeChanged: traced("RetentionStore.treeChanged")((tree: TreeDelete) => changedSince(tree), Effect.mapError(busyOrFailed)),
 
-        deleteTree: Effect.fn("RetentionStore.deleteTree")(function* (tree: TreeDelete) {
+        deleteTree: traced("RetentionStore.deleteTree")(function* (tree: TreeDelete) {
           const { value, ms } = yield* immediate(
             Effect.gen(function* () {
               const reason = yield* changedSince(tree)
@@ -194,7 +195,7 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           return (value._tag === "Deleted" ? { _tag: "Deleted", rows: value.rows, ms } : value) satisfies TreeOutcome as TreeOutcome
         }, Effect.mapError(busyOrFailed)),
 
-        deleteEvents: Effect.fn("RetentionStore.deleteEvents")(function* (events: { readonly ids: ReadonlyArray<string>; readonly aggregates: ReadonlyArray<string> }, graceCutoff: number) {
+        deleteEvents: traced("RetentionStore.deleteEvents")(function* (events: { readonly ids: ReadonlyArray<string>; readonly aggregates: ReadonlyArray<string> }, graceCutoff: number) {
           const { value, ms } = yield* immediate(
             Effect.gen(function* () {
               const aggregates = [...new Set(events.aggregates)]
@@ -214,14 +215,14 @@ export const RetentionSqlite = (options: RetentionSqliteOptions = {}) =>
           return { ...value, ms }
         }, Effect.mapError(busyOrFailed)),
 
-        checkpoint: Effect.fn("RetentionStore.checkpoint")(() => sql.unsafe("PRAGMA wal_checkpoint(PASSIVE)"), Effect.ignore)(),
+        checkpoint: traced("RetentionStore.checkpoint")(() => sql.unsafe("PRAGMA wal_checkpoint(PASSIVE)"), Effect.ignore)(),
 
-        dataVersion: Effect.fn("RetentionStore.dataVersion")(function* () {
+        dataVersion: traced("RetentionStore.dataVersion")(function* () {
           const r = yield* sql<{ data_version: number }>`PRAGMA data_version`
           return Number(r[0]?.data_version ?? 0)
         }, Effect.orElseSucceed(() => 0))(),
 
-        vacuum: Effect.fn("RetentionStore.vacuum")(function* () {
+        vacuum: traced("RetentionStore.vacuum")(function* () {
           yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
           yield* sql.unsafe("VACUUM")
           // In WAL mode VACUUM writes the new pages to the WAL; the file only shrinks once they are checkpointed.

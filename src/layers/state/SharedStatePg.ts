@@ -33,6 +33,7 @@ import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
+import { spanned } from "../traced.js"
 
 export interface PgStateOptions {
   readonly url: string
@@ -221,7 +222,7 @@ const make = (o: PgStateOptions) =>
         Effect.timeoutFail({ duration: Math.max(1_000, o.lockWaitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${Math.max(1_000, o.lockWaitMs)} ms`, schemaMissing: false }) }),
         Effect.catchAllDefect(asDown),
         Effect.catchAll((down) => Effect.succeed({ _tag: "Unreachable" as const, url, schema: o.schema, host: state.host, reason: down.reason })),
-        Effect.withSpan("SharedState.fleet")
+        spanned("SharedState.fleet")
       )
     }
 
@@ -258,7 +259,7 @@ const make = (o: PgStateOptions) =>
       transact: (now, needs, decide) => either(now, waitOf(needs), onServer(now, needs, decide), file.transact(now, needs, remembering(decide))),
       commit: (now, c) =>
         // nothing to write (the engine's first commit publishes an empty table this process never published): no server round trip
-        nothingToWrite(c) ? Effect.void.pipe(Effect.withSpan("SharedState.commit")) : either(
+        nothingToWrite(c) ? Effect.void.pipe(spanned("SharedState.commit")) : either(
           now,
           o.lockWaitMs,
           Effect.tap(pg.commit(now, c), () => writeThrough(now, c)),

@@ -37,6 +37,7 @@ import { memoryPort } from "./SharedStateMemory.js"
 import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
 import { pause, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteTx } from "./sqliteTx.js"
 import { SQLITE, type Query } from "./stateSql.js"
+import { spanned } from "../traced.js"
 
 export { STATE_DB }
 
@@ -219,7 +220,7 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
     const service: SharedStateService = {
       ...over,
       // outside a transaction a commit is one of its own, with a spawn's wait
-      commit: (now: number, c: Commit) => (wroteSomething(c) ? lock.withLock(over.commit(now, c)) : Effect.void.pipe(Effect.withSpan("SharedState.commit"))),
+      commit: (now: number, c: Commit) => (wroteSomething(c) ? lock.withLock(over.commit(now, c)) : Effect.void.pipe(spanned("SharedState.commit"))),
       read: (now, needs) => tx.snapshot(over.read(now, needs)),
       removeOwn: lock.withLock(over.removeOwn, LEAVE_WAIT_MS)
     }

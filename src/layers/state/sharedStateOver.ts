@@ -15,6 +15,7 @@ import type { QuotaRecord } from "../../core/quota/record.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
 import { problemText, type Commit, type ContextChanges, type ContextEntry, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
+import { spanned, traced } from "../traced.js"
 
 /** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
 export class RecordsError extends Data.TaggedError("RecordsError")<{ readonly reason: string }> {}
@@ -110,7 +111,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
       Effect.sync(() => (problems.push({ kind, reason: e.reason }), empty))
 
-    const read = Effect.fn("SharedState.read")(function* (now: number, needs: Needs) {
+    const read = traced("SharedState.read")(function* (now: number, needs: Needs) {
       const problems: Array<ReadProblem> = []
       const peers = needs.claims ? yield* claims.readPeers(now).pipe(Effect.catchAll(orProblem("claims", problems, NO_PEERS))) : NO_PEERS
       const table = new Map<string, Cooldown>()
@@ -122,7 +123,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, problems } satisfies SharedSnapshot
     })
 
-    const commit = Effect.fn("SharedState.commit")(function* (now: number, c: Commit) {
+    const commit = traced("SharedState.commit")(function* (now: number, c: Commit) {
       if (c.cool.length > 0) yield* cooldowns.write(c.cool).pipe(Effect.catchAll((e) => warn(`writing cooldowns failed: ${e.reason}`)))
       for (const model of c.uncool) yield* cooldowns.remove(model).pipe(Effect.catchAll(() => Effect.void))
       if (c.claims !== undefined) yield* claims.publish(c.claims, now).pipe(Effect.catchAll((e) => warn(`publishing claims failed: ${e.reason}`)))
@@ -154,18 +155,18 @@ export const sharedStateOver = (parts: SharedStateParts) =>
           needs.permits === true ? PERMITS_LOCK_WAIT_MS : undefined,
           needs
         )
-        .pipe(Effect.withSpan("SharedState.transact"))
+        .pipe(spanned("SharedState.transact"))
 
     const service: SharedStateService = {
       transact,
       commit,
       read,
-      removeOwn: Effect.withSpan(claims.removeOwn, "SharedState.removeOwn"),
-      stats: Effect.withSpan(
+      removeOwn: spanned(claims.removeOwn, "SharedState.removeOwn"),
+      stats: spanned(
         Effect.map(lock.failOpens, (failOpens) => ({ failOpens })),
         "SharedState.stats"
       ),
-      fleet: () => Effect.succeed({ _tag: "NotFleet" as const }).pipe(Effect.withSpan("SharedState.fleet")),
+      fleet: () => Effect.succeed({ _tag: "NotFleet" as const }).pipe(spanned("SharedState.fleet")),
       changes: parts.changes?.stream ?? Stream.never
     }
     return service

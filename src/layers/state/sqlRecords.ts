@@ -59,6 +59,9 @@ export const takeInstance = Effect.acquireRelease(
   (n) => Effect.sync(() => void instances.delete(n))
 )
 
+type DecodedFile = ReturnType<typeof decodeClaimFile>
+const MISS: unique symbol = Symbol("miss")
+
 interface ClaimRow {
   readonly host: string
   readonly pid: number | string
@@ -77,21 +80,28 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
   let gen = 0
   let last: OwnClaims | undefined
   // a peer's table decoded once per publish: a pick reads every peer's row, most unchanged since the last
-  const decoded = new Map<string, { readonly gen: number; readonly writtenAt: number; readonly file: ReturnType<typeof decodeClaimFile> }>()
-  const decodeRow = (row: ClaimRow) =>
-    Effect.gen(function* () {
-      const key = `${row.host}\u0000${row.pid}\u0000${row.instance}`
-      const g = Number(row.gen)
-      const writtenAt = Number(row.written_at)
-      const hit = decoded.get(key)
-      if (hit !== undefined && hit.gen === g && hit.writtenAt === writtenAt) return hit.file
-      const body =
-        row.body ??
-        (yield* x.all<{ readonly body: string }>(q`SELECT body FROM claims WHERE host = ${row.host} AND pid = ${Number(row.pid)} AND instance = ${Number(row.instance)}`))[0]?.body
-      const file = body === undefined ? undefined : decodeClaimFile(body)
-      decoded.set(key, { gen: g, writtenAt, file })
-      return file
-    })
+  const decoded = new Map<string, { readonly gen: number; readonly writtenAt: number; readonly file: DecodedFile }>()
+  /** A row's claims from the cache or its own body; `MISS` when the body must be read first (a local database reads versions first). */
+  const cachedRow = (row: ClaimRow, key: string): DecodedFile | typeof MISS => {
+    const g = Number(row.gen)
+    const writtenAt = Number(row.written_at)
+    const hit = decoded.get(key)
+    if (hit !== undefined && hit.gen === g && hit.writtenAt === writtenAt) return hit.file
+    if (row.body === undefined) return MISS
+    const file = decodeClaimFile(row.body)
+    decoded.set(key, { gen: g, writtenAt, file })
+    return file
+  }
+  const fetchRow = (row: ClaimRow, key: string) =>
+    Effect.map(
+      x.all<{ readonly body: string }>(q`SELECT body FROM claims WHERE host = ${row.host} AND pid = ${Number(row.pid)} AND instance = ${Number(row.instance)}`),
+      (rows) => {
+        const body = rows[0]?.body
+        const file = body === undefined ? undefined : decodeClaimFile(body)
+        decoded.set(key, { gen: Number(row.gen), writtenAt: Number(row.written_at), file })
+        return file
+      }
+    )
 
   const readPeers = (now: number) =>
     Effect.gen(function* () {
@@ -106,7 +116,10 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
       for (const row of rows) {
         const pid = Number(row.pid)
         if (row.host === id.host && pid === id.pid && Number(row.instance) === id.instance) continue
-        const file = yield* decodeRow(row)
+        // the cache answers without an effect per row: a pick reads every peer (bench:route)
+        const key = `${row.host}\u0000${row.pid}\u0000${row.instance}`
+        const hit = cachedRow(row, key)
+        const file = hit === MISS ? yield* fetchRow(row, key) : hit
         const leaseUntil = row.lease_until === null ? Number(row.written_at) + id.leaseMs : Number(row.lease_until)
         const holder = { host: row.host, pid, startToken: file?.startTime ?? null }
         const local = isLocal(holder, id.host)

@@ -12,6 +12,7 @@
  * SQLite rolls its journal back on the next open.
  */
 import { Effect, Exit } from "effect"
+import { exclusive } from "../exclusive.js"
 import { isBusy, type SqliteDb } from "./sqliteDriver.js"
 
 /** How long one attempt may block inside SQLite before the wait turns asynchronous. */
@@ -93,6 +94,8 @@ const rollback = (db: SqliteDb): void => {
 export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
   Effect.gen(function* () {
     const gate = yield* Effect.makeSemaphore(1)
+    // a free connection is taken without suspending (layers/exclusive.ts)
+    const only = exclusive(gate)
     let mode: TxMode = "none"
 
     /** One attempt at the write lock: true when held; a failure other than busy is thrown. */
@@ -115,7 +118,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
 
     /** With the connection to itself: the write lock taken (then `body` run and committed), or `busy`. */
     const once = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | "busy", E, R> =>
-      gate.withPermits(1)(
+      only(
         Effect.gen(function* () {
           if (!attempt()) return "busy" as const
           const exit = yield* Effect.exit(inMode("write", body))
@@ -138,7 +141,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
     const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> => whileBusy(once(body), waitMs)
 
     const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>) =>
-      gate.withPermits(1)(
+      only(
         Effect.suspend(() => {
           db.exec("BEGIN")
           return Effect.ensuring(
@@ -148,7 +151,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
         })
       )
 
-    const alone = <A, E, R>(body: Effect.Effect<A, E, R>) => gate.withPermits(1)(body)
+    const alone = <A, E, R>(body: Effect.Effect<A, E, R>) => only(body)
 
     return { db, mode: () => mode, immediate, snapshot, alone }
   })
