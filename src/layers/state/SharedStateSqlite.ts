@@ -47,6 +47,44 @@ export const OPEN_WAIT_MS = 10_000
 /** How long leaving waits to write what is queued and remove this process's claims. */
 const LEAVE_WAIT_MS = 2_000
 
+/**
+ * Checkpoints (copying the WAL's pages into the database, with an fsync) are made when this process
+ * has committed and then nothing for this long, between spawns rather than inside one: SQLite's own
+ * checkpoint runs in whichever commit crosses its threshold, a 1–4 ms pause of that spawn (bench:route).
+ */
+export const CHECKPOINT_IDLE_MS = 250
+
+/** SQLite's own checkpoint stays, as the bound of a WAL that never sees an idle moment: 4,000 pages (16 MB). */
+const AUTOCHECKPOINT_PAGES = 4_000
+
+/** A passive checkpoint once the connection's commits stop for CHECKPOINT_IDLE_MS (a busy database: the next idle moment). */
+const checkpointWhenIdle = (tx: SqliteTx): Effect.Effect<never> =>
+  Effect.suspend(() => {
+    let seen = tx.commits()
+    let done = seen
+    return Effect.forever(
+      Effect.zipRight(
+        pause(CHECKPOINT_IDLE_MS, false),
+        Effect.suspend(() => {
+          const now = tx.commits()
+          const quiet = now === seen
+          seen = now
+          if (!quiet || now === done) return Effect.void
+          return tx.alone(
+            Effect.sync(() => {
+              try {
+                tx.db.exec("PRAGMA wal_checkpoint(PASSIVE)")
+                done = now
+              } catch {
+                // busy or failing: the next idle moment tries again; SQLite's own threshold bounds the WAL meanwhile
+              }
+            })
+          )
+        })
+      )
+    )
+  })
+
 /** Opens a database and applies the pragmas every connection needs. Throws what SQLite throws. */
 export const openStateDb = (path: string): SqliteDb => {
   const db = openSqlite(path)
@@ -80,6 +118,8 @@ const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ rea
     const db = made.right
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     const tx = yield* sqliteTx(db)
+    db.exec(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`)
+    yield* Effect.forkScoped(checkpointWhenIdle(tx))
     const exec = execOn(tx, [])
     // most opens find the schema current and nothing to import: no write transaction at all
     const current = untilFree(() => sqliteSchemaVersion(db) >= SQLITE_SCHEMA_VERSION && !hasLegacy(dir), OPEN_WAIT_MS).pipe(Effect.mapError(sqliteReason))

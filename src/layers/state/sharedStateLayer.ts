@@ -10,7 +10,6 @@ import type { StateBackend } from "../../core/state/fleet.js"
 import type { MemoryState } from "./MemoryState.js"
 import { SharedStateSqlite } from "./SharedStateSqlite.js"
 import { SharedStateMemory } from "./SharedStateMemory.js"
-import { SharedStatePg } from "./SharedStatePg.js"
 
 interface Common {
   /** Wraps the port (the stress test checks global loads inside each transaction). */
@@ -30,7 +29,9 @@ export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<Share
     options.backend === "sqlite"
       ? SharedStateSqlite(options.lockWaitMs, options.view === true)
       : options.backend === "postgres"
-        ? SharedStatePg(options)
+        ? // loaded only in fleet mode: the PostgreSQL client probes the runtime when it loads (a
+          // `new Response`, Node's whole fetch stack), ~15 ms of every embedded start (bench:coldstart)
+          Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./SharedStatePg.js")), (pg) => pg.SharedStatePg(options)))
         : SharedStateMemory(options.shared, options.pid, options.host)
   const wrap = options.wrap
   return wrap === undefined ? base : Layer.effect(SharedState, Effect.map(SharedState, wrap)).pipe(Layer.provide(base))

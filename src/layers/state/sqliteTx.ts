@@ -21,10 +21,11 @@ export const SYNC_BUSY_MS = 5
 /** The longest asynchronous pause between attempts. */
 const MAX_PAUSE_MS = 8
 
-/** A pause on the real clock (a TestClock never moves another process). */
-export const pause = (ms: number): Effect.Effect<void> =>
+/** A pause on the real clock (a TestClock never moves another process); `keepAlive: false`: one that never keeps the process alive. */
+export const pause = (ms: number, keepAlive = true): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const timer = setTimeout(() => resume(Effect.void), Math.max(0, ms))
+    if (!keepAlive) timer.unref?.()
     return Effect.sync(() => clearTimeout(timer))
   })
 
@@ -79,6 +80,8 @@ export interface SqliteTx {
   readonly snapshot: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** `body` with the connection to itself, outside any transaction (a fail-open decision: reads autocommit). */
   readonly alone: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Write transactions committed on this connection so far. */
+  readonly commits: () => number
 }
 
 /** Ends an open transaction quietly (a failed statement may have ended it already). */
@@ -97,6 +100,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
     // a free connection is taken without suspending (layers/exclusive.ts)
     const only = exclusive(gate)
     let mode: TxMode = "none"
+    let commits = 0
 
     /** One attempt at the write lock: true when held; a failure other than busy is thrown. */
     const attempt = (): boolean => {
@@ -128,6 +132,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
           }
           try {
             db.exec("COMMIT")
+            commits++
           } catch (e) {
             rollback(db)
             return yield* Effect.die(e)
@@ -153,5 +158,5 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
 
     const alone = <A, E, R>(body: Effect.Effect<A, E, R>) => only(body)
 
-    return { db, mode: () => mode, immediate, snapshot, alone }
+    return { db, mode: () => mode, immediate, snapshot, alone, commits: () => commits }
   })

@@ -14,6 +14,7 @@ import { encodeQuota, quotaFileName, type QuotaRecord } from "../../../src/core/
 import { SCHEMA_VERSION } from "../../../src/core/state/fleet.js"
 import { emptyRecord, encodeQueued, encodeRecord, queueFileName, recordFileName } from "../../../src/core/context/record.js"
 import { openSqlite } from "../../../src/layers/state/sqliteDriver.js"
+import { CHECKPOINT_IDLE_MS } from "../../../src/layers/state/SharedStateSqlite.js"
 import { SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "../../../src/layers/state/sqliteSchema.js"
 import { AppLogMemory, type MemoryLine } from "../../../src/layers/opencode/AppLogMemory.js"
 import { startTimeOf } from "../../../src/layers/state/proc.js"
@@ -152,6 +153,22 @@ describe("state.db itself (issue 32)", () => {
       expect(db.all<{ model: string }>("SELECT model FROM cooldowns").map((r) => r.model)).toEqual(["a/x"])
       db.close()
     })
+  })
+
+  it.live("US-40 a commit writes only the WAL; the checkpoint into state.db comes once this process's commits stop for a moment (CHECKPOINT_IDLE_MS)", () => {
+    const dir = stateDir()
+    const file = join(dir, "state.db")
+    const cool = (model: string): Commit => ({ cool: [{ model, reason: "rate_limit", strikes: 1, scope: "model", since: Date.now(), until: Date.now() + 60_000, source: "backoff" }], uncool: [] })
+    return Effect.gen(function* () {
+      const port = yield* SharedState
+      yield* port.commit(Date.now(), cool("a/x"))
+      yield* Effect.sleep(CHECKPOINT_IDLE_MS * 4)
+      const before = statSync(file).mtimeMs
+      yield* port.commit(Date.now(), cool("a/y"))
+      expect(statSync(file).mtimeMs).toBe(before)
+      yield* Effect.sleep(CHECKPOINT_IDLE_MS * 4)
+      expect(statSync(file).mtimeMs).toBeGreaterThan(before)
+    }).pipe(Effect.provide(portAs(dir, { pid: process.pid, host: hostname(), startTime: null })), Effect.scoped)
   })
 
   it.live("US-40 an earlier version's cooldown, quota and fallback files are imported once and renamed *.imported; an expired one is not imported; claim files are left alone", () => {
