@@ -113,47 +113,57 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
       }
     }
 
-    const inMode = <A, E, R>(m: TxMode, body: Effect.Effect<A, E, R>) =>
-      Effect.acquireUseRelease(
-        Effect.sync(() => void (mode = m)),
-        () => body,
-        () => Effect.sync(() => void (mode = "none"))
-      )
+    /**
+     * `body` in mode `m` with its exit: the mode is "none" again however it ended. Callers run it with
+     * the transaction's end in one uninterruptible region: a transaction interrupted half-way would leave
+     * the connection inside it (every later BEGIN refused); bodies are short (statements on a local
+     * database). One flag change instead of a bracket per layer (each leaves garbage for the next
+     * scavenge, docs/PERFORMANCE.md).
+     */
+    const inMode = <A, E, R>(m: TxMode, begin: () => void, body: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, R> =>
+      Effect.suspend(() => {
+        begin()
+        mode = m
+        return Effect.tap(Effect.exit(body), () => void (mode = "none"))
+      })
 
     /** With the connection to itself: the write lock taken (then `body` run and committed), or `busy`. */
     const once = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | "busy", E, R> =>
       only(
-        Effect.gen(function* () {
-          if (!attempt()) return "busy" as const
-          const exit = yield* Effect.exit(inMode("write", body))
-          if (Exit.isFailure(exit)) {
-            rollback(db)
-            return yield* Effect.failCause(exit.cause)
-          }
-          try {
-            db.exec("COMMIT")
-            commits++
-          } catch (e) {
-            rollback(db)
-            return yield* Effect.die(e)
-          }
-          return { value: exit.value }
-        })
+        Effect.uninterruptible(Effect.suspend((): Effect.Effect<{ readonly value: A } | "busy", E, R> => {
+          if (!attempt()) return Effect.succeed("busy" as const)
+          return Effect.flatMap(
+            inMode("write", () => {}, body),
+            (exit): Effect.Effect<{ readonly value: A }, E> => {
+              if (Exit.isFailure(exit)) {
+                rollback(db)
+                return Effect.failCause(exit.cause)
+              }
+              try {
+                db.exec("COMMIT")
+                commits++
+              } catch (e) {
+                rollback(db)
+                return Effect.die(e)
+              }
+              return Effect.succeed({ value: exit.value })
+            }
+          )
+        }))
       )
 
     // between attempts the connection is free for this process's other work (a queued write waiting
     // for the database must not hold up a spawn that will give up and decide without it)
     const immediate = <A, E, R>(waitMs: number, body: Effect.Effect<A, E, R>): Effect.Effect<{ readonly value: A } | undefined, E, R> => whileBusy(once(body), waitMs)
 
-    const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       only(
-        Effect.suspend(() => {
-          db.exec("BEGIN")
-          return Effect.ensuring(
-            inMode("read", body),
-            Effect.sync(() => rollback(db))
+        Effect.uninterruptible(
+          Effect.flatMap(
+            inMode("read", () => db.exec("BEGIN"), body),
+            (exit) => (rollback(db), exit)
           )
-        })
+        )
       )
 
     const alone = <A, E, R>(body: Effect.Effect<A, E, R>) => only(body)
