@@ -5,7 +5,6 @@
  * It serves until stdin closes or it is signalled; then every permit it still holds or queued is given up.
  */
 import { Command } from "@effect/cli"
-import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Layer } from "effect"
 import { permitsMcpServer, serveMcp } from "../layers/permits/PermitsMcpServer.js"
@@ -17,7 +16,7 @@ const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev
 
 export const mcpCommand = Command.make("mcp", { stateDir: stateDirOption }, (args) =>
   Effect.gen(function* () {
-    const server = permitsMcpServer({ version, stdin: NodeStream.stdin, stdout: NodeSink.stdout })
+    const server = permitsMcpServer({ version, stdin: NodeStream.stdin, stdout: process.stdout })
     yield* serveMcp(server.pipe(Layer.provide(permitsCliLayer(args.stateDir))))
   })
 ).pipe(

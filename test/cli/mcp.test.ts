@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -157,6 +158,39 @@ describe.skipIf(!ready)("ocpool mcp over stdio (the built CLI, the official MCP 
       expect((await call(watcher.client, "permit_acquire", { reason: "next" })).body.state).toBe("granted")
     } finally {
       await watcher.client.close()
+    }
+  })
+
+  it("US-51 raw lines over the real process: a string id comes back a string, a line that is not JSON is -32700, an unknown method -32601, and a batch one array", { timeout: 60_000 }, async () => {
+    const state = stateDir()
+    const child = spawn(process.execPath, [cli, "mcp"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: state, OCPOOL_STATE_DIR: join(state, "state"), OCPOOL_PERMITS: "1" }, stdio: ["pipe", "pipe", "pipe"] })
+    const answers: Array<unknown> = []
+    let buffer = ""
+    child.stdout.on("data", (c: Buffer) => {
+      buffer += c.toString()
+      for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, i)
+        buffer = buffer.slice(i + 1)
+        const m = JSON.parse(line) as Record<string, unknown>
+        if (!("method" in m)) answers.push(m)
+      }
+    })
+    const send = (line: string) => child.stdin.write(`${line}\n`)
+    send(JSON.stringify({ jsonrpc: "2.0", id: "007", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }))
+    send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }))
+    send("{nope")
+    send(JSON.stringify({ jsonrpc: "2.0", id: "m", method: "no/such" }))
+    send(JSON.stringify([{ jsonrpc: "2.0", id: "p1", method: "ping" }, { jsonrpc: "2.0", id: "p2", method: "ping" }]))
+    try {
+      await until(async () => answers.length >= 4)
+      expect(answers).toContainEqual(expect.objectContaining({ id: "007", result: expect.objectContaining({ serverInfo: expect.objectContaining({ name: "ocpool" }) }) }))
+      expect(answers).toContainEqual({ jsonrpc: "2.0", id: null, error: expect.objectContaining({ code: -32700 }) })
+      expect(answers).toContainEqual({ jsonrpc: "2.0", id: "m", error: expect.objectContaining({ code: -32601 }) })
+      const batch = answers.find((a) => Array.isArray(a)) as Array<{ id: unknown }>
+      expect(batch.map((a) => a.id).sort()).toEqual(["p1", "p2"])
+    } finally {
+      child.stdin.end()
+      child.kill()
     }
   })
 })

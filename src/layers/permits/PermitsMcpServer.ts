@@ -4,9 +4,11 @@
  * `initialize` answer carries instructions for the agent: McpServer has no option for them, so the
  * protocol under it adds them to that one answer.
  */
-import { McpServer } from "@effect/ai"
+import { McpSchema, McpServer } from "@effect/ai"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
-import { Effect, Fiber, Layer, Logger, Option, type Sink, Stream } from "effect"
+import { Effect, Fiber, Layer, Logger, ParseResult, Schema, type Stream } from "effect"
+import type { Methods } from "../../core/mcp/jsonRpc.js"
+import { jsonRpcFront, type LineWriter } from "./jsonRpcFront.js"
 import type { PermitHolder } from "../../core/permits/types.js"
 import { PermitsToolkit, permitsMcpHandlers } from "./PermitsMcp.js"
 
@@ -19,7 +21,7 @@ export const MCP_INSTRUCTIONS = [
   "Release with permit_release at once when the heavy work is done (also when it failed); permits still held when this server exits are released."
 ].join(" ")
 
-/** A request id as the RPC server keys it (a decimal string; JSON-RPC id 0 is decoded as ""). */
+/** A request id as the RPC server keys it (the front's integers; JSON-RPC id 0 is decoded as ""). */
 const idKey = (id: unknown): string => {
   try {
     return String(BigInt(id as string))
@@ -28,34 +30,23 @@ const idKey = (id: unknown): string => {
   }
 }
 
-/** Whether a JSON-RPC id is one the RPC server can take (it reads ids as integers). */
-const usableId = (id: unknown): boolean => id === undefined || id === null || Number.isSafeInteger(id) || (typeof id === "string" && /^-?\d{1,15}$/.test(id))
-
-/**
- * The lines of `stdin` the RPC server can parse: a line that is not a JSON object, or whose id is not an
- * integer, would make its parser throw and stop reading; it is dropped with one log line instead.
- */
-const guarded = <E>(stdin: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E> => {
-  const encoder = new TextEncoder()
-  return stdin.pipe(
-    Stream.decodeText(),
-    Stream.splitLines,
-    Stream.mapEffect((line) => {
-      if (line.trim() === "") return Effect.succeed(Option.none())
-      let message: unknown
-      try {
-        message = JSON.parse(line)
-      } catch {
-        message = undefined
-      }
-      const ok = typeof message === "object" && message !== null && !Array.isArray(message) && usableId((message as { id?: unknown }).id)
-      return ok
-        ? Effect.succeed(Option.some(encoder.encode(`${line}\n`)))
-        : Effect.as(Effect.logWarning(`mcp: ignored a message that is not a JSON-RPC object with an integer id: ${line.slice(0, 120)}`), Option.none())
-    }),
-    Stream.filterMap((bytes) => bytes)
-  )
-}
+/** The methods the MCP server answers, and whether a request's params fit (its own schemas). */
+const mcpMethods: Methods = (() => {
+  const requests = McpSchema.ClientRequestRpcs.requests
+  const notifications = McpSchema.ClientNotificationRpcs.requests
+  return {
+    isRequest: (method) => requests.has(method),
+    isNotification: (method) => notifications.has(method),
+    paramsProblem: (method, params) => {
+      const rpc = requests.get(method)
+      if (rpc === undefined) return undefined
+      const decoded = Schema.decodeUnknownEither(rpc.payloadSchema as Schema.Schema<unknown, unknown, never>)(params, { errors: "first" })
+      if (decoded._tag === "Right") return undefined
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+      return issue === undefined ? "they do not fit the method" : `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`.slice(0, 300)
+    }
+  }
+})()
 
 /** The protocol with `instructions` added to the answer of each `initialize` request. */
 const withInstructions = (instructions: string) =>
@@ -81,10 +72,11 @@ const withInstructions = (instructions: string) =>
     })
   )
 
-export interface McpServerOptions<EIn, EOut> {
+export interface McpServerOptions<EIn> {
   readonly version: string
   readonly stdin: Stream.Stream<Uint8Array, EIn>
-  readonly stdout: Sink.Sink<unknown, Uint8Array | string, unknown, EOut>
+  /** Where the answers go, a line at a time (the process's stdout). */
+  readonly stdout: LineWriter
   /** Who holds this server's permits (default: this process, `via: "mcp"`). */
   readonly holder?: PermitHolder | undefined
 }
@@ -93,17 +85,20 @@ export interface McpServerOptions<EIn, EOut> {
  * The running server: answers on `stdout` what arrives on `stdin` until the layer's scope closes, which
  * gives up every permit this server still holds or queued. Needs the `Permits` port.
  */
-export const permitsMcpServer = <EIn, EOut>(options: McpServerOptions<EIn, EOut>) =>
-  McpServer.toolkit(PermitsToolkit).pipe(
+export const permitsMcpServer = <EIn>(options: McpServerOptions<EIn>) => {
+  // JSON-RPC 2.0 for any client: ids, batches, and the error codes the RPC layer does not give
+  const front = jsonRpcFront(options.stdin, options.stdout, mcpMethods)
+  return McpServer.toolkit(PermitsToolkit).pipe(
     Layer.provide(permitsMcpHandlers(options.holder)),
     Layer.provide(McpServer.layer({ name: "ocpool", version: options.version })),
     Layer.provide(withInstructions(MCP_INSTRUCTIONS)),
-    Layer.provide(RpcServer.layerProtocolStdio({ stdin: guarded(options.stdin), stdout: options.stdout })),
+    Layer.provide(RpcServer.layerProtocolStdio({ stdin: front.input, stdout: front.output })),
     Layer.provide(RpcSerialization.layerNdJsonRpc()),
     // stdout is the protocol's: no log line may go there
     Layer.provide(Logger.remove(Logger.defaultLogger)),
     Layer.provide(Logger.remove(Logger.prettyLoggerDefault))
   )
+}
 
 /** Resolves once the process's standard input has ended or closed (the client went away). */
 const stdinClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
