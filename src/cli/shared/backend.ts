@@ -5,7 +5,7 @@
  * fallback's; anything else is the file backend, as before. An invalid URL is one warning and the files.
  */
 import { Clock, Effect, Layer } from "effect"
-import { parseStateBackend, type StateBackend } from "../../core/state/fleet.js"
+import { parseStateBackend, secretsOf, type StateBackend } from "../../core/state/fleet.js"
 import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
 import { SharedState, type FleetAnswer, type SharedStateStats } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
@@ -45,21 +45,16 @@ export const fleetOf = (now: number) =>
  */
 export const scrubPassword = (text: string, url: string | undefined): string => {
   if (url === undefined) return text
-  let password = ""
-  try {
-    password = new URL(url).password
-  } catch {
-    return text
-  }
-  if (password === "") return text
-  let decoded = password
-  try {
-    decoded = decodeURIComponent(password)
-  } catch {
-    // not percent-encoded text: only the raw form is scrubbed
-  }
+  const forms = secretsOf(url).flatMap((secret) => {
+    try {
+      return [secret, decodeURIComponent(secret)]
+    } catch {
+      // not percent-encoded text: only the raw form is scrubbed
+      return [secret]
+    }
+  })
   // a password of a few characters would mangle every word holding them: maskUrl is the guard there
-  return [password, decoded].filter((p) => p.length >= 4).reduce((t, p) => t.split(p).join("***"), text)
+  return forms.filter((p) => p.length >= 4).reduce((t, p) => t.split(p).join("***"), text)
 }
 
 /** The raw URL of a PostgreSQL backend (for scrubbing), else undefined. */

@@ -39,18 +39,51 @@ export const checkUrl = (url: string): string | undefined => {
   return undefined
 }
 
-/** The URL with its password replaced by `***` (and anything unparsable reduced to its scheme). */
-export const maskUrl = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== "") parsed.password = "***"
-    // `password=` in the query string too
-    for (const key of [...parsed.searchParams.keys()]) if (/pass/i.test(key)) parsed.searchParams.set(key, "***")
-    return parsed.toString()
-  } catch {
-    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)
-    return scheme === null ? "(not a URL)" : `${scheme[0]}…`
+/** Query keys whose values are secrets (`password=`, `sslpassword=`, `token=`, …). */
+const SECRET_KEY = /^[^=]*(pass|secret|token|key)[^=]*$/i
+
+/**
+ * Where the userinfo's password is in `url` as text, whatever its shape (issue 33: masked before any
+ * parsing, which reads `postgres:user:pw@host` or `user:pw@host` as an opaque path and finds no
+ * password): the text between the first `:` of the userinfo and the last `@`. With `scheme://` the
+ * userinfo starts after it; without, everything before the first `:` is kept (a scheme, or the user).
+ * `undefined` when there is no `@` or no `:` before it. Over-reaching is safe: the span is only hidden.
+ */
+const passwordSpan = (url: string): { readonly start: number; readonly end: number } | undefined => {
+  const at = url.lastIndexOf("@")
+  if (at < 0) return undefined
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)
+  const from = scheme === null ? 0 : scheme[0].length
+  const colon = url.indexOf(":", from)
+  if (colon < 0 || colon >= at) return undefined
+  return { start: colon + 1, end: at }
+}
+
+/** The secrets a URL carries as text: its userinfo password and the values of secret query keys (as given). */
+export const secretsOf = (url: string): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  const span = passwordSpan(url)
+  if (span !== undefined && span.end > span.start) {
+    const text = url.slice(span.start, span.end)
+    out.push(text)
+    // `scheme:user:password@…`: the span holds the user too; the password alone is scrubbed as well
+    const inner = text.indexOf(":")
+    if (inner >= 0 && inner < text.length - 1) out.push(text.slice(inner + 1))
   }
+  for (const m of url.matchAll(/[?&]([^=&#]*)=([^&#]*)/g)) if (SECRET_KEY.test(m[1]!) && m[2] !== "") out.push(m[2]!)
+  return out
+}
+
+/**
+ * The URL with its password and secret query values replaced by `***`, done on the text before any
+ * parsing, so that no shape of URL (no `//`, no scheme, a password holding `@` or `/`) shows one. Text
+ * with neither `://` nor `@` is no URL at all, and could be a secret pasted alone: not shown.
+ */
+export const maskUrl = (url: string): string => {
+  if (!url.includes("://") && !url.includes("@")) return "(not a URL)"
+  const span = passwordSpan(url)
+  const masked = span === undefined ? url : `${url.slice(0, span.start)}***${url.slice(span.end)}`
+  return masked.replace(/([?&])([^=&#]*)=([^&#]*)/g, (all, sep: string, key: string, value: string) => (SECRET_KEY.test(key) && value !== "" ? `${sep}${key}=***` : all))
 }
 
 const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)

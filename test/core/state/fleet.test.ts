@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { parseSettings } from "../../../src/core/options.js"
-import { checkUrl, DEFAULT_SCHEMA, FLEET_LEASE_MS, hostIdOf, maskUrl, parseStateBackend } from "../../../src/core/state/fleet.js"
+import { checkUrl, DEFAULT_SCHEMA, FLEET_LEASE_MS, hostIdOf, maskUrl, parseStateBackend, secretsOf } from "../../../src/core/state/fleet.js"
 
 const URL_A = "postgres://pool:s3cret@db.example.com:5432/ocpool?sslmode=require"
 
@@ -57,6 +57,26 @@ describe("fleet settings", () => {
       fc.property(fc.string({ minLength: 1 }).filter((p) => !/[@/:?#\s%]/.test(p) && !"***".includes(p)), fc.string(), (password, junk) => {
         const masked = maskUrl(`postgres://user:${encodeURIComponent(password)}@host:5432/db${junk}`)
         return !masked.includes(`:${encodeURIComponent(password)}@`)
+      })
+    )
+  })
+
+  it("US-52 maskUrl hides the password whatever the URL's shape: no //, no scheme, an @ or / in the password, a secret query value (issue 33)", () => {
+    expect(maskUrl("postgres:pool:S3cret@db.example.com/ocpool")).toBe("postgres:***@db.example.com/ocpool")
+    expect(maskUrl("pool:S3cret@db.example.com:5432/ocpool")).toBe("pool:***@db.example.com:5432/ocpool")
+    expect(maskUrl("postgres://pool:S3c@r/et@db.example.com/ocpool")).toBe("postgres://pool:***@db.example.com/ocpool")
+    expect(maskUrl("postgres://h/db?sslmode=require&sslpassword=S3cret")).toBe("postgres://h/db?sslmode=require&sslpassword=***")
+    expect(maskUrl("S3cret")).toBe("(not a URL)")
+    expect(secretsOf("postgres:pool:S3cret@h/db?token=T0ken")).toEqual(["pool:S3cret", "S3cret", "T0ken"])
+    const password = fc.stringMatching(/^[A-Z0-9!$%^&*()=+@/:?#]{6,20}$/).filter((p) => !p.includes("***"))
+    const shape = fc.constantFrom("postgres://pool:PW@db.example.com:5432/ocpool", "postgres:pool:PW@db.example.com/ocpool", "pool:PW@db.example.com/ocpool", "postgresql://pool:PW@db/x?sslmode=require", "postgres://db/x?password=PW", "postgres://pool:PW@")
+    fc.assert(
+      fc.property(password, shape, (pw, s) => {
+        // a query value cannot hold & # = unencoded (they would end it): those shapes take the others
+        if (s.includes("?password=") && /[&#=]/.test(pw)) return true
+        const url = s.replace("PW", () => pw)
+        const masked = maskUrl(url)
+        return !masked.includes(pw) && secretsOf(url).includes(pw)
       })
     )
   })
