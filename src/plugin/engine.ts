@@ -9,6 +9,7 @@ import { field, text, TEXT_MAX } from "../core/extract.js"
 import { makeHooks, type EngineHooks } from "./hooks.js"
 import type { Handoff } from "./handoff.js"
 import { liveLayer } from "./live.js"
+import { withReadableFiles } from "../layers/state/pgFiles.js"
 
 /**
  * opencode's SDK client behind guarded reads: `app.log` is looked up on each call and its outcome
@@ -44,7 +45,11 @@ const guardedClient = (client: unknown): unknown => {
  * the plugin off). Throws what booting throws: the caller reports it and goes on without the plugin.
  */
 export const startEngine = async (ctx: unknown, options: Record<string, unknown> | undefined, handoff?: Handoff, configDir?: string): Promise<EngineHooks> => {
-  const { settings, warnings } = parseSettings(options, process.env)
+  const parsed = parseSettings(options, process.env)
+  // a fleet URL naming a file that cannot be read (sslrootcert=…) turns fleet mode off with a warning
+  const usable = withReadableFiles({ state: parsed.settings.state, warnings: parsed.warnings })
+  const settings = { ...parsed.settings, state: usable.state }
+  const warnings = usable.warnings
   const directory = text(field(ctx, "directory"), TEXT_MAX) ?? process.cwd()
   return makeHooks(liveLayer({ client: guardedClient(field(ctx, "client")), directory }, settings), { settings, warnings, configDir, handoff, directory })
 }

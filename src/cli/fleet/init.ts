@@ -12,6 +12,7 @@ import { StateDirFile } from "../../layers/state/StateDirFile.js"
 import { SharedState } from "../../services/state/SharedState.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { BadInput } from "../errors.js"
+import { pgFileProblem } from "../../layers/state/pgFiles.js"
 
 /** How long `fleet init` waits for the server (connect, migrate, answer). */
 export const INIT_WAIT_MS = 15_000
@@ -47,6 +48,8 @@ export const fleetInitRun = (flags: FleetInitFlags, env: Readonly<Record<string,
     if (url === undefined) return yield* new BadInput({ message: "fleet init needs --url postgres://USER:PASSWORD@HOST:PORT/DB (or OCPOOL_STATE_URL)" })
     const bad = checkUrl(url)
     if (bad !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))} invalid (${bad})` })
+    const unreadable = pgFileProblem(url)
+    if (unreadable !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))}: ${unreadable}` })
     const schema = flags.schema ?? DEFAULT_SCHEMA
     if (!SCHEMA_NAME.test(schema)) return yield* new BadInput({ message: `--schema ${JSON.stringify(schema)} invalid (lower-case letters, digits and _, at most 63, not starting with a digit)` })
     const masked = maskUrl(url)

@@ -11,6 +11,7 @@ import { SharedState, type FleetAnswer, type SharedStateStats } from "../../serv
 import { StateDir } from "../../services/state/StateDir.js"
 import type { FleetFacts } from "../../core/status.js"
 import { ownHostId } from "../../layers/state/StateDirFile.js"
+import { withReadableFiles } from "../../layers/state/pgFiles.js"
 
 /**
  * How long a CLI view waits for the server (connecting, migrating, each read) before it shows the
@@ -26,7 +27,7 @@ export interface CliBackend {
 }
 
 /** The backend the environment chooses for the CLI. */
-export const cliBackend = (env: Readonly<Record<string, string | undefined>> = process.env): CliBackend => parseStateBackend(undefined, env)
+export const cliBackend = (env: Readonly<Record<string, string | undefined>> = process.env): CliBackend => withReadableFiles(parseStateBackend(undefined, env))
 
 /**
  * The port a CLI view reads through: the file backend without the lock (views never take it), or
