@@ -3,27 +3,53 @@
  * since then and the files modified or untracked now, read by argv (never a shell), bounded in time
  * and output, without taking git's optional locks. Anything that goes wrong (no git, not a
  * repository, a timeout) is `undefined`: the status then counts the pending paths instead.
+ *
+ * A read-only view runs nothing the project's own git config names (issue 33): a repository is other
+ * people's code, and `core.fsmonitor`, hooks, pagers, external diffs and content filters are commands.
+ * They are switched off on the command line (`-c` wins over every config file), the filters a
+ * repository defines by name, and each call is bounded to GIT_TIMEOUT_MS.
  */
 import { spawnSync } from "node:child_process"
 import { gitChangedPaths } from "../../core/context/view.js"
 
-const TIMEOUT_MS = 10_000
+/** The longest one git call may take: the view answers from the pending paths past it. */
+export const GIT_TIMEOUT_MS = 2_000
 const MAX_OUTPUT = 32 << 20
 
+/** What no config of the repository may turn on for these reads: commands, pagers, hooks. */
+const SAFE = [
+  "-c", "core.fsmonitor=false",
+  "-c", "core.hooksPath=/dev/null",
+  "-c", "core.pager=cat",
+  "-c", "core.untrackedCache=false",
+  "-c", "diff.external="
+]
+
 /** git's stdout, or undefined when it did not run or exited non-zero. */
-const git = (cwd: string, args: ReadonlyArray<string>): string | undefined => {
+const run = (cwd: string, args: ReadonlyArray<string>): string | undefined => {
   try {
-    const r = spawnSync("git", ["-C", cwd, ...args], {
+    const r = spawnSync("git", ["--no-pager", "-C", cwd, ...args], {
       encoding: "utf8",
-      timeout: TIMEOUT_MS,
+      timeout: GIT_TIMEOUT_MS,
+      killSignal: "SIGKILL",
       maxBuffer: MAX_OUTPUT,
       stdio: ["ignore", "pipe", "ignore"],
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" }
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", PAGER: "cat", GIT_EXTERNAL_DIFF: "", LC_ALL: "C" }
     })
     return r.error === undefined && r.status === 0 ? r.stdout : undefined
   } catch {
     return undefined
   }
+}
+
+/** `-c filter.<name>.clean= …` for every content filter the repository's config defines (reading config runs nothing). */
+const noFilters = (cwd: string): ReadonlyArray<string> => {
+  const names = new Set<string>()
+  for (const line of (run(cwd, [...SAFE, "config", "--name-only", "--get-regexp", "^filter\\..*\\.(clean|smudge|process)$"]) ?? "").split("\n")) {
+    const m = /^filter\.(.+)\.(clean|smudge|process)$/.exec(line.trim())
+    if (m !== null) names.add(m[1]!)
+  }
+  return [...names].flatMap((n) => ["-c", `filter.${n}.clean=`, "-c", `filter.${n}.smudge=`, "-c", `filter.${n}.process=`, "-c", `filter.${n}.required=false`])
 }
 
 /**
@@ -32,11 +58,13 @@ const git = (cwd: string, args: ReadonlyArray<string>): string | undefined => {
  * when `root` is not in a git repository or git cannot answer.
  */
 export const gitChangedCount = (root: string, sinceMs: number): number | undefined => {
-  const top = git(root, ["rev-parse", "--show-toplevel"])?.replace(/\n$/, "")
+  const top = run(root, [...SAFE, "rev-parse", "--show-toplevel"])?.replace(/\n$/, "")
   if (top === undefined || top === "") return undefined
+  const safe = [...SAFE, ...noFilters(root)]
+  const git = (cwd: string, args: ReadonlyArray<string>) => run(cwd, [...safe, ...args])
   // a repository without a commit yet has no log to read
   const hasHead = git(root, ["rev-parse", "--verify", "--quiet", "HEAD"]) !== undefined
-  const log = hasHead ? git(root, ["log", "-z", "--name-only", "--pretty=format:", `--since=@${Math.floor(sinceMs / 1000)}`, "--", "."]) : ""
+  const log = hasHead ? git(root, ["log", "--no-ext-diff", "--no-textconv", "-z", "--name-only", "--pretty=format:", `--since=@${Math.floor(sinceMs / 1000)}`, "--", "."]) : ""
   const status = git(root, ["status", "--porcelain", "-z", "--untracked-files=all", "--", "."])
   if (log === undefined || status === undefined) return undefined
   return gitChangedPaths(root, top, log, status).size
