@@ -126,7 +126,8 @@ export const permitsRun = (flags: PermitsFlags) =>
       if (flags.json) return yield* Console.log(printableJson(JSON.stringify(permitsJson(budgets, machine, now, fleet))))
       // entries of another host are marked `on HOST`: this host as the plugin names itself (OCPOOL_HOST_ID, else the hostname)
       const host = ownHostId()
-      yield* Console.log([...budgets.flatMap((b) => budgetText(b, now, host)), ...(fleet === undefined ? [] : fleetSection(fleet, now).map(printable)), machineText(machine)].join("\n"))
+      // every line through the one printable filter: reasons, hosts, sessions and budget names come from peers and clients
+      yield* Console.log([...budgets.flatMap((b) => budgetText(b, now, host)), ...(fleet === undefined ? [] : fleetSection(fleet, now)), machineText(machine)].map(printable).join("\n"))
     })
   )
 

@@ -67,3 +67,26 @@ describe("the CLI's log lines (issue 21)", () => {
   })
 })
 
+
+describe("invisible controls never reach the terminal (issue 33 item 8)", () => {
+  // right-to-left override, isolates, zero-width space and joiner, BOM, a tag character, a lone surrogate
+  const HOSTILE = "npm\u202e tset\u2066x\u2069\u200b\u200d\ufeff\u{e0041}\ud800 end"
+
+  it("US-51 permit reasons, sessions and budget names with bidi and other invisible characters are shown without them in status and permits; --json escapes them", () => {
+    const dir = join(tmp(), "state")
+    mkdirSync(dir, { mode: 0o700 })
+    seedPermits(dir, [entry("p-cccc0003", 1, HOSTILE, true, `ses_\u202eevil`)])
+    for (const args of [["status"], ["permits"]]) {
+      const out = ocpool([...args, "--state-dir", dir])
+      expect(out.code).toBe(0)
+      expect(out.stdout).toContain("npm tsetx? end")
+      expect(out.stdout).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff\u{e0000}-\u{e007f}\ud800-\udfff]/u)
+    }
+    for (const args of [["status", "--json"], ["permits", "--json"]]) {
+      const out = ocpool([...args, "--state-dir", dir]).stdout
+      expect(out).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]/)
+      expect(out).toContain("\\u202e")
+      expect(JSON.stringify(JSON.parse(out))).toContain(HOSTILE.slice(0, 4))
+    }
+  })
+})

@@ -5,7 +5,7 @@
  * here reads the terminal, the clock or the environment (`NO_COLOR` is the caller's `color: false`).
  *
  * Every text from files (models, sessions, hosts, budgets, warnings, decisions) goes through `clean`
- * (`printable` with the format characters and ambiguous-width emoji parts taken out) before it is
+ * (`printable`, the project's one filter, with flags made `?` for their uncertain width) before it is
  * placed, and every line is cut to the terminal's width by `fit`, which counts wide characters as 2
  * and colour codes as 0.
  */
@@ -127,13 +127,12 @@ const padTo = (s: string, cols: number): string => {
   return `${cut}${" ".repeat(Math.max(0, cols - visibleWidth(cut)))}`
 }
 
-// format characters (bidi controls, joiners, tags), variation selectors and skin-tone modifiers: their width is the terminal's guess
-const DROP = /[\p{Cf}\u{fe00}-\u{fe0f}\u{e0100}-\u{e01ef}\u{1f3fb}-\u{1f3ff}]/gu
-// regional indicators (flags: one or two cells) and lone surrogates
-const ODD = /[\u{1f1e6}-\u{1f1ff}]|[\ud800-\udfff]/gu
+// regional indicators (flags: one or two cells, the terminal's guess); `printable` already took out the
+// format characters, variation selectors and skin-tone modifiers, and made lone surrogates `?`
+const ODD = /[\u{1f1e6}-\u{1f1ff}]/gu
 
-/** Text from a file as the view places it: printable (no escape sequence, controls escaped) and of a known width. */
-const clean = (s: string): string => printable(String(s)).replace(DROP, "").replace(ODD, "?")
+/** Text from a file as the view places it: printable (the project's one filter) and of a known width. */
+const clean = (s: string): string => printable(String(s)).replace(ODD, "?")
 
 // ---------------------------------------------------------------------------------------------
 // colour and shapes
