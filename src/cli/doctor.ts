@@ -33,7 +33,7 @@ import { availableParallelism } from "node:os"
 import { budgetsJson } from "../core/permits/view.js"
 import { readMachineFacts } from "../layers/permits/MachineFactsProc.js"
 import { machineText } from "./permits.js"
-import { cliBudgets } from "./shared/budgets.js"
+import { cliBudgets, cliPermitWarnings } from "./shared/budgets.js"
 import { cliBackend, rawUrl, readFleet, scrubPassword, type CliBackend } from "./shared/backend.js"
 import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js"
 import { backendLabel, SCHEMA_VERSION } from "../core/state/fleet.js"
@@ -375,7 +375,9 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
         const detail = budgets
           .map((b) => `${b.name} ${b.used}/${b.capacity ?? "?"} used, ${b.queue.length} waiting${b.source === null ? "" : ` (capacity ${b.source})`}`)
           .join("; ")
-        return { id: "permits", status: gone > 0 ? "warn" : "ok", detail: gone > 0 ? `${detail}; ${gone} entr${gone === 1 ? "y" : "ies"} of a gone holder (freed at the next permit step, or 'ocpool permits release ID')` : detail }
+        const settings = cliPermitWarnings()
+        const notes = [...settings, ...(gone > 0 ? [`${gone} entr${gone === 1 ? "y" : "ies"} of a gone holder (freed at the next permit step, or 'ocpool permits release ID')`] : [])]
+        return { id: "permits", status: notes.length > 0 ? "warn" : "ok", detail: [detail, ...notes].join("; ") }
       })
     )
     checks.push(yield* guarded("leftovers", () => leftoversCheck(s.dir)))

@@ -14,6 +14,7 @@ import type { PermitView } from "../core/permits/types.js"
 import { StateDir } from "../services/state/StateDir.js"
 import { StateUnreadable } from "./errors.js"
 import { cliBackend, cliStateLayer, fleetFacts, fleetOf, rawUrl, type CliBackend } from "./shared/backend.js"
+import { cliPermitWarnings } from "./shared/budgets.js"
 
 export interface StateSnapshot {
   readonly dir: string
@@ -118,7 +119,7 @@ export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnT
   if (problem !== undefined) return new StateUnreadable({ dir, reason: problem.reason })
   const permitProblems = snapshot.problems.filter((p) => p.kind === "permits").map(problemText)
   const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
-  return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...permitProblems], ...(fleet === undefined ? {} : { fleet }) }
+  return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...cliPermitWarnings(), ...permitProblems], ...(fleet === undefined ? {} : { fleet }) }
 }
 
 /** Reads every claim, cooldown, quota and fallback record (openState says which may be deleted); a kind that cannot be read is StateUnreadable. */

@@ -90,3 +90,31 @@ describe("invisible controls never reach the terminal (issue 33 item 8)", () => 
     }
   })
 })
+
+describe("an invalid OCPOOL_PERMITS is said, not ignored silently (issue 33 item 9)", () => {
+  const run = (args: ReadonlyArray<string>, value: string) => {
+    const home = tmp()
+    const r = spawnSync(process.execPath, [cli, ...args], {
+      encoding: "utf8",
+      timeout: 30_000,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "config"), XDG_STATE_HOME: join(home, "xdg"), OCPOOL_STATE_DIR: join(home, "state"), OCPOOL_PERMITS: value }
+    })
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+  const said = 'OCPOOL_PERMITS "lots" invalid (a whole number 1-1024 or "auto"); ignored'
+
+  it("US-51 permits and run say it in one stderr line; status shows it among its warnings; doctor's permits check warns; a valid value says nothing", () => {
+    const permits = run(["permits"], "lots")
+    expect(permits.code).toBe(0)
+    expect(permits.stderr.split("\n").filter((l) => l.includes(said))).toHaveLength(1)
+    expect(permits.stdout).not.toContain("OCPOOL_PERMITS")
+    const ran = run(["run", "--", "true"], "lots")
+    expect(ran.code).toBe(0)
+    expect(ran.stderr.split("\n").filter((l) => l.includes(said))).toHaveLength(1)
+    expect(run(["status"], "lots").stdout).toContain(`warning: ${said}`)
+    expect(run(["doctor"], "lots").stdout).toMatch(new RegExp(`^warn permits .*${said.replace(/[()"]/g, ".")}`, "m"))
+    const fine = run(["permits"], "2")
+    expect(`${fine.stdout}${fine.stderr}`).not.toContain("invalid")
+    expect(run(["doctor"], "2").stdout).toMatch(/^ok +permits/m)
+  })
+})

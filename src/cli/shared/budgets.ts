@@ -21,3 +21,6 @@ export const cliBudgets = (env: Readonly<Record<string, string | undefined>> = p
   const facts = readMachineFacts("/", online())
   return permits.map((p) => ({ name: p.name, ...capacityOf(p, facts.cpus) }))
 }
+
+/** What is wrong with the permit settings of the environment (an invalid OCPOOL_PERMITS: one line naming it). */
+export const cliPermitWarnings = (env: Readonly<Record<string, string | undefined>> = process.env): ReadonlyArray<string> => parsePermitSettings(undefined, env).warnings
