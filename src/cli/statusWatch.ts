@@ -7,7 +7,8 @@
  * On a terminal: a full-screen view (core/view/live.ts) on the alternate screen, keys read raw from
  * standard input, the terminal restored on every way out (q, a signal, an error, a closed terminal).
  * Not on a terminal, or with `--json`: one status object per line (NDJSON) each time the status
- * changed. A signal ends it with 128 + the signal's number; a closed stdout ends it quietly.
+ * changed. A signal ends it with 128 + the signal's number; a closed stdout ends it quietly, and so does
+ * a pipe whose reader went away while nothing was written (layers/process/pipeReaders.ts).
  */
 import { Clock, Context, Effect, Layer, Option, Queue, Stream } from "effect"
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs"
@@ -25,6 +26,7 @@ import { colourOn, CurrentIo, writeTo, type CliIo } from "./output.js"
 import { ownSignals } from "./shared/ownSignals.js"
 import { cliPool, openState, portOf, readThrough, stateOf, type OpenedState } from "./stateView.js"
 import { checkPoolFile, viewOfState, type StatusFlags } from "./statusRun.js"
+import { stdoutReaderGone } from "../layers/process/pipeReaders.js"
 
 export interface WatchFlags extends StatusFlags {
   /** A trace being recorded (its `<trace>.decisions.jsonl` is tailed for the last decisions). */
@@ -164,6 +166,8 @@ export const watchRun = (args: WatchFlags) =>
             () => Effect.sync(() => void process.stdout.off("resize", onResize))
           )
         }
+        // off a terminal, a reader that goes away (`| head -1`) ends the view even while nothing changes
+        if (!screen && io.stdout === process.stdout) yield* Effect.forkScoped(Effect.andThen(stdoutReaderGone(), () => offer({ _tag: "Stop", code: 0 })))
         const draw = screen ? screenDrawer(io, decisions) : ndjsonDrawer(io)
         // one session per state directory as found: a directory made after the view started is opened then
         for (;;) {

@@ -252,6 +252,23 @@ describe("ocpool top off a terminal (issue 24)", () => {
     }
   })
 
+  it("US-6 a reader that takes one line and leaves ends an idle view quietly with 0 (`top --json | head -1`, `top </dev/null | head -1`), no change needed (issue 33)", () => {
+    const dir = stateDir()
+    const pool = poolFile()
+    const q = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
+    for (const view of [`${q(process.execPath)} ${q(cli)} top --json`, `${q(process.execPath)} ${q(cli)} top </dev/null`]) {
+      // an idle view that missed its reader going away would run until this timeout: execFileSync throws
+      const out = execFileSync("bash", ["-c", `${view} --state-dir ${q(dir)} --pool ${q(pool)} | head -1; echo "rc=\${PIPESTATUS[0]}"`], {
+        encoding: "utf8",
+        timeout: 20_000,
+        env: { ...process.env, XDG_CONFIG_HOME: tmp(), OCPOOL_STATE_DIR: "", OCPOOL_TRACE: "" }
+      })
+      const [line, rc] = out.trim().split("\n")
+      expect((JSON.parse(line!) as { slots: Array<unknown> }).slots).toHaveLength(2)
+      expect(rc).toBe("rc=0")
+    }
+  })
+
   it("US-6 a state directory made after the view started is watched from then on", async () => {
     const dir = join(stateDir(), "later")
     const r = offTerminal(["top", "--state-dir", dir, "--pool", poolFile()])
