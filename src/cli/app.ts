@@ -25,6 +25,7 @@ import { permitsCommand } from "./permits.js"
 import { mcpCommand } from "./mcp.js"
 import { fleetCommand } from "./fleet.js"
 import { contextCommand } from "./context.js"
+import { protectRunArgs } from "./shared/runArgv.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
@@ -101,8 +102,10 @@ const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
  * exit code. A closed stdout ends the run quietly with the command's own code; any other write failure
  * is `ocpool: cannot write output: <reason>` and 1; an unexpected defect is one line and 1.
  */
-export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> =>
-  finishRun(
+export const runCli = (given: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> => {
+  // `ocpool run CMD ARGS…`: the command's words are the command's, whatever they look like
+  const argv = [...given.slice(0, 2), ...protectRunArgs(given.slice(2))]
+  return finishRun(
     forcedReceive(argv.slice(2))
       ? receiveExitCode()
       : wizardWithoutTerminal(argv.slice(2), io)
@@ -110,3 +113,4 @@ export const runCli = (argv: ReadonlyArray<string>, io: CliIo): Effect.Effect<nu
         : command(argv),
     io
   )
+}

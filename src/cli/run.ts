@@ -22,6 +22,7 @@ import { CurrentIo, writeOut } from "./output.js"
 import { withPermits } from "./permits.js"
 import { orBadInput, text } from "./shared/flags.js"
 import { stateDirOption } from "./status.js"
+import { commandWords } from "./shared/runArgv.js"
 
 /** A reason is one printable line of at most this many characters (the ellipsis included). */
 export const REASON_MAX = 200
@@ -201,7 +202,7 @@ export const runCommand = Command.make(
       timeout: Option.getOrUndefined(a.timeout),
       reason: Option.getOrUndefined(a.reason),
       stateDir: a.stateDir,
-      argv: a.argv
+      argv: commandWords(a.argv)
     })
 ).pipe(
   Command.withDescription(

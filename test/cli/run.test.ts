@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
 import { captureStream, type CliIo } from "../../src/cli/output.js"
 import { commandLine, statusLine } from "../../src/cli/run.js"
+import { commandWords, protectRunArgs } from "../../src/cli/shared/runArgv.js"
 import { makeFake, type Fake } from "./permitsFake.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-run-"))
@@ -233,4 +234,30 @@ describe("ocpool run", () => {
       expect(fake.stateDirs.map(Option.getOrNull)).toEqual(["/tmp/x"])
     })
   )
+
+  it.live("US-51 everything after the command word is the command's, -- or not: --version, --help, -h, --wizard, --log-level, --completions reach it (issue 33)", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      const dir = tmp()
+      const out = join(dir, "argv.json")
+      const rec = ["sh", "-c", `for w in "$@"; do printf '%s\\n' "$w"; done > '${out}'`, "sh"]
+      const words = ["--version", "--help", "-h", "--wizard", "--log-level", "debug", "--completions", "bash", "--json", "hi", "--", "-x"]
+      for (const args of [[...rec, ...words], ["--reason", "mine", "--budget", "heavy", ...rec, ...words], ["--", ...rec, ...words]]) {
+        const r = yield* run(fake, args)
+        expect(r.code, JSON.stringify(r)).toBe(0)
+        expect(readFileSync(out, "utf8").split("\n").slice(0, -1)).toEqual(words)
+      }
+      // the reason the command line gives is the words as they were
+      expect(fake.calls[0]).toContain("--version --help -h --wizard")
+      expect(fake.calls).toContain("request heavy 1 run mine")
+    })
+  )
+
+  it("US-51 protectRunArgs: run's own flags (and their values) stay, the command's words are hidden from the parser and come back unchanged", () => {
+    expect(protectRunArgs(["status", "--version"])).toEqual(["status", "--version"])
+    expect(protectRunArgs(["run", "--version"])).toEqual(["run", "--version"])
+    expect(protectRunArgs(["run", "--wait", "5m", "make", "-j4"])).toEqual(["run", "--wait", "5m", "--", "make", "\u0000-j4"])
+    expect(protectRunArgs(["run", "--budget=heavy", "--", "make", "--help"])).toEqual(["run", "--budget=heavy", "--", "make", "\u0000--help"])
+    expect(commandWords(protectRunArgs(["run", "make", "--", "-", "x"]).slice(2))).toEqual(["make", "--", "-", "x"])
+  })
 })
