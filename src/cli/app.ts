@@ -25,7 +25,7 @@ import { permitsCommand } from "./permits.js"
 import { mcpCommand } from "./mcp.js"
 import { fleetCommand } from "./fleet.js"
 import { contextCommand } from "./context.js"
-import { protectRunArgs } from "./shared/runArgv.js"
+import { preParse } from "./shared/preParse.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
@@ -103,8 +103,8 @@ const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
  * is `ocpool: cannot write output: <reason>` and 1; an unexpected defect is one line and 1.
  */
 export const runCli = (given: ReadonlyArray<string>, io: CliIo): Effect.Effect<number> => {
-  // `ocpool run CMD ARGS…`: the command's words are the command's, whatever they look like
-  const argv = [...given.slice(0, 2), ...protectRunArgs(given.slice(2))]
+  // `ocpool run CMD ARGS…`: the command's words are the command's; `replay - --expect F` as meant
+  const argv = [...given.slice(0, 2), ...preParse(given.slice(2))]
   return finishRun(
     forcedReceive(argv.slice(2))
       ? receiveExitCode()

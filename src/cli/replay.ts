@@ -143,6 +143,7 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
     const out = lineSink()
     let cursor = startReplay(options)
     let lineNo = 0
+    let inputs = 0
     let decisionNo = 0
     const path = args.trace === "-" ? "stdin" : args.trace
     const builder = kind === undefined ? undefined : timelineBuilder(args.trace === "-" ? "stdin" : basename(args.trace), { pool: options.pool })
@@ -159,6 +160,7 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
             problem = new TraceInvalid({ path, line: lineNo, reason: `longer than ${LINE_MAX_CHARS} characters` })
             break
           }
+          if (line.trim() !== "") inputs++
           const r = feed(cursor, line, options)
           if (r._tag === "Invalid") {
             problem = new TraceInvalid({ path, line: lineNo, reason: r.message })
@@ -194,6 +196,8 @@ export const replayCommand = Command.make("replay", { trace, pool, expect, expla
       Effect.ensuring(out.flush),
       Effect.ensuring(Effect.sync(() => expected?.close()))
     )
+    // nothing to replay is said, not left to silence (exit 0: an empty trace is not an invalid one)
+    if (inputs === 0) yield* diagnostic(`${printable(path)}: the trace is empty (no input lines): nothing replayed`)
     if (builder !== undefined && timelinePath !== undefined && kind !== undefined) yield* writeTimeline(timelinePath, kind, builder)
     if (expected !== undefined) {
       const more = expected.next()

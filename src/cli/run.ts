@@ -22,7 +22,7 @@ import { CurrentIo, writeOut } from "./output.js"
 import { withPermits } from "./permits.js"
 import { orBadInput, text } from "./shared/flags.js"
 import { stateDirOption } from "./status.js"
-import { commandWords } from "./shared/runArgv.js"
+import { commandWords } from "./shared/preParse.js"
 
 /** A reason is one printable line of at most this many characters (the ellipsis included). */
 export const REASON_MAX = 200

@@ -29,6 +29,28 @@ describe("ocpool replay (SPEC §12.2)", () => {
     expect(r.stderr).toBe("")
   })
 
+  it("US-45 an empty trace (a file, stdin, blank lines only) says so on stderr and exits 0 (issue 33)", () => {
+    const dir = tmp()
+    const empty = join(dir, "empty.jsonl")
+    writeFileSync(empty, "")
+    const file = ocpool(["replay", empty])
+    expect(file).toEqual({ code: 0, stdout: "", stderr: `ocpool: ${empty}: the trace is empty (no input lines): nothing replayed\n` })
+    const stdin = ocpool(["replay", "-"], "\n  \n")
+    expect(stdin).toEqual({ code: 0, stdout: "", stderr: "ocpool: stdin: the trace is empty (no input lines): nothing replayed\n" })
+  })
+
+  it("US-45 flags after - are read: `replay - --expect F --json` is `replay --expect F --json -` (issue 33)", () => {
+    const trace = readFileSync(join(root, "examples/two-pass.jsonl"), "utf8")
+    const decisions = fixture("trace-md/two-pass.decisions.jsonl")
+    for (const args of [["replay", "-", "--expect", decisions], ["replay", "-", "--expect", decisions, "--json"], ["replay", "--expect", decisions, "-"]]) {
+      const r = ocpool(args, trace)
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toContain("20 decisions match")
+    }
+    // a `-` that is an option's value stays that option's
+    expect(ocpool(["replay", "--pool", "-", "-"], trace).stderr).not.toContain("Received unknown argument")
+  })
+
   it("US-45 --expect exits 0 on a match and 1 with the first differing line on a mismatch", () => {
     const ok = ocpool(["replay", fixture("trace-md/retry-after.jsonl"), "--expect", fixture("trace-md/retry-after.decisions.jsonl")])
     expect(ok.code).toBe(0)

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
 import { captureStream, type CliIo } from "../../src/cli/output.js"
 import { commandLine, statusLine } from "../../src/cli/run.js"
-import { commandWords, protectRunArgs } from "../../src/cli/shared/runArgv.js"
+import { commandWords, protectRunArgs } from "../../src/cli/shared/preParse.js"
 import { makeFake, type Fake } from "./permitsFake.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-run-"))

@@ -1,5 +1,7 @@
 /**
- * `ocpool run`'s command words belong to the command (issue 33): `ocpool run echo --version` runs
+ * The argv of `ocpool` put in the shape @effect/cli parses as meant, before it parses (issue 33).
+ *
+ * `ocpool run`'s command words belong to the command: `ocpool run echo --version` runs
  * `echo --version`, `--` or not. @effect/cli takes `--version`, `--help`, `--wizard` and its other
  * built-in flags wherever it finds them, `--` included; so before it parses, the command word gets a
  * `--` in front of it, and every word after that starts with `-` is hidden behind a NUL (which no real
@@ -30,3 +32,20 @@ export const protectRunArgs = (args: ReadonlyArray<string>): ReadonlyArray<strin
 
 /** The command words as they were given. */
 export const commandWords = (argv: ReadonlyArray<string>): ReadonlyArray<string> => argv.map((w) => (w.startsWith(HIDDEN) ? w.slice(HIDDEN.length) : w))
+
+/** `replay`'s options that take a value (a `-` after one of them is that value). */
+const REPLAY_VALUES = new Set(["--pool", "--expect", "--timeline", "--log-level", "--completions"])
+
+/**
+ * `replay - --expect F`: @effect/cli reads no option after a lone `-` (standard input); the `-` is
+ * moved after them, where it means the same.
+ */
+export const stdinMarkerLast = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (args[0] !== "replay") return args
+  const at = args.findIndex((a, i) => a === "-" && i > 0 && !REPLAY_VALUES.has(args[i - 1]!))
+  if (at < 0 || at === args.length - 1 || args.slice(at + 1).includes("--")) return args
+  return [...args.slice(0, at), ...args.slice(at + 1), "-"]
+}
+
+/** Every reshaping above, in order. */
+export const preParse = (args: ReadonlyArray<string>): ReadonlyArray<string> => stdinMarkerLast(protectRunArgs(args))
