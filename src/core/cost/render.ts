@@ -51,16 +51,21 @@ export const renderText = (report: CostReport, ctx: RenderContext): string => {
     cells("total", report.total)
   ])
   const skipped = report.unreadable === 0 ? [] : [unreadableLine(report.unreadable)]
-  const on = report.baseline.models.length === 0 ? "no pooled work" : `on ${report.baseline.models.map((m) => echo(m)).join(", ")}`
-  const pooled = table([["POOLED WORK", ...HEADERS], cells("baseline", report.baseline), cells("pool", report.pool)])
   const sources = ctx.priceSources.length === 0 ? "none" : ctx.priceSources.map((s) => s.name).join(", then ")
+  // a database opencode has not answered in (a new install, a window with nothing in it): said as such
+  if (report.total.calls === 0 && report.unreadable === 0) return [`${window}: none yet, nothing to report`, `prices: ${sources}`].join("\n")
+  const baselineLine =
+    report.baseline.models.length === 0
+      ? "baseline: no pooled work in this window; pool: as it ran (recorded costs)"
+      : `baseline: the pooled work priced on ${report.baseline.models.map((m) => echo(m)).join(", ")}; pool: as it ran (recorded costs)`
+  const pooled = table([["POOLED WORK", ...HEADERS], cells("baseline", report.baseline), cells("pool", report.pool)])
   return [
     `${window}, by ${report.by}`,
     groups,
     ...skipped,
     "",
     pooled,
-    `baseline: the pooled work priced ${on}; pool: as it ran (recorded costs)`,
+    baselineLine,
     `prices: ${sources}`
   ].join("\n")
 }

@@ -28,6 +28,14 @@ describe("cost rendering", () => {
     expect(renderText(r, { ...ctx, since: "all", from: undefined, priceSources: [] }).split("\n")).toEqual(expect.arrayContaining(["all assistant messages, by agent", "prices: none"]))
   })
 
+  it("US-3 a database without assistant messages says there is nothing to report yet; messages without pooled work say the baseline has none (issue 33)", () => {
+    const none = renderText(buildReport({ by: "agent", rows: [], parents: new Map(), rootModels: new Map(), prices: [] }), ctx)
+    expect(none).toBe("assistant messages since 2026-11-24T00:00:00.000Z (7d): none yet, nothing to report\nprices: presets/prices.json")
+    const rootOnly = renderText(buildReport({ by: "agent", rows: [row("build", "p/root", 0.5)], parents: new Map([["ses_a", null]]), rootModels: new Map([["ses_a", "p/root"]]), prices: [] }), ctx)
+    expect(rootOnly).toContain("baseline: no pooled work in this window; pool: as it ran (recorded costs)")
+    expect(rootOnly).not.toContain("priced no pooled work")
+  })
+
   it("US-3 a hostile agent or model name from the database cannot paint the terminal or break the table", () => {
     const evil = "\u001b[2J\u001b]0;pwned\u0007explore-1\nrm -rf"
     const r = buildReport({ by: "agent", rows: [row(evil, "p/\u009bm", 0)], parents: new Map(), rootModels: new Map(), prices: [] })
