@@ -39,6 +39,7 @@ import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js
 import { backendLabel, SCHEMA_VERSION } from "../core/state/fleet.js"
 import { STATE_DB } from "../core/stateTrust.js"
 import { leftoversIn, stateDbFacts } from "../layers/state/stateDbFacts.js"
+import { sessionBusMissing } from "./receive.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {
@@ -65,12 +66,17 @@ const noChannel = (reason: string): string => `${reason}${reason.includes(":") ?
  * Which channel `auto` would use here (SPEC §10.5), as the plugin selects it: its name (`ssh to <host>`
  * for the hop), or `warn` with the reason when it is `none`.
  */
-export const notifierDetail = (selected: Selected): Check => {
+export const notifierDetail = (selected: Selected, busMissing?: string): Check => {
   switch (selected.channel) {
     case "none":
       return { id: "notifier", status: "warn", detail: noChannel(selected.reason) }
     case "ssh":
       return { id: "notifier", status: "ok", detail: `ssh to ${selected.host} (this is an SSH session)` }
+    case "notify-send":
+      // notify-send is installed, but without a session bus it has no daemon to show anything
+      return busMissing === undefined
+        ? { id: "notifier", status: "ok", detail: selected.channel }
+        : { id: "notifier", status: "warn", detail: `notify-send, but ${busMissing}: nothing would show (ocpool doctor --probe tries)` }
     default:
       return { id: "notifier", status: "ok", detail: selected.channel }
   }
@@ -398,7 +404,7 @@ export const runChecks = (stateFlag: string | undefined, probe = false, facts: N
     )
     groups.push(yield* stateChecks(stateFlag))
     groups.push(yield* guarded("opencode-db", opencodeDbCheck))
-    groups.push(yield* guarded("notifier", () => notifierDetail(selectNotifier(selectionOptions(facts, true)))))
+    groups.push(yield* guarded("notifier", () => notifierDetail(selectNotifier(selectionOptions(facts, true)), sessionBusMissing(facts.env, facts.platform, process.getuid?.()))))
     groups.push(yield* guarded("ssh-hop", () => sshHopCheck(facts)))
     groups.push(yield* guarded("fade", () => fadeCheck(facts)))
     groups.push(yield* guarded("plugin", pluginCheck))

@@ -48,6 +48,17 @@ export const receiverEnv = (env: NodeJS.ProcessEnv, platform: string, uid: numbe
   return socketAt(socket) ? { ...rest, DBUS_SESSION_BUS_ADDRESS: `unix:path=${socket}` } : rest
 }
 
+/**
+ * Why notify-send could not reach a notification daemon here (Linux: no session bus address, no
+ * `/run/user/<uid>/bus`, and no X display for D-Bus to autolaunch on); `undefined` when one is there.
+ */
+export const sessionBusMissing = (env: NodeJS.ProcessEnv, platform: string, uid: number | undefined, socketAt: (path: string) => boolean = isSocket): string | undefined => {
+  if (platform !== "linux") return undefined
+  if ((env.DBUS_SESSION_BUS_ADDRESS ?? "") !== "" || (env.DISPLAY ?? "") !== "" || (env.WAYLAND_DISPLAY ?? "") !== "") return undefined
+  if (uid !== undefined && socketAt(`/run/user/${uid}/bus`)) return undefined
+  return `no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/${uid ?? "UID"}/bus, no $DISPLAY)`
+}
+
 type Local = { readonly _tag: "Local"; readonly notifier: NotifierService } | { readonly _tag: "None"; readonly reason: string }
 
 /** The local desktop notifier (never the hop), raising with `--print-id` when `fade` is set. */

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fadeCheck, notifierDetail, sshHopCheck } from "../../src/cli/doctor.js"
+import { sessionBusMissing } from "../../src/cli/receive.js"
 import { hopHost, isRemote, selectChannel } from "../../src/core/notify/channel.js"
 import { calls, cli, ensureBuilt, stub } from "./builtCli.js"
 
@@ -95,7 +96,8 @@ describe("ocpool doctor: notifications (SPEC §12.2)", { timeout: 60_000 }, () =
   it("US-46.3 the notifier check names notify-send when it is on PATH, and says no channel exists otherwise", () => {
     const bin = tmp()
     stub(bin, "notify-send")
-    expect(doctor(bin).check("notifier")).toEqual({ id: "notifier", status: "ok", detail: "notify-send" })
+    expect(doctor(bin, [], { DBUS_SESSION_BUS_ADDRESS: "unix:path=/tmp/ocpool-test-bus" }).check("notifier")).toEqual({ id: "notifier", status: "ok", detail: "notify-send" })
+    expect(doctor(bin, [], { DISPLAY: ":0" }).check("notifier")).toEqual({ id: "notifier", status: "ok", detail: "notify-send" })
     expect(doctor(tmp()).check("notifier")).toEqual({ id: "notifier", status: "warn", detail: "no notifier on linux: notify-send is not on PATH; no notification channel exists" })
     expect(calls(bin, "notify-send")).toEqual([])
   })
@@ -133,6 +135,19 @@ describe("ocpool doctor: notifications (SPEC §12.2)", { timeout: 60_000 }, () =
     expect(doctor(tmp()).check("fade")).toEqual({ id: "fade", status: "warn", detail: "gdbus is not on PATH: popups stay until dismissed" })
     expect(calls(bin, "gdbus")).toEqual([])
     expect(fadeCheck({ env: { PATH: bin }, platform: "darwin", home: undefined })).toEqual({ id: "fade", status: "warn", detail: "fade is unsupported on macOS" })
+  })
+
+  it("US-46.3 notify-send without a D-Bus session bus (no address, no /run/user/UID/bus, no display) is a warning naming it, not ok (issue 33)", () => {
+    const bin = tmp()
+    stub(bin, "notify-send")
+    const busSocket = existsSync(`/run/user/${process.getuid?.() ?? 0}/bus`)
+    const check = doctor(bin).check("notifier")
+    if (busSocket) expect(check?.status).toBe("ok")
+    else expect(check).toEqual({ id: "notifier", status: "warn", detail: `notify-send, but no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/${process.getuid?.() ?? 0}/bus, no $DISPLAY): nothing would show (ocpool doctor --probe tries)` })
+    expect(sessionBusMissing({}, "linux", 4242, () => false)).toBe("no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/4242/bus, no $DISPLAY)")
+    expect(sessionBusMissing({}, "linux", 4242, (p) => p === "/run/user/4242/bus")).toBeUndefined()
+    expect(sessionBusMissing({ WAYLAND_DISPLAY: "wayland-0" }, "linux", 4242, () => false)).toBeUndefined()
+    expect(sessionBusMissing({}, "darwin", 4242, () => false)).toBeUndefined()
   })
 
   it("US-46.3 on each platform: Linux names notify-send, macOS names osascript, a platform with neither says no channel exists", () => {
