@@ -13,7 +13,7 @@
 import { Clock, Context, Effect, Layer, Option, Queue, Stream } from "effect"
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
-import { liveFrame, nextTickIn } from "../core/view/live.js"
+import { liveFrame, nextTickIn, visibleWidth } from "../core/view/live.js"
 import { applyKey, INITIAL_UI, keyActions, type ViewUi } from "../core/view/keys.js"
 import { recentDecisions } from "../core/view/recentDecisions.js"
 import { printableJson } from "../core/printable.js"
@@ -227,6 +227,14 @@ const session = (opened: OpenedState, poolFile: string | undefined, events: Queu
     })
   )
 
+/**
+ * A frame's lines as written: from the top left, each ended by a reset, the screen below cleared. A
+ * line that fills the width leaves the cursor on its last column, where an erase-to-end-of-line would
+ * take that column's character with it (`coolin`, `1m27`): only a shorter line erases the rest of its row.
+ */
+export const frameText = (lines: ReadonlyArray<string>, cols: number): string =>
+  `\x1b[H${lines.map((l) => `${l}\x1b[0m${visibleWidth(l) < cols ? "\x1b[K" : ""}`).join("\r\n")}\x1b[J`
+
 /** The full-screen frame: keys applied, the last decisions re-read, the frame drawn. */
 const screenDrawer = (io: CliIo, decisions: string | undefined): Drawer => {
   const color = colourOn(io, io.stdout)
@@ -247,7 +255,7 @@ const screenDrawer = (io: CliIo, decisions: string | undefined): Drawer => {
       const frame = liveFrame(view, now, { ...size, color }, { scroll: ui.scroll, help: ui.help, ...(decisions === undefined ? {} : { decisions: recent }) })
       maxScroll = frame.maxScroll
       if (ui.scroll > maxScroll) ui = { ...ui, scroll: maxScroll }
-      yield* writeTo(io.stdout, "stdout", `\x1b[H${frame.lines.map((l) => `${l}\x1b[0m\x1b[K`).join("\r\n")}\x1b[J`)
+      yield* writeTo(io.stdout, "stdout", frameText(frame.lines, size.cols))
       return undefined
     })
 }

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { seedCooldowns } from "../support/stateDb.js"
 import { cli, ensureBuilt } from "./builtCli.js"
+import { frameText } from "../../src/cli/statusWatch.js"
 
 const SCRIPT_MISSING = "script not found: the pseudo-terminal tests need util-linux's script (apt-get install -y bsdutils)"
 
@@ -295,5 +296,15 @@ describe("ocpool top off a terminal (issue 24)", () => {
     expect(await r.exited).toBe(2)
     expect(r.stderr()).toMatch(/^ocpool: .*absent\.txt: no such file or directory\n$/)
     expect(r.out()).toBe("")
+  })
+})
+
+describe("the frame as written to the terminal (issue 33 item 21)", () => {
+  it("US-6 a line that fills the width is not followed by an erase (which would eat its last character); shorter lines are", () => {
+    const text = frameText(["x".repeat(10), "\u001b[31mcooling 1m27\u001b[0m", "漢字".repeat(3)], 12)
+    const rows = text.split("\r\n")
+    expect(rows[0]).toBe(`\u001b[H${"x".repeat(10)}\u001b[0m\u001b[K`)
+    expect(rows[1]).toBe("\u001b[31mcooling 1m27\u001b[0m\u001b[0m")
+    expect(rows[2]).toBe(`${"漢字".repeat(3)}\u001b[0m\u001b[J`)
   })
 })
