@@ -86,6 +86,8 @@ const WRAPPERS = [
   String.raw`command(?!\s+-[vV])(?:\s+-p)?`,
   "nohup",
   String.raw`timeout(?:\s+(?:-[ks]\s*[^\s-]\S*|${OPT}))*\s+\d+(?:\.\d+)?[smhd]?`,
+  // `xargs -P4 -n1 make`: the command xargs runs
+  String.raw`xargs(?:\s+(?:-[nPILsdaEe]\s*[^\s-]\S*|-[\w]+|--[\w-]+(?:=\S*)?))*`,
   "if|then|else|elif|do|while|until|!|\\{"
 ]
 const WRAPPED = new RegExp(String.raw`^(?:(?:${WRAPPERS.join("|")})(?:\s+|$))+`)
@@ -119,6 +121,8 @@ const BUILTINS = [
   String.raw`bazel(?:isk)?(?:\s+-\S+)*\s+(?:build|test)`,
   String.raw`docker\s+(?:build|image\s+build|buildx\s+(?:build|bake)|compose(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+build)`,
   String.raw`docker-compose(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+build`,
+  // `docker compose up --build`: builds the images before it starts them
+  String.raw`docker(?:\s+compose|-compose)(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+up(?=(?:\s+\S+)*?\s+--build(?:=\S*)?(?:\s|$))`,
   String.raw`podman\s+(?:build|image\s+build)`,
   String.raw`buildah\s+(?:bud|build)`,
   String.raw`dotnet\s+(?:build|test|publish)`,
@@ -198,6 +202,8 @@ const skipHeredocs = (s: string, i: number, pending: ReadonlyArray<{ readonly wo
  */
 export const chainOf = (s: string): Array<string> => {
   const out: Array<string> = []
+  // command substitutions inside double quotes, judged as chains of their own at the end
+  const inner: Array<string> = []
   let start = 0
   let pending: Array<{ word: string; tabs: boolean }> | undefined
   const cut = (end: number, next: number) => {
@@ -219,7 +225,16 @@ export const chainOf = (s: string): Array<string> => {
         const d = s.charCodeAt(j)
         if (d === 92) j += 2
         else if (d === 34) break
-        else j++
+        else if (d === 36 /* $ */ && s.charCodeAt(j + 1) === 40 /* ( */) {
+          // "…$(make)…": a command substitution runs inside double quotes too
+          const close = closingParen(s, j + 2)
+          inner.push(s.slice(j + 2, close))
+          j = close + 1
+        } else if (d === 96 /* ` */) {
+          const close = s.indexOf("`", j + 1)
+          inner.push(s.slice(j + 1, close < 0 ? n : close))
+          j = close < 0 ? n : close + 1
+        } else j++
       }
       i = j
     } else if (c === 10 /* \n */) {
@@ -254,7 +269,24 @@ export const chainOf = (s: string): Array<string> => {
     }
   }
   cut(n, n)
+  for (const text of inner) out.push(...chainOf(text))
   return out
+}
+
+/** The index of the `)` that closes a `$(` whose text starts at `from` (quotes inside skipped); the end when none. */
+const closingParen = (s: string, from: number): number => {
+  let depth = 1
+  for (let k = from; k < s.length; k++) {
+    const c = s.charCodeAt(k)
+    if (c === 92) k++
+    else if (c === 39) {
+      const close = s.indexOf("'", k + 1)
+      if (close < 0) return s.length
+      k = close
+    } else if (c === 40) depth++
+    else if (c === 41 && --depth === 0) return k
+  }
+  return s.length
 }
 
 /** The element without its wrappers (`FOO=1 sudo -E nice -n 5 make` → `make`). */
@@ -271,6 +303,11 @@ const scriptOf = (bare: string): string | undefined => {
   if (m === null) return undefined
   return m[1] ?? m[2]!.replace(/\\([\\"$`])/g, "$1")
 }
+
+/** `find . -name '*.mk' -exec make -f {} \;`: the command find runs for what it finds. */
+const FIND_EXEC = /^(?:[\w.~-]*\/)*find\s.*?\s-(?:exec|execdir|ok|okdir)\s+(.+?)(?:\s+(?:\\;|';'|";"|\+)(?:\s|$)|$)/
+
+const findExecOf = (bare: string): string | undefined => FIND_EXEC.exec(bare)?.[1]
 
 /** `ocpool run` anywhere in a command (`npx ocpool run`, `./bin/ocpool.js run`, inside `sh -c`). */
 const RUNNER = /\bocpool(?:\.js)?\s+run\b/
@@ -290,7 +327,7 @@ const heaviest = (text: string, rules: HeavyRules, depth: number): HeavyMatch | 
     }
     if (found === undefined && BUILTIN.test(bare)) found = { budget: HEAVY, weight: 1, matched: bare }
     if (found === undefined && depth > 0) {
-      const script = scriptOf(bare)
+      const script = scriptOf(bare) ?? findExecOf(bare)
       if (script !== undefined) found = heaviest(script, rules, depth - 1)
     }
     if (found !== undefined && (best === undefined || found.weight > best.weight)) best = found

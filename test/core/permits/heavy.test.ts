@@ -117,6 +117,30 @@ describe("heavy commands: the built-in patterns", () => {
   })
 })
 
+describe("heavy commands found where they hide (issue 33 item 18)", () => {
+  it("US-51 xargs, find -exec/-execdir, $(…) and backticks inside double quotes, docker compose up --build are heavy", () => {
+    for (const [command, matched] of [
+      ["find . -name '*.c' | xargs make", "make"],
+      ["xargs -P4 -n 1 -I {} make -C {}", "make -C {}"],
+      ["find . -name Makefile -exec make -C {} \\;", "make -C {}"],
+      ["find crates -maxdepth 1 -type d -execdir cargo build ';'", "cargo build"],
+      ['echo "built: $(make all 2>&1 | tail -1)"', "make all 2>&1"],
+      ['echo "result `npm test`"', "npm test"],
+      ["docker compose up --build", "docker compose up --build"],
+      ["docker compose -f dev.yml up -d --build web", "docker compose -f dev.yml up -d --build web"],
+      ["docker-compose up --build=true", "docker-compose up --build=true"]
+    ] as const) {
+      expect(heavyOf(command, rules)?.matched, command).toBe(matched)
+    }
+  })
+
+  it("US-51 and their near misses stay light", () => {
+    for (const light of ["xargs echo", "find . -exec ls {} +", 'echo "$(date) $(git rev-parse HEAD)"', "echo '$(make)'", "docker compose up -d", "docker compose build-status"]) {
+      expect(heavyOf(light, rules), light).toBeUndefined()
+    }
+  })
+})
+
 describe("heavy commands: chains, quotes and wrappers", () => {
   it("US-51 each element of a chain counts: && || ; | & newlines, subshells and backticks", () => {
     const cases: ReadonlyArray<readonly [string, string]> = [
