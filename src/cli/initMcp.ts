@@ -181,27 +181,38 @@ const ANY_HEADER = /^[ \t]*\[/
 const BLANK_OR_COMMENT = /^[ \t]*(#.*)?\r?$/
 const BLANK = /^[ \t]*\r?$/
 
-/** The text without the lines of `[mcp_servers.ocpool]` (and its sub-tables), or undefined when it has no such table. */
-const removeTable = (text: string): string | undefined => {
+/**
+ * The texts without the lines of one `[mcp_servers.ocpool]` table (and its sub-tables), one for each
+ * line that looks like its header, the last first (ours is appended; a line inside a multi-line string
+ * can look like a header too: the caller keeps the first removal that leaves a document equal but for
+ * that entry). Empty when there is no such line.
+ */
+const removals = (text: string): ReadonlyArray<string> => {
   const lines = text.split(/(?<=\n)/)
-  const start = lines.findIndex((l) => HEADER.test(l))
-  if (start < 0) return undefined
-  let end = start + 1
-  while (end < lines.length && !(ANY_HEADER.test(lines[end]!) && !HEADER.test(lines[end]!))) end++
-  // comments and blank lines before the next table belong to it
-  while (end > start + 1 && BLANK_OR_COMMENT.test(lines[end - 1]!.replace(/\n$/, ""))) end--
-  // the blank line that set the table apart goes with it
-  const from = start > 0 && BLANK.test(lines[start - 1]!.replace(/\n$/, "")) && (end === lines.length || BLANK.test(lines[end]!.replace(/\n$/, ""))) ? start - 1 : start
-  return [...lines.slice(0, from), ...lines.slice(end)].join("")
+  const out: Array<string> = []
+  for (let start = lines.length - 1; start >= 0; start--) {
+    if (!HEADER.test(lines[start]!)) continue
+    let end = start + 1
+    while (end < lines.length && !(ANY_HEADER.test(lines[end]!) && !HEADER.test(lines[end]!))) end++
+    // comments and blank lines before the next table belong to it
+    while (end > start + 1 && BLANK_OR_COMMENT.test(lines[end - 1]!.replace(/\n$/, ""))) end--
+    // the blank line that set the table apart goes with it (appendTable always writes one)
+    const from = start > 0 && BLANK.test(lines[start - 1]!.replace(/\n$/, "")) && (end === lines.length || BLANK.test(lines[end]!.replace(/\n$/, ""))) ? start - 1 : start
+    out.push([...lines.slice(0, from), ...lines.slice(end)].join(""))
+  }
+  return out
 }
 
-/** The text with our table appended, set apart by a blank line. */
+/**
+ * The text with our table appended, set apart by a blank line: always one, even after a blank line of
+ * the user's, so that `--remove` takes exactly that one away and gives the file back as it was.
+ */
 const appendTable = (text: string): string => {
   const eol = text.includes("\r\n") ? "\r\n" : "\n"
   const table = `${TOML_HEADER}${eol}command = "${SERVER.command}"${eol}args = ["${SERVER.args[0]}"]${eol}`
-  if (text.trim() === "") return `${text}${table}`
+  if (text === "") return table
   const ended = text.endsWith("\n") ? text : `${text}${eol}`
-  return `${ended}${/\n[ \t]*\r?\n$/.test(ended) ? "" : eol}${table}`
+  return `${ended}${eol}${table}`
 }
 
 /**
@@ -218,14 +229,16 @@ export const editTomlConfig = (text: string, o: McpEditOptions): McpEdit => {
   if (entry === undefined && o.remove) return { _tag: "Unchanged", why: "absent" }
   if (entry !== undefined && !o.remove && isOurs(entry)) return { _tag: "Unchanged", why: "present" }
   if (entry !== undefined && !o.remove && !o.force) return { _tag: "Different" }
-  const without = entry === undefined ? text : removeTable(text)
-  if (without === undefined) return unsafe(`mcp_servers.${NAME} is not written as a table of its own (${TOML_HEADER}); edit it by hand`)
-  const after = o.remove ? without : appendTable(without)
-  const parsedAfter = tomlOf(after)
-  if ("error" in parsedAfter) return unsafe(`cannot be edited safely (${TOML_HEADER} would not parse there)`)
-  const ours = (parsedAfter.doc.mcp_servers as TomlDoc | undefined)?.[NAME]
-  const same = withoutOurs(parsedAfter.doc) === withoutOurs(before.doc) && (o.remove ? ours === undefined : isOurs(ours))
-  return same ? { _tag: "Changed", text: after, replaced: entry !== undefined && !o.remove } : unsafe("cannot be edited safely (the edit would change other settings)")
+  const candidates = entry === undefined ? [text] : removals(text)
+  if (candidates.length === 0) return unsafe(`mcp_servers.${NAME} is not written as a table of its own (${TOML_HEADER}); edit it by hand`)
+  for (const without of candidates) {
+    const after = o.remove ? without : appendTable(without)
+    const parsedAfter = tomlOf(after)
+    if ("error" in parsedAfter) continue
+    const ours = (parsedAfter.doc.mcp_servers as TomlDoc | undefined)?.[NAME]
+    if (withoutOurs(parsedAfter.doc) === withoutOurs(before.doc) && (o.remove ? ours === undefined : isOurs(ours))) return { _tag: "Changed", text: after, replaced: entry !== undefined && !o.remove }
+  }
+  return unsafe("cannot be edited safely (the edit would change other settings)")
 }
 
 /** The three snippets `--mcp print` shows. */
@@ -267,8 +280,10 @@ export const initMcp = (
     const before = read._tag === "Bytes" ? read.bytes.toString("latin1") : ""
     const toml = harness === "codex"
     if (toml && read._tag === "Bytes" && Buffer.from(read.bytes.toString("utf8"), "utf8").compare(read.bytes) !== 0) return yield* new BadInput({ message: `${printable(path)}: bytes that are not UTF-8; not valid TOML, nothing changed` })
-    // TOML is edited as text (it is UTF-8 throughout), JSON as bytes
-    const edit = toml ? editTomlConfig(utf8Of(before), o) : editJsonConfig(before, o)
+    // TOML is edited as text (it is UTF-8 throughout), JSON as bytes; a byte-order mark is kept as it was
+    const bom = toml && before.startsWith("\xef\xbb\xbf")
+    const body = bom ? before.slice(3) : before
+    const edit = toml ? editTomlConfig(utf8Of(body), o) : editJsonConfig(before, o)
     if (edit._tag === "Invalid") {
       const at = edit.line === undefined ? "" : `:${edit.line}:${edit.column ?? 1}`
       const what = edit.syntax ? `not valid ${toml ? "TOML" : "JSON"}, ` : ""
@@ -276,8 +291,8 @@ export const initMcp = (
     }
     if (edit._tag === "Different") return yield* new PathUnusable({ path, reason: `has an MCP server "${NAME}" that runs something else; use --force to replace it` })
     if (edit._tag === "Unchanged") return { harness, path, action: edit.why, diff: "" }
-    const after = toml ? Buffer.from(edit.text, "utf8") : Buffer.from(edit.text, "latin1")
-    const diff = createTwoFilesPatch(read._tag === "Missing" ? "/dev/null" : path, path, utf8Of(before), toml ? edit.text : utf8Of(edit.text), "", "", { context: 3 })
+    const after = toml ? Buffer.from(`${bom ? "\ufeff" : ""}${edit.text}`, "utf8") : Buffer.from(edit.text, "latin1")
+    const diff = createTwoFilesPatch(read._tag === "Missing" ? "/dev/null" : path, path, utf8Of(toml ? body : before), toml ? edit.text : utf8Of(edit.text), "", "", { context: 3 })
     const action = o.remove ? "removed" : edit.replaced ? "replaced" : "added"
     if (!o.dryRun) {
       const file = writeTarget(path)

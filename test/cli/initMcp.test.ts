@@ -231,6 +231,31 @@ describe("ocpool init --mcp codex (TOML)", () => {
     }
   })
 
+  it("US-51 codex: --remove always undoes its own add, byte for byte: a UTF-8 BOM kept, the user's blank lines kept, a multi-line string holding our header left alone (issue 33)", async () => {
+    const h = home()
+    const path = mcpConfigPath("codex", h)
+    const texts = [
+      "\ufeffmodel = \"o3\"\n",
+      "a = 1\n\n",
+      "a = 1\n\n\n",
+      "a = 1",
+      'note = """\n[mcp_servers.ocpool]\ncommand = "not a table"\n"""\n',
+      "# only a comment\n",
+      ""
+    ]
+    for (const text of texts) {
+      put(path, text)
+      expect((await run(h, ["--mcp", "codex"])).code, JSON.stringify(text)).toBe(0)
+      const added = readFileSync(path)
+      expect((parseToml(added.toString("utf8").replace(/^\ufeff/, "")) as { mcp_servers: Record<string, unknown> }).mcp_servers.ocpool).toEqual(OURS)
+      if (text.startsWith("\ufeff")) expect([...added.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
+      const removed = await run(h, ["--mcp", "codex", "--remove"])
+      expect(removed.code, `${JSON.stringify(text)}: ${removed.stderr}`).toBe(0)
+      // "a = 1" had no final newline: the add gave it one, which stays
+      expect(readFileSync(path, "utf8"), JSON.stringify(text)).toBe(text === "a = 1" ? "a = 1\n" : text)
+    }
+  })
+
   it("US-51 codex: a config that is not TOML, or whose mcp_servers cannot take a table, is refused with one line naming the file, nothing written", async () => {
     const h = home()
     const path = mcpConfigPath("codex", h)
