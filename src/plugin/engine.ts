@@ -9,7 +9,7 @@ import { field, text, TEXT_MAX } from "../core/extract.js"
 import { makeHooks, type EngineHooks } from "./hooks.js"
 import type { Handoff } from "./handoff.js"
 import { liveLayer } from "./live.js"
-import { withReadableFiles } from "../layers/state/pgFiles.js"
+import { withReadableFiles } from "../layers/state/sharedStateLayer.js"
 
 /**
  * opencode's SDK client behind guarded reads: `app.log` is looked up on each call and its outcome

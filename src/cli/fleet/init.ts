@@ -7,12 +7,11 @@
 import { Console, Data, Effect, Layer, Logger, LogLevel } from "effect"
 import { checkUrl, DEFAULT_SCHEMA, FLEET_LEASE_MS, maskUrl, type StateBackend } from "../../core/state/fleet.js"
 import { printable } from "../../core/printable.js"
-import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
+import { backendOptions, sharedStateLayer, pgFileProblem } from "../../layers/state/sharedStateLayer.js"
 import { StateDirFile } from "../../layers/state/StateDirFile.js"
 import { SharedState } from "../../services/state/SharedState.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { BadInput } from "../errors.js"
-import { pgFileProblem } from "../../layers/state/pgFiles.js"
 
 /** How long `fleet init` waits for the server (connect, migrate, answer). */
 export const INIT_WAIT_MS = 15_000

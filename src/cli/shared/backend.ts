@@ -6,12 +6,11 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { parseStateBackend, secretsOf, type StateBackend } from "../../core/state/fleet.js"
-import { backendOptions, sharedStateLayer } from "../../layers/state/sharedStateLayer.js"
+import { backendOptions, sharedStateLayer, withReadableFiles } from "../../layers/state/sharedStateLayer.js"
 import { SharedState, type FleetAnswer, type SharedStateStats } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import type { FleetFacts } from "../../core/status.js"
 import { ownHostId } from "../../layers/state/StateDirFile.js"
-import { withReadableFiles } from "../../layers/state/pgFiles.js"
 
 /**
  * How long a CLI view waits for the server (connecting, migrating, each read) before it shows the

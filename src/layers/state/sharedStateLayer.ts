@@ -11,6 +11,9 @@ import type { MemoryState } from "./MemoryState.js"
 import { SharedStateSqlite } from "./SharedStateSqlite.js"
 import { SharedStateMemory } from "./SharedStateMemory.js"
 
+/** Whether the files a fleet URL names can be read (a part of choosing the backend: here, with the choice). */
+export { pgFileProblem, withReadableFiles } from "./pgFiles.js"
+
 interface Common {
   /** Wraps the port (the stress test checks global loads inside each transaction). */
   readonly wrap?: ((inner: SharedStateService) => SharedStateService) | undefined
