@@ -128,7 +128,8 @@ describe("ocpool doctor (SPEC §12.2)", () => {
   it("US-46 the notifier check names notify-send when it is on PATH, and says no channel exists otherwise", () => {
     const bin = tmp()
     writeFileSync(join(bin, "notify-send"), "#!/bin/sh\nexit 0\n", { mode: 0o755 })
-    const withIt = JSON.parse(ocpool(["doctor", "--json", "--state-dir", tmp()], { PATH: `${bin}:${process.env.PATH}` }).stdout) as { checks: Array<{ id: string; detail: string }> }
+    // a session bus to reach (without one the check warns: doctorNotify.test.ts)
+    const withIt = JSON.parse(ocpool(["doctor", "--json", "--state-dir", tmp()], { PATH: `${bin}:${process.env.PATH}`, DBUS_SESSION_BUS_ADDRESS: "unix:path=/tmp/ocpool-test-bus" }).stdout) as { checks: Array<{ id: string; detail: string }> }
     expect(withIt.checks.find((c) => c.id === "notifier")?.detail).toBe("notify-send")
     const without = JSON.parse(ocpool(["doctor", "--json", "--state-dir", tmp()], { PATH: "/nonexistent" }).stdout) as { checks: Array<{ id: string; detail: string }> }
     expect(without.checks.find((c) => c.id === "notifier")?.detail).toContain("no notification channel")

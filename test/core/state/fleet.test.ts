@@ -67,6 +67,8 @@ describe("fleet settings", () => {
     expect(maskUrl("postgres://pool:S3c@r/et@db.example.com/ocpool")).toBe("postgres://pool:***@db.example.com/ocpool")
     expect(maskUrl("postgres://h/db?sslmode=require&sslpassword=S3cret")).toBe("postgres://h/db?sslmode=require&sslpassword=***")
     expect(maskUrl("S3cret")).toBe("(not a URL)")
+    // a password that starts with // makes `user:pw@host` look like `scheme://…`
+    expect(maskUrl("pool://S3cret@db.example.com/ocpool")).toBe("pool:***@db.example.com/ocpool")
     expect(secretsOf("postgres:pool:S3cret@h/db?token=T0ken")).toEqual(["pool:S3cret", "S3cret", "T0ken"])
     const password = fc.stringMatching(/^[A-Z0-9!$%^&*()=+@/:?#]{6,20}$/).filter((p) => !p.includes("***"))
     const shape = fc.constantFrom("postgres://pool:PW@db.example.com:5432/ocpool", "postgres:pool:PW@db.example.com/ocpool", "pool:PW@db.example.com/ocpool", "postgresql://pool:PW@db/x?sslmode=require", "postgres://db/x?password=PW", "postgres://pool:PW@")
@@ -77,7 +79,8 @@ describe("fleet settings", () => {
         const url = s.replace("PW", () => pw)
         const masked = maskUrl(url)
         return !masked.includes(pw) && secretsOf(url).includes(pw)
-      })
+      }),
+      { numRuns: 3_000 }
     )
   })
 
