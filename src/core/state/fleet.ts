@@ -46,17 +46,17 @@ const SECRET_KEY = /^[^=]*(pass|secret|token|key)[^=]*$/i
  * Where the userinfo's password is in `url` as text, whatever its shape (issue 33: masked before any
  * parsing, which reads `postgres:user:pw@host` or `user:pw@host` as an opaque path and finds no
  * password): the text between the first `:` of the userinfo and the last `@`. After `postgres://` (or
- * `postgresql://`) the userinfo starts after it; otherwise everything before the first `:` is kept (a
- * scheme, or the user).
+ * `postgresql://`) the userinfo starts there; in any other shape everything from the first `:` is
+ * hidden (`user:pw@host` whose password holds `//` or `:` looks like `scheme://…`).
  * `undefined` when there is no `@` or no `:` before it. Over-reaching is safe: the span is only hidden.
  */
 const passwordSpan = (url: string): { readonly start: number; readonly end: number } | undefined => {
   const at = url.lastIndexOf("@")
   if (at < 0) return undefined
-  // only postgres:// counts as a scheme: `user://pw@host` is a user whose password starts with //
+  // after `postgres://` the userinfo is plain; any other shape could be `user:pw@host` with a password
+  // that holds `//` or `:`, so everything from the first `:` to the last `@` is hidden
   const scheme = /^postgres(?:ql)?:\/\//i.exec(url)
-  const from = scheme === null ? 0 : scheme[0].length
-  const colon = url.indexOf(":", from)
+  const colon = url.indexOf(":", scheme === null ? 0 : scheme[0].length)
   if (colon < 0 || colon >= at) return undefined
   return { start: colon + 1, end: at }
 }
