@@ -8,6 +8,7 @@
  * otherwise. `traced(name)` is `Effect.fn(name)` and `spanned` is `Effect.withSpan` on those terms.
  */
 import { Effect, Function as F, type Tracer } from "effect"
+import { isGeneratorFunction } from "effect/Utils"
 
 /** The tracer of a runtime nobody gave one (read once, at the first span). */
 let native: Tracer.Tracer | undefined
@@ -21,14 +22,12 @@ export const spanned: {
   Effect.tracerWith((tracer) => (tracer === nativeTracer() ? self : Effect.withSpan(self, name)))
 )
 
-const isGenerator = (f: unknown): boolean => typeof f === "function" && f.constructor?.name === "GeneratorFunction"
-
 type Piped = (effect: Effect.Effect<unknown, unknown, unknown>, ...args: Array<unknown>) => Effect.Effect<unknown, unknown, unknown>
 
 /** `Effect.fn(name)`: a function whose every call is the span `name` (when a tracer listens); generator or effect-returning bodies, with pipeables. */
 export const traced = (name: string): Effect.fn.Gen & Effect.fn.NonGen =>
   ((body: (...args: Array<unknown>) => unknown, ...pipeables: Array<Piped>) => {
-    const untraced = isGenerator(body)
+    const untraced = isGeneratorFunction(body)
       ? (Effect.fnUntraced as unknown as (b: typeof body, ...p: Array<Piped>) => (...args: Array<unknown>) => Effect.Effect<unknown, unknown, unknown>)(body, ...pipeables)
       : function (this: unknown, ...args: Array<unknown>) {
           let effect = body.apply(this, args) as Effect.Effect<unknown, unknown, unknown>
