@@ -31,11 +31,10 @@ import { makeHooks } from "../../plugin/hooks.js"
 import { liveLayer } from "../../plugin/live.js"
 import type { SharedStateService } from "../../services/state/SharedState.js"
 import { BadInput } from "../errors.js"
+import { isRecord } from "../../core/json.js"
 
 /** Wall-clock epoch ms as a float. */
 const wallNow = (): number => performance.timeOrigin + performance.now()
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The plugin's options read from `path`: a JSON object, else exit 2 in one line. */
 export const readDriveConfig = (path: string): Effect.Effect<Record<string, unknown>, BadInput> =>

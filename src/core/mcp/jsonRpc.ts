@@ -11,6 +11,8 @@
  * - A batch: each element as above, the answers in one array; an empty batch: -32600.
  */
 
+import { isRecord } from "../json.js"
+
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
 export const METHOD_NOT_FOUND = -32601
@@ -56,8 +58,6 @@ export type Triage =
 
 export const errorAnswer = (id: JsonRpcId, code: number, message: string): ErrorAnswer => ({ jsonrpc: "2.0", id, error: { code, message } })
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 const usableId = (id: unknown): id is string | number | null => id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
 
 /** How deeply `value` nests (a scalar: 0), counted without recursion, stopping past `limit`. */
@@ -77,7 +77,7 @@ export const depthOf = (value: unknown, limit = MAX_PARAMS_DEPTH): number => {
 
 /** What one parsed message (an element of a batch, or a line's whole value) is. */
 export const triage = (message: unknown, methods: Methods): Triage => {
-  if (!isObject(message)) return { _tag: "Answer", answer: errorAnswer(null, INVALID_REQUEST, "Invalid Request: not a JSON-RPC object") }
+  if (!isRecord(message)) return { _tag: "Answer", answer: errorAnswer(null, INVALID_REQUEST, "Invalid Request: not a JSON-RPC object") }
   const hasId = "id" in message
   const id = hasId ? message.id : undefined
   if (hasId && !usableId(id)) return { _tag: "Answer", answer: errorAnswer(null, INVALID_REQUEST, "Invalid Request: the id must be a string, a number or null") }
@@ -104,10 +104,10 @@ export const triage = (message: unknown, methods: Methods): Triage => {
  * it (its cause) taken off: a failure keeps its own code and message, a defect is an internal error.
  */
 export const plainError = (error: unknown): ErrorObject => {
-  if (!isObject(error)) return { code: INTERNAL_ERROR, message: "Internal error" }
+  if (!isRecord(error)) return { code: INTERNAL_ERROR, message: "Internal error" }
   const data = error.data
-  if (error._tag === "Cause" && isObject(data)) {
-    if (data._tag === "Fail" && isObject(data.error) && typeof data.error.code === "number" && typeof data.error.message === "string")
+  if (error._tag === "Cause" && isRecord(data)) {
+    if (data._tag === "Fail" && isRecord(data.error) && typeof data.error.code === "number" && typeof data.error.message === "string")
       return { code: data.error.code, message: data.error.message }
     return { code: INTERNAL_ERROR, message: "Internal error" }
   }

@@ -6,6 +6,7 @@
 import { autoCapacity, describeCapacity, type EffectiveCpus } from "../machine/facts.js"
 import { compileHeavyRules, compileRegex, type HeavyPatternInput, type HeavyRules } from "./heavy.js"
 import { HEAVY } from "./types.js"
+import { isRecord } from "../json.js"
 
 export type CapacitySetting = number | "auto"
 
@@ -39,7 +40,6 @@ const show = (v: unknown): string => {
   }
 }
 
-const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= CAPACITY_MAX
 
 /** `N` (1..1024) or `"auto"`; undefined otherwise. */

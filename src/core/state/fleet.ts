@@ -6,6 +6,8 @@
  * print. The host id is `OCPOOL_HOST_ID`, else the hostname. Pure.
  */
 
+import { isRecord } from "../json.js"
+
 /** How long another host's holder counts as alive after its last heartbeat. */
 export const FLEET_LEASE_MS = 30_000
 /** How often a host renews its lease and re-publishes what it holds (a third of the lease). */
@@ -87,8 +89,6 @@ export const maskUrl = (url: string): string => {
   const masked = span === undefined ? url : `${url.slice(0, span.start)}***${url.slice(span.end)}`
   return masked.replace(/([?&])([^=&#]*)=([^&#]*)/g, (all, sep: string, key: string, value: string) => (SECRET_KEY.test(key) && value !== "" ? `${sep}${key}=***` : all))
 }
-
-const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The backend of the option `state` and the environment, with one warning per problem (a bad choice falls back to files). */
 export const parseStateBackend = (

@@ -7,6 +7,7 @@
  * plain `{ code, message }`, and a batch's answers go out as one array once all of them are in.
  */
 import { Effect, Sink, Stream } from "effect"
+import { isRecord } from "../../core/json.js"
 import { errorAnswer, INVALID_REQUEST, PARSE_ERROR, plainError, triage, type Methods } from "../../core/mcp/jsonRpc.js"
 
 /** Where the front writes whole lines (the process's stdout). */
@@ -30,8 +31,6 @@ export interface Front<E> {
   /** Where the server writes: its answers, rewritten for the client. */
   readonly output: Sink.Sink<void, Uint8Array | string>
 }
-
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const idKey = (id: string | number): string => `${typeof id}:${String(id)}`
 
@@ -62,7 +61,7 @@ export const jsonRpcFront = <E>(stdin: Stream.Stream<Uint8Array, E>, out: LineWr
       case "Notification": {
         if (t.method !== "notifications/cancelled") return [JSON.stringify(t.message)]
         // a cancel names the client's id of the request: the server knows it by the front's
-        const params = isObject(t.message.params) ? t.message.params : {}
+        const params = isRecord(t.message.params) ? t.message.params : {}
         const target = typeof params.requestId === "string" || typeof params.requestId === "number" ? byClientId.get(idKey(params.requestId)) : undefined
         return target === undefined ? [] : [JSON.stringify({ ...t.message, params: { ...params, requestId: target } })]
       }
@@ -104,7 +103,7 @@ export const jsonRpcFront = <E>(stdin: Stream.Stream<Uint8Array, E>, out: LineWr
     } catch {
       return void out.write(`${line}\n`)
     }
-    if (!isObject(message) || !("result" in message || "error" in message)) return void out.write(`${line}\n`)
+    if (!isRecord(message) || !("result" in message || "error" in message)) return void out.write(`${line}\n`)
     const plain = "error" in message ? { ...message, error: plainError(message.error) } : message
     const own = typeof message.id === "number" ? inFlight.get(message.id) : undefined
     if (own === undefined) return send(plain)
