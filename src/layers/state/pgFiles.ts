@@ -4,14 +4,12 @@
  * past every error path, which showed as an "internal error". A file that cannot be read turns fleet
  * mode off with one warning naming it, as any other unusable URL does.
  */
-import { accessSync, constants } from "node:fs"
+import { closeSync } from "node:fs"
 import { maskUrl, type StateBackend } from "../../core/state/fleet.js"
 import { printable } from "../../core/printable.js"
+import { openRegular } from "../fs/safeRead.js"
 
 const FILE_KEYS = ["sslrootcert", "sslcert", "sslkey"]
-
-const reason = (code: string | undefined): string =>
-  code === "ENOENT" ? "no such file" : code === "EACCES" || code === "EPERM" ? "permission denied" : code === "ENOTDIR" ? "not a directory on its path" : (code ?? "unreadable")
 
 /** Why a file the URL names cannot be read (`sslrootcert /x cannot be read (no such file)`); `undefined` when all can. */
 export const pgFileProblem = (url: string): string | undefined => {
@@ -27,11 +25,10 @@ export const pgFileProblem = (url: string): string | undefined => {
     const path = params.get(key)
     // `sslrootcert=system`: the system's CA store, no file of ours
     if (path === null || path === "" || (key === "sslrootcert" && path === "system")) continue
-    try {
-      accessSync(path, constants.R_OK)
-    } catch (e) {
-      return `${key} ${printable(path)} cannot be read (${reason((e as NodeJS.ErrnoException).code)})`
-    }
+    // opened as every input file is (layers/fs/safeRead.ts): a regular file, readable, named by its reason otherwise
+    const opened = openRegular(path)
+    if (opened._tag === "Open") closeSync(opened.fd)
+    else return `${key} ${printable(path)} cannot be read (${opened._tag === "Missing" ? "no such file" : opened.reason})`
   }
   return undefined
 }
