@@ -120,9 +120,8 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
      * database). One flag change instead of a bracket per layer (each leaves garbage for the next
      * scavenge, docs/PERFORMANCE.md).
      */
-    const inMode = <A, E, R>(m: TxMode, begin: () => void, body: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, R> =>
+    const inMode = <A, E, R>(m: TxMode, body: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, R> =>
       Effect.suspend(() => {
-        begin()
         mode = m
         return Effect.tap(Effect.exit(body), () => void (mode = "none"))
       })
@@ -133,7 +132,7 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
         Effect.uninterruptible(Effect.suspend((): Effect.Effect<{ readonly value: A } | "busy", E, R> => {
           if (!attempt()) return Effect.succeed("busy" as const)
           return Effect.flatMap(
-            inMode("write", () => {}, body),
+            inMode("write", body),
             (exit): Effect.Effect<{ readonly value: A }, E> => {
               if (Exit.isFailure(exit)) {
                 rollback(db)
@@ -159,10 +158,10 @@ export const sqliteTx = (db: SqliteDb): Effect.Effect<SqliteTx> =>
     const snapshot = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       only(
         Effect.uninterruptible(
-          Effect.flatMap(
-            inMode("read", () => db.exec("BEGIN"), body),
-            (exit) => (rollback(db), exit)
-          )
+          Effect.suspend(() => {
+            db.exec("BEGIN")
+            return Effect.flatMap(inMode("read", body), (exit) => (rollback(db), exit))
+          })
         )
       )
 
