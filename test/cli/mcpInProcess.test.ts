@@ -7,12 +7,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
-import { PassThrough } from "node:stream"
-import { permitsMcpServer } from "../../src/layers/permits/PermitsMcpServer.js"
-import { fakePermitsLayer, makeFakePermits, type FakePermits } from "./mcpPermitsFake.js"
+import type { PassThrough } from "node:stream"
+import { launchMcpServer, makeFakePermits, type FakePermits } from "./mcpPermitsFake.js"
 
 /** A client transport over two streams (what StdioClientTransport does over a child's pipes). */
 class StreamTransport implements Transport {
@@ -51,15 +48,7 @@ interface Running {
 
 /** Starts a server over `fake` and connects a client to it. */
 const start = async (fake: FakePermits, pid = 4242): Promise<Running> => {
-  const toServer = new PassThrough()
-  const fromServer = new PassThrough()
-  const server = permitsMcpServer({
-    version: "0.0.0-test",
-    stdin: NodeStream.fromReadable(() => toServer, (e) => e),
-    stdout: fromServer,
-    holder: { host: "test-host", pid, startToken: "1", via: "mcp" }
-  }).pipe(Layer.provide(fakePermitsLayer(fake)))
-  const fiber = Effect.runFork(Layer.launch(server))
+  const { toServer, fromServer, stop } = launchMcpServer(fake, pid)
   const client = new Client({ name: "test", version: "1" })
   await client.connect(new StreamTransport(fromServer, toServer))
   return {
@@ -67,7 +56,7 @@ const start = async (fake: FakePermits, pid = 4242): Promise<Running> => {
     raw: (text) => toServer.write(text),
     stop: async () => {
       await client.close()
-      await Effect.runPromise(Fiber.interrupt(fiber))
+      await stop()
     }
   }
 }

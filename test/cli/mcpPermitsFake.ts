@@ -3,7 +3,10 @@
  * head-of-line blocking, refusals as the port answers them. No liveness, no pausing: the real layer's
  * own tests cover those; this one lets the tool handlers be tested alone.
  */
-import { Clock, Effect, Layer } from "effect"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { Clock, Effect, Fiber, Layer } from "effect"
+import { PassThrough } from "node:stream"
+import { permitsMcpServer } from "../../src/layers/permits/PermitsMcpServer.js"
 import type { CancelCause, PermitAnswer, PermitEntry, PermitView } from "../../src/core/permits/types.js"
 import { Permits, type BudgetView, type PermitsService, type PermitTicket } from "../../src/services/permits/Permits.js"
 
@@ -96,3 +99,17 @@ export const makeFakePermits = (capacities: Readonly<Record<string, number>> = {
 }
 
 export const fakePermitsLayer = (fake: FakePermits): Layer.Layer<Permits> => Layer.succeed(Permits, fake)
+
+/** `ocpool mcp`'s server running in process over `fake`, on a pair of streams: what is written to `toServer` is its stdin, `fromServer` its stdout. */
+export const launchMcpServer = (fake: FakePermits, pid: number) => {
+  const toServer = new PassThrough()
+  const fromServer = new PassThrough()
+  const server = permitsMcpServer({
+    version: "0.0.0-test",
+    stdin: NodeStream.fromReadable(() => toServer, (e) => e),
+    stdout: fromServer,
+    holder: { host: "test-host", pid, startToken: "1", via: "mcp" }
+  }).pipe(Layer.provide(fakePermitsLayer(fake)))
+  const fiber = Effect.runFork(Layer.launch(server))
+  return { toServer, fromServer, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
+}

@@ -4,12 +4,8 @@
  * string), parse errors and invalid requests get their codes with id null, unknown methods -32601, bad
  * params -32602, a batch an array of answers, notifications nothing.
  */
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
-import { PassThrough } from "node:stream"
-import { permitsMcpServer } from "../../src/layers/permits/PermitsMcpServer.js"
-import { fakePermitsLayer, makeFakePermits } from "./mcpPermitsFake.js"
+import { launchMcpServer, makeFakePermits } from "./mcpPermitsFake.js"
 
 type Json = Record<string, unknown>
 
@@ -22,15 +18,7 @@ interface Raw {
 }
 
 const startRaw = async (): Promise<Raw> => {
-  const toServer = new PassThrough()
-  const fromServer = new PassThrough()
-  const server = permitsMcpServer({
-    version: "0.0.0-test",
-    stdin: NodeStream.fromReadable(() => toServer, (e) => e),
-    stdout: fromServer,
-    holder: { host: "test-host", pid: 4343, startToken: "1", via: "mcp" }
-  }).pipe(Layer.provide(fakePermitsLayer(makeFakePermits())))
-  const fiber = Effect.runFork(Layer.launch(server))
+  const { toServer, fromServer, stop } = launchMcpServer(makeFakePermits(), 4343)
   const lines: Array<string> = []
   const waiting: Array<(line: string) => void> = []
   let buffer = ""
@@ -66,7 +54,7 @@ const startRaw = async (): Promise<Raw> => {
     send: (line) => void toServer.write(`${line}\n`),
     next,
     stop: async () => {
-      await Effect.runPromise(Fiber.interrupt(fiber))
+      await stop()
     }
   }
 }
