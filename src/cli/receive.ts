@@ -35,6 +35,9 @@ const isSocket = (path: string): boolean => {
   }
 }
 
+/** Where a Linux user's session bus listens (systemd's default). */
+const busSocket = (uid: number | string): string => `/run/user/${uid}/bus`
+
 /**
  * The environment the notifier's programs run with: on Linux, `DBUS_SESSION_BUS_ADDRESS` is set to
  * the user's bus socket when it is unset and that socket exists (an ssh session has no bus address of
@@ -44,7 +47,7 @@ export const receiverEnv = (env: NodeJS.ProcessEnv, platform: string, uid: numbe
   // the payload is not handed on: the notifier's programs get the fields as argv, nothing else of it
   const { SSH_ORIGINAL_COMMAND: _payload, ...rest } = env
   if (platform !== "linux" || (rest.DBUS_SESSION_BUS_ADDRESS ?? "") !== "" || uid === undefined) return rest
-  const socket = `/run/user/${uid}/bus`
+  const socket = busSocket(uid)
   return socketAt(socket) ? { ...rest, DBUS_SESSION_BUS_ADDRESS: `unix:path=${socket}` } : rest
 }
 
@@ -55,8 +58,8 @@ export const receiverEnv = (env: NodeJS.ProcessEnv, platform: string, uid: numbe
 export const sessionBusMissing = (env: NodeJS.ProcessEnv, platform: string, uid: number | undefined, socketAt: (path: string) => boolean = isSocket): string | undefined => {
   if (platform !== "linux") return undefined
   if ((env.DBUS_SESSION_BUS_ADDRESS ?? "") !== "" || (env.DISPLAY ?? "") !== "" || (env.WAYLAND_DISPLAY ?? "") !== "") return undefined
-  if (uid !== undefined && socketAt(`/run/user/${uid}/bus`)) return undefined
-  return `no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/${uid ?? "UID"}/bus, no $DISPLAY)`
+  if (uid !== undefined && socketAt(busSocket(uid))) return undefined
+  return `no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no ${busSocket(uid ?? "UID")}, no $DISPLAY)`
 }
 
 type Local = { readonly _tag: "Local"; readonly notifier: NotifierService } | { readonly _tag: "None"; readonly reason: string }
