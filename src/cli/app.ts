@@ -3,11 +3,21 @@
  * every outcome into an exit code (SPEC §12.1: 0 ok, 1 failure, 2 bad input or usage, 75 busy). Nothing
  * here exits the process or prints a stack: the entry point (main.ts) only sets the exit code.
  */
-import { Command, ValidationError } from "@effect/cli"
+import { type CliApp, CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
+import type * as Descriptor from "@effect/cli/CommandDescriptor"
+import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Console, Effect } from "effect"
+import { Effect } from "effect"
+import { stripVTControlCharacters } from "node:util"
+import { allDocs, type CommandDoc, type DocTree, docTree } from "./help/commandDocs.js"
+import { leftover, locate, missingValue, reported, unknownCommand } from "./help/problems.js"
+import { invocation, renderCommand, renderTop, usageLine } from "./help/render.js"
+import { helpWidth, wrapHelp } from "./help/wrap.js"
 import { exitCodeOfFailures, finishRun } from "./outcome.js"
-import { type CliIo, diagnostic } from "./output.js"
+import { type CliIo, CurrentIo, diagnostic, writeOut } from "./output.js"
+
+/** A problem @effect/cli describes, as plain text. */
+const helpText = (doc: HelpDoc.HelpDoc): string => stripVTControlCharacters(HelpDoc.toAnsiText(doc))
 import { costCommand } from "./cost.js"
 import { doctorCommand } from "./doctor.js"
 import { initCommand } from "./init.js"
@@ -30,56 +40,78 @@ import { preParse } from "./shared/preParse.js"
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
-const root = Command.make("ocpool").pipe(
+export const root = Command.make("ocpool").pipe(
   Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
   Command.withSubcommands([statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, coolCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
 )
 
 const cli = Command.run(root, { name: "ocpool", version })
 
-/** The short usage printed on stderr after a usage error; `--help` prints the full help on stdout. */
-export const USAGE = [
-  "usage: ocpool <command> [flags]",
-  "commands:",
-  "  status [--pool FILE] [--json] [--state-dir DIR]                       the pool as every process sees it",
-  "  status --watch [--trace FILE] [--pool FILE] [--json] [--state-dir DIR]  the live view, redrawn as the state changes",
-  "  top [--trace FILE] [--pool FILE] [--json] [--state-dir DIR]           the same live view",
-  "  doctor [--probe] [--json] [--state-dir DIR]                           check the setup",
-  "  init [--format txt|json] [--force] [--json]                          write the user pool file",
-  "  init --global|--project [--dry-run] [--remove] [--format txt|json] [--json]",
-  "                                                                        add the plugin to opencode's config (or take it out)",
-  "  replay [FILE|-] [--pool FILE] [--expect FILE] [--explain] [--json] [--timeline FILE.html|FILE.svg]",
-  "                                                                        replay a spawn trace (and draw it)",
-  "  sweep sessions [--db PATH] [--days 30] [--grace-hours 24] [--directory DIR] [--limit N]",
-  "                 [--dry-run] [--no-events] [--vacuum] [--force] [--json]  retire old sessions",
-  "  sweep events [--db PATH] [--days 7] [--grace-hours 1] [--limit N]",
-  "               [--dry-run] [--vacuum] [--force] [--json]                 prune the event log",
-  "  cost [--db PATH] [--since 7d] [--by agent|model|session|day] [--baseline-model P/M] [--json]",
-  "                                                                        what the messages cost, pooled work vs its root model",
-  "  quota [--json] [--state-dir DIR]                                      each model's quota from its rate-limit headers",
-  "  notify [TITLE [MESSAGE]] [--kind done|question|permission|error|test] [--title T] [--message M]",
-  "         [--urgency U] [--icon I] [--sound S] [--via auto|local|ssh] [--host H] [--json]  send one notification",
-  "  receive                                                               the hop's forced command (payload in $SSH_ORIGINAL_COMMAND)",
-  "  tunnel setup --host H [--user U] [--port P] [--alias A] [--key PATH] [--receiver CMD] [--print]",
-  "                                                                        set up the ssh hop to your desktop",
-  "  run [--budget NAME] [--weight N] [--wait DUR] [--timeout DUR] [--reason TEXT] -- CMD [ARGS…]",
-  "                                                                        run a heavy command when a permit is free",
-  "  permits [--json] [--state-dir DIR]                                    the heavy-work budgets, holders and queue",
-  "  permits release ID [--force] [--json]                                 free a stuck permit",
-  "  mcp [--state-dir DIR]                                                 the permits as a stdio MCP server, for other agent harnesses",
-  "  init --mcp claude-code|codex|cursor|print [--remove] [--dry-run] [--force] [--json]",
-  "                                                                        add the MCP server to that harness's config (or take it out)",
-  "  fleet init [--url URL] [--schema NAME]                                set up fleet mode: create the PostgreSQL schema, print the option",
-  "  fleet drive --config FILE --picks N --hold H --seed S --pause-ms P --start-at EPOCH_MS",
-  "              [--cool-after K --cool-model MODEL --cool-ms W]          route through the plugin's hooks, one JSON line per event",
-  "  context status [--project DIR] [--json] [--max-bytes N] [--state-dir DIR]",
-  "                                                                        the project's context map: files, size, changes, runs",
-  "  context refresh [--project DIR] [--state-dir DIR]                     queue a map refresh for the project's next idle",
-  "run 'ocpool --help' or 'ocpool <command> --help' for details"
-].join("\n")
+let treeMemo: DocTree | undefined
+/** The commands' docs (help/commandDocs.ts), each read from the tree when first needed. */
+const tree = (): DocTree => (treeMemo ??= docTree(root.descriptor as Descriptor.Command<unknown>))
 
-const usageError = (message: string | undefined): Effect.Effect<number> =>
-  Effect.zipRight(message === undefined ? Effect.void : diagnostic(message), Console.error(USAGE)).pipe(Effect.as(2))
+/** Every command's doc (tests, the help table). */
+export const docs = (): ReadonlyArray<CommandDoc> => allDocs(tree())
+
+/** The words before a `--` (a `run`'s command words are already behind one: preParse). */
+const ownWords = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const end = args.indexOf("--")
+  return end < 0 ? args : args.slice(0, end)
+}
+
+/** Writes help text wrapped to the io's stdout (its terminal's width, else $COLUMNS, else 80). */
+const printWrapped = (which: "stdout" | "stderr", text: string): Effect.Effect<void> =>
+  Effect.flatMap(CurrentIo, (io) => writeOut(io, which, wrapHelp(text, helpWidth(io[which].columns, io.env))))
+
+/** A usage error: one line naming the problem, that command's usage, where its help is; exit 2 (SPEC §12.1). */
+const usageError = (message: string, args: ReadonlyArray<string>): Effect.Effect<number> => {
+  const { doc } = locate(tree(), args)
+  const more = `${invocation(doc.path)} --help`
+  return Effect.zipRight(diagnostic(message), printWrapped("stderr", `${usageLine(doc)}\n'${more}' shows ${doc.path.length === 0 ? "the commands" : doc.subcommands.length > 0 ? "its commands" : "its flags"}.\n`)).pipe(Effect.as(2))
+}
+
+/** `ocpool [command…] --help`: the page of the command the words name; an unknown word is a usage error. */
+const help = (args: ReadonlyArray<string>): Effect.Effect<number> => {
+  const located = locate(tree(), args)
+  if (located.unknownCommand !== undefined) return usageError(unknownCommand({ ...located, unknownCommand: located.unknownCommand }), args)
+  return Effect.as(printWrapped("stdout", page(located.tree)), 0)
+}
+
+/** Rendered help pages for the start-up fast path (helpGen.ts): unwrapped, styled, keyed by the words before `--help`. */
+export const helpPage = (path: ReadonlyArray<string>): string | undefined => {
+  let at: DocTree | undefined = tree()
+  for (const word of path) at = at?.child(word)
+  return at === undefined ? undefined : page(at)
+}
+
+const page = (at: DocTree): string => (at.path.length === 0 ? renderTop(at.doc()) : renderCommand(at.doc(), at.children().map((c) => c.doc())))
+
+const isHelpFlag = (w: string): boolean => w === "--help" || w === "-h"
+
+/**
+ * The words as @effect/cli would take them, checked first: an unknown command or flag, a flag without
+ * its value or a word left over is one line and the command's usage (exit 2); `--help` prints our page.
+ * Undefined: the words are fine, run the command.
+ */
+const precheck = (args: ReadonlyArray<string>): Effect.Effect<number | undefined, never, CliApp.CliApp.Environment> => {
+  const own = ownWords(args)
+  const located = locate(tree(), own)
+  const wantsHelp = own.some(isHelpFlag)
+  if (located.unknownCommand !== undefined) return usageError(unknownCommand({ ...located, unknownCommand: located.unknownCommand }), args)
+  if (wantsHelp) return help(own)
+  // a group without a command of its own (`ocpool sweep`), or nothing at all: its page
+  if (own.length === located.next && located.doc.subcommands.length > 0 && located.doc.flags.length === 0 && located.doc.args.length === 0) return help(own)
+  const missing = missingValue(located, args)
+  if (missing !== undefined) return usageError(missing, args)
+  return CommandDescriptor.parse(root.descriptor, ["ocpool", ...args], CliConfig.defaultConfig).pipe(
+    Effect.matchEffect({
+      onFailure: (e) => (ValidationError.isHelpRequested(e) ? help(own) : usageError(reported(located, helpText(e.error), args), args)),
+      onSuccess: (directive): Effect.Effect<number | undefined> =>
+        directive._tag === "UserDefined" && directive.leftover.length > 0 ? usageError(leftover(located, directive.leftover[0]!), args) : Effect.succeed(undefined)
+    })
+  )
+}
 
 /** The wizard prompts on the terminal: with standard input not a terminal it would wait forever. */
 // anywhere in argv, after `--` too: @effect/cli starts its wizard for a `--wizard` it finds there
@@ -87,15 +119,23 @@ const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean 
 
 
 /** One command's run: @effect/cli's validation errors add the usage and exit 2 (SPEC §12.1), typed failures their codes. */
-const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> =>
-  cli(argv).pipe(
-    Effect.as(0),
-    Effect.catchTags({ UsageProblem: (e) => usageError(e.message), ExitWith: (e) => Effect.succeed(e.code) }),
-    exitCodeOfFailures,
-    // @effect/cli has already printed the problem; add the usage and exit 2 (SPEC §12.1).
-    Effect.catchIf(ValidationError.isValidationError, () => usageError(undefined)),
+const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> => {
+  const args = argv.slice(2)
+  return precheck(args).pipe(
+    Effect.flatMap((code) =>
+      code !== undefined
+        ? Effect.succeed(code)
+        : cli(argv).pipe(
+            Effect.as(0),
+            Effect.catchTags({ UsageProblem: (e) => usageError(e.message, args), ExitWith: (e) => Effect.succeed(e.code) }),
+            exitCodeOfFailures,
+            // @effect/cli has already printed the problem (the precheck catches what it can first)
+            Effect.catchIf(ValidationError.isValidationError, () => usageError("the arguments do not go together", args))
+          )
+    ),
     Effect.provide(NodeContext.layer)
   )
+}
 
 /**
  * Runs `ocpool` with `argv` (as process.argv: node, script, then the arguments) on `io`; resolves to the
@@ -109,7 +149,7 @@ export const runCli = (given: ReadonlyArray<string>, io: CliIo): Effect.Effect<n
     forcedReceive(argv.slice(2))
       ? receiveExitCode()
       : wizardWithoutTerminal(argv.slice(2), io)
-        ? usageError("--wizard needs an interactive terminal on standard input")
+        ? usageError("--wizard needs an interactive terminal on standard input", argv.slice(2))
         : command(argv),
     io
   )

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { stripVTControlCharacters } from "node:util"
 import { loadCached } from "./codeCache.js"
 import { fastRoute } from "./fastRoute.js"
+import { helpWidth, wrapHelp } from "./help/wrap.js"
 import { colourWanted, writeReason } from "./streams.js"
 import type { StatusFlags } from "./statusRun.js"
 
@@ -87,7 +88,7 @@ const fastReceive = (): boolean => {
   return true
 }
 
-if (help !== undefined) print(help.stdout)
+if (help !== undefined) print(route?._tag === "Help" && route.key !== "--version" ? wrapHelp(help.stdout, helpWidth(process.stdout.columns, process.env)) : help.stdout)
 else if (route?._tag === "Receive") {
   if (!fastReceive()) fullCli()
 } else if (route?._tag !== "Status" || !fastStatus(route.flags)) fullCli()

@@ -13,6 +13,8 @@ export { writeReason } from "./streams.js"
 /** A stream the CLI writes to: process.stdout/stderr, or any Writable (tests capture output with one). */
 export interface OutStream {
   readonly isTTY?: boolean
+  /** The terminal's width, when the stream is one (help is wrapped to it). */
+  readonly columns?: number
   write(chunk: string, cb: (error?: Error | null) => void): boolean
   on(event: "error", listener: (error: Error) => void): unknown
 }

@@ -100,10 +100,10 @@ describe("ocpool quota", () => {
     expect(help.code).toBe(0)
     expect(help.stdout).toContain("--json")
     expect(help.stdout).toContain("--state-dir DIR")
-    expect(help.stdout).toContain("Exit 0; 1 if the state directory is unreadable")
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("Exit 0; 1 if the state directory is unreadable")
     const usage = ocpool(["quota", "--bogus"])
     expect(usage.code).toBe(2)
-    expect(usage.stderr).toContain("  quota [--json] [--state-dir DIR]")
+    expect(usage.stderr).toContain("usage: ocpool quota [--json] [--state-dir DIR]")
   })
 })
 

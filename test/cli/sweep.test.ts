@@ -159,11 +159,12 @@ describe("ocpool sweep: bad input (SPEC §11.1, §12.1)", () => {
     expect(r.stderr).toMatch(/^ocpool: OPENCODE_DB=:memory: names no file on disk/)
   })
 
-  it("US-33 an unknown flag prints the usage on stderr and exits 2", () => {
+  it("US-33 an unknown flag is one line naming it, then that command's usage only, and exit 2", () => {
     const r = ocpool(["sweep", "events", "--older-than", "3"])
     expect(r.code).toBe(2)
-    expect(r.stderr).toMatch(/usage: ocpool <command>/)
-    expect(r.stderr).toMatch(/sweep events \[--db PATH\]/)
+    expect(r.stderr.split("\n")[0]).toBe("ocpool: sweep events: unknown flag '--older-than'")
+    expect(r.stderr).toMatch(/^usage: ocpool sweep events \[--db PATH\]/m)
+    expect(r.stderr).not.toMatch(/status|sessions/)
   })
 })
 
