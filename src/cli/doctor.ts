@@ -24,6 +24,7 @@ import { makeNotifier, readSshConfig, selectNotifier } from "../layers/notify/No
 import { probeHop, type HopProbe } from "../layers/notify/NotifierSsh.js"
 import { FORCED_COMMAND_ADVICE } from "../core/notify/hopToken.js"
 import { which } from "../layers/process/runArgv.js"
+import { ocpoolLine } from "../layers/install/installation.js"
 import { testNotification } from "./notify.js"
 import { ChecksFailed } from "./errors.js"
 import { opencodeGlobalDir } from "./install.js"
@@ -63,11 +64,14 @@ const selectionOptions = (f: NotifyFacts, fade: boolean) => ({ via: "auto" as co
 /** A `none` selection's reason followed by what it means. */
 const noChannel = (reason: string): string => `${reason}${reason.includes(":") ? ";" : ":"} no notification channel exists`
 
+/** `ocpool <args>` as a hint writes it when how ocpool runs from here is not asked (layers/install/installation.ts `ocpoolLine`). */
+const bareOcpool = (args: string): string => `ocpool ${args}`
+
 /**
  * Which channel `auto` would use here (SPEC §10.5), as the plugin selects it: its name (`ssh to <host>`
  * for the hop), or `warn` with the reason when it is `none`.
  */
-export const notifierDetail = (selected: Selected, busMissing?: string): Check => {
+export const notifierDetail = (selected: Selected, busMissing?: string, ocpool: (args: string) => string = bareOcpool): Check => {
   switch (selected.channel) {
     case "none":
       return { id: "notifier", status: "warn", detail: noChannel(selected.reason) }
@@ -77,7 +81,7 @@ export const notifierDetail = (selected: Selected, busMissing?: string): Check =
       // notify-send is installed, but without a session bus it has no daemon to show anything
       return busMissing === undefined
         ? { id: "notifier", status: "ok", detail: selected.channel }
-        : { id: "notifier", status: "warn", detail: `notify-send, but ${busMissing}: nothing would show (ocpool doctor --probe tries)` }
+        : { id: "notifier", status: "warn", detail: `notify-send, but ${busMissing}: nothing would show (${ocpool("doctor --probe")} tries)` }
     default:
       return { id: "notifier", status: "ok", detail: selected.channel }
   }
@@ -249,7 +253,7 @@ const stateDirCheck = (choice: StateDirChoice): Check => {
  * does not answer is a warning (the plugin then decides on the state directory), as is a schema
  * migrated by a newer ocpool or an OCPOOL_STATE_URL that cannot be used.
  */
-export const backendCheck = (backend: CliBackend, fleet: FleetFacts | undefined): Check => {
+export const backendCheck = (backend: CliBackend, fleet: FleetFacts | undefined, ocpool: (args: string) => string = bareOcpool): Check => {
   const id = "state-backend"
   if (backend.state.backend === "sqlite" || fleet === undefined) {
     return backend.warnings.length > 0 ? { id, status: "warn", detail: backend.warnings.join("; ") } : { id, status: "ok", detail: backendLabel(backend.state) }
@@ -261,7 +265,7 @@ export const backendCheck = (backend: CliBackend, fleet: FleetFacts | undefined)
     f.schemaVersion > SCHEMA_VERSION
       ? ": migrated by a newer ocpool; update opencode-pool on this host"
       : f.schemaVersion < SCHEMA_VERSION
-        ? ": not migrated (ocpool fleet init creates the schema)"
+        ? `: not migrated (${ocpool("fleet init")} creates the schema)`
         : ""
   const detail = `${fleetBackendText(f)}; round trip ${f.roundTripMs} ms; schema version ${f.schemaVersion} (expected ${SCHEMA_VERSION})${version}; host ${f.host}; ${f.hosts.length} host${f.hosts.length === 1 ? "" : "s"} on record, ${live} live`
   return { id, status: version === "" ? "ok" : "warn", detail }
@@ -293,6 +297,7 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
   const listed: Array<string> = []
   const broken: Array<string> = []
   const stale: Array<string> = []
+  const ocpool = (args: string) => ocpoolLine(args, env, cwd)
   for (const path of opencodeConfigs(env, cwd)) {
     // non-blocking, capped, regular files only: a FIFO swapped in after any check cannot block the doctor
     const file = readTextFile(path, CONFIG_MAX_BYTES)
@@ -321,9 +326,9 @@ export const pluginCheck = (env: NodeJS.ProcessEnv = process.env, cwd: string = 
   const reads = read.length === 0 ? "opencode reads no config file here" : `opencode reads ${read.join(", ")}`
   const problems = [...broken, ...stale, ...invalid]
   const more = [...stale, ...invalid]
-  if (broken.length > 0 || (stale.length > 0 && listed.length === 0)) return { id: "plugin", status: "fail", detail: `${reads}; the plugin entry does not load: ${problems.join("; ")}; run ocpool init --global again` }
+  if (broken.length > 0 || (stale.length > 0 && listed.length === 0)) return { id: "plugin", status: "fail", detail: `${reads}; the plugin entry does not load: ${problems.join("; ")}; run ${ocpool("init --global")} again` }
   if (listed.length > 0) return { id: "plugin", status: stale.length > 0 ? "warn" : "ok", detail: `listed in ${listed.join(", ")}; ${reads}${more.length > 0 ? `; ${more.join("; ")}` : ""}` }
-  return { id: "plugin", status: "warn", detail: `no opencode config lists opencode-pool (run ocpool init --global); ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
+  return { id: "plugin", status: "warn", detail: `no opencode config lists opencode-pool (run ${ocpool("init --global")}); ${reads}${invalid.length > 0 ? `; ${invalid.join("; ")}` : ""}` }
 }
 
 const mib = (bytes: number): string => (bytes < 1 << 20 ? `${Math.max(1, Math.round(bytes / 1024))} KiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`)
@@ -383,7 +388,7 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
           .map((b) => `${b.name} ${b.used}/${b.capacity ?? "?"} used, ${b.queue.length} waiting${b.source === null ? "" : ` (capacity ${b.source})`}`)
           .join("; ")
         const settings = cliPermitWarnings()
-        const notes = [...settings, ...(gone > 0 ? [`${gone} entr${gone === 1 ? "y" : "ies"} of a gone holder (freed at the next permit step, or 'ocpool permits release ID')`] : [])]
+        const notes = [...settings, ...(gone > 0 ? [`${gone} entr${gone === 1 ? "y" : "ies"} of a gone holder (freed at the next permit step, or '${ocpoolLine("permits release ID")}')`] : [])]
         return { id: "permits", status: notes.length > 0 ? "warn" : "ok", detail: [detail, ...notes].join("; ") }
       })
     )
@@ -400,13 +405,13 @@ export const runChecks = (stateFlag: string | undefined, probe = false, facts: N
     const backend = cliBackend()
     groups.push(
       yield* readFleet(backend).pipe(
-        Effect.map((fleet) => [backendCheck(backend, fleet)]),
+        Effect.map((fleet) => [backendCheck(backend, fleet, (args) => ocpoolLine(args))]),
         Effect.catchAllCause((cause) => Effect.succeed([{ id: "state-backend", status: "fail" as const, detail: scrubPassword(`the check itself failed: ${oneLine(Cause.squash(cause))}`, rawUrl(backend)) }]))
       )
     )
     groups.push(yield* stateChecks(stateFlag))
     groups.push(yield* guarded("opencode-db", opencodeDbCheck))
-    groups.push(yield* guarded("notifier", () => notifierDetail(selectNotifier(selectionOptions(facts, true)), sessionBusMissing(facts.env, facts.platform, process.getuid?.()))))
+    groups.push(yield* guarded("notifier", () => notifierDetail(selectNotifier(selectionOptions(facts, true)), sessionBusMissing(facts.env, facts.platform, process.getuid?.()), (args) => ocpoolLine(args, facts.env))))
     groups.push(yield* guarded("ssh-hop", () => sshHopCheck(facts)))
     groups.push(yield* guarded("fade", () => fadeCheck(facts)))
     groups.push(yield* guarded("plugin", pluginCheck))
@@ -477,6 +482,6 @@ const opencodeDbCheck = (): Check => {
   const bytes = size(db) + size(`${db}-wal`)
   const mb = (bytes / 1e6).toFixed(1)
   return bytes > 1e9
-    ? { id: "opencode-db", status: "warn", detail: `${db} ${mb} MB: prune it with 'ocpool sweep events' (and 'ocpool sweep sessions')` }
+    ? { id: "opencode-db", status: "warn", detail: `${db} ${mb} MB: prune it with '${ocpoolLine("sweep events")}' (and '${ocpoolLine("sweep sessions")}')` }
     : { id: "opencode-db", status: "ok", detail: `${db} ${mb} MB` }
 }

@@ -13,6 +13,8 @@ import { occupied } from "../layers/fs/safeRead.js"
 import { configDir } from "../layers/pool/PoolConfigFile.js"
 import { noHomeReason } from "../layers/fs/xdg.js"
 import { printableJson } from "../core/printable.js"
+import { printable } from "../core/printable.js"
+import { ocpoolLine } from "../layers/install/installation.js"
 import { InitRefused, PathUnusable, UsageProblem } from "./errors.js"
 import { install, installationRoot, pluginEntryFor, type InstallOutcome, type InstallTarget } from "./install.js"
 import { initMcp, MCP_TARGETS, mcpReport, mcpSnippets } from "./initMcp.js"
@@ -68,17 +70,21 @@ const poolFileFor = (format: "txt" | "json") => (env: NodeJS.ProcessEnv): string
   return dir === undefined ? undefined : join(dir, poolFileName(format))
 }
 
-/** The human report of `init --global|--project`. */
-const installReport = (o: InstallOutcome, target: InstallTarget, dryRun: boolean, remove: boolean): string => {
+/** The human report of `init --global|--project`; `ocpool` is how to run ocpool from here (`ocpool`, `npx ocpool`, an absolute path). */
+const installReport = (o: InstallOutcome, target: InstallTarget, dryRun: boolean, remove: boolean, ocpool: (args: string) => string): string => {
   const lines: Array<string> = []
   const would = dryRun ? "would " : ""
-  if (remove) lines.push(o.config.changed ? `${would}remove opencode-pool from ${o.config.path}` : `${o.config.path} does not list opencode-pool; nothing to remove`)
-  else if (o.config.changed) lines.push(`${would}${o.config.created ? "create" : "edit"} ${o.config.path}: plugin entry ${o.config.entry}`)
-  else lines.push(`${o.config.path} already lists opencode-pool; unchanged`)
+  const c = o.config
+  if (remove) lines.push(c.changed ? `${would}remove opencode-pool from ${c.path}` : `${c.path} does not list opencode-pool; nothing to remove`)
+  else if (c.replaced !== null || c.dropped.length > 0) {
+    if (c.replaced !== null) lines.push(`${would}replace opencode-pool entry ${printable(c.replaced)} → ${c.entry} in ${c.path}`)
+    for (const d of c.dropped) lines.push(`${would}remove opencode-pool entry ${printable(d)} (another installation) from ${c.path}`)
+  } else if (c.changed) lines.push(`${would}${c.created ? "create" : "edit"} ${c.path}: plugin entry ${c.entry}`)
+  else lines.push(`${c.path} already lists opencode-pool; unchanged`)
   if (dryRun && o.config.diff !== "") lines.push(o.config.diff.trimEnd())
   if (!remove) lines.push(o.pool.written ? `${would}write ${o.pool.path ?? "the pool file"} from the bundled preset` : `pool file ${o.pool.path} kept`)
   if (dryRun) lines.push("dry run: nothing was written")
-  else if (!remove && o.config.changed) lines.push(`opencode started ${target === "global" ? "anywhere" : "in this directory"} now loads opencode-pool; check with: ocpool doctor`)
+  else if (!remove && o.config.changed) lines.push(`opencode started ${target === "global" ? "anywhere" : "in this directory"} now loads opencode-pool; check with: ${ocpool("doctor")}`)
   else if (remove && o.config.changed) lines.push("your pool file and the state directory are kept; delete them by hand if you want them gone")
   return lines.join("\n")
 }
@@ -101,11 +107,12 @@ export const initCommand = Command.make(
   (args) =>
     Effect.gen(function* () {
       if (args.global && args.project) return yield* new UsageProblem({ message: "init takes --global or --project, not both" })
+      const io = yield* CurrentIo
+      const ocpool = (line: string) => ocpoolLine(line, io.env)
       if (Option.isSome(args.mcp)) {
         if (args.global || args.project) return yield* new UsageProblem({ message: "--mcp goes without --global or --project" })
-        if (args.mcp.value === "print") return yield* Console.log(mcpSnippets())
-        const io = yield* CurrentIo
-        const o = yield* initMcp(args.mcp.value, { remove: args.remove, force: args.force, dryRun: args.dryRun }, io.env.HOME)
+        if (args.mcp.value === "print") return yield* Console.log(mcpSnippets(io.env))
+        const o = yield* initMcp(args.mcp.value, { remove: args.remove, force: args.force, dryRun: args.dryRun }, io.env.HOME, io.env)
         if (args.json) return yield* Console.log(printableJson(JSON.stringify(o)))
         return yield* Console.log(mcpReport(o, args.dryRun))
       }
@@ -114,15 +121,15 @@ export const initCommand = Command.make(
         if (args.dryRun || args.remove) return yield* new UsageProblem({ message: "--dry-run and --remove go with --global or --project" })
         const path = yield* writePoolFile(args.format, args.force)
         if (args.json) yield* Console.log(JSON.stringify({ path, format: args.format, written: true }))
-        else yield* Console.log(`wrote ${path}\nadd opencode-pool to your opencode config with: ocpool init --global (or by hand: ${pluginLine()})`)
+        else yield* Console.log(`wrote ${path}\nadd opencode-pool to your opencode config with: ${ocpool("init --global")} (or by hand: ${pluginLine()})`)
         return
       }
       const o = yield* install(target, { dryRun: args.dryRun, remove: args.remove }, () => writePoolFile(args.format, false), poolFileFor(args.format))
       if (args.json) yield* Console.log(printableJson(JSON.stringify({ path: o.pool.path ?? null, format: args.format, written: o.pool.written && !args.dryRun, config: o.config })))
-      else yield* Console.log(installReport(o, target, args.dryRun, args.remove))
+      else yield* Console.log(installReport(o, target, args.dryRun, args.remove, ocpool))
     })
 ).pipe(
   Command.withDescription(
-    "Without --global/--project: write the user pool file from the bundled preset (exit 1 if it exists and --force is absent). With --global or --project: add this installation's plugin entry to that opencode config (spliced into its bytes: comments, layout, line endings and every other byte kept; a symlink edited at its target; created when absent; never twice), create the pool file if there is none, and say what changed; a second run changes nothing. Ours are the package name opencode-pool[@version] and file:// URLs into an opencode-pool installation. --dry-run prints the diff and writes nothing; --remove takes only those entries out. Exit 0; 1 when a file or directory cannot be written (one line naming it: read-only, over 1 MiB); 2 when the config is not valid JSONC or cannot be edited safely (two 'plugin' keys, nesting deeper than 256 levels; file:line:column), or the flags do not go together. With --mcp claude-code|codex|cursor: add the heavy-work permits' MCP server (ocpool mcp) to that harness's user config (~/.claude.json, ~/.codex/config.toml, ~/.cursor/mcp.json), edited in place; --remove takes only that entry out; print shows the snippets."
+    "Without --global/--project: write the user pool file from the bundled preset (exit 1 if it exists and --force is absent). With --global or --project: add this installation's plugin entry to that opencode config (spliced into its bytes: comments, layout, line endings and every other byte kept; a symlink edited at its target; created when absent; never twice), create the pool file if there is none, and say what changed; a second run changes nothing. Ours are the package name opencode-pool[@version] and file:// URLs into an opencode-pool installation; such a URL into another installation (a checkout moved on from) is replaced by this one's, saying so. --dry-run prints the diff and writes nothing; --remove takes only those entries out. Exit 0; 1 when a file or directory cannot be written (one line naming it: read-only, over 1 MiB); 2 when the config is not valid JSONC or cannot be edited safely (two 'plugin' keys, nesting deeper than 256 levels; file:line:column), or the flags do not go together. With --mcp claude-code|codex|cursor: add the heavy-work permits' MCP server (ocpool mcp) to that harness's user config (~/.claude.json, ~/.codex/config.toml, ~/.cursor/mcp.json), edited in place: 'ocpool' when PATH finds this installation, else this installation's absolute command (saying so); an entry of ours that runs another installation is replaced; --remove takes only that entry out; print shows the snippets."
   )
 )

@@ -3,13 +3,13 @@
  * opencode's config (or takes it out), splicing the entry into the file's bytes (core/opencodeConfig.ts:
  * every byte outside the edit kept, a BOM, each line's ending and bytes that are not UTF-8 included;
  * linear in the file's size), and creates the pool file from the bundled preset when there is none. A
- * second run changes no byte; `--dry-run` prints the unified diff and writes nothing; a config that is
+ * second run changes no byte; an entry of ours that loads another installation (a checkout moved on
+ * from) is replaced by this one's; `--dry-run` prints the unified diff and writes nothing; a config that is
  * not valid JSONC, nests too deep or has two `plugin` keys is refused with its file, line and column
  * (exit 2). A symbolic link is edited at its target; a read-only file is refused (exit 1).
  */
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
-import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { utf8Of } from "../core/byteText.js"
@@ -17,7 +17,8 @@ import { addPluginEntry, removePluginEntry, type ConfigEdit } from "../core/open
 import { printable } from "../core/printable.js"
 import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/fs/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/fs/dirs.js"
-import { isOurEntryName } from "../layers/install/pluginEntry.js"
+import { installationRoot } from "../layers/install/installation.js"
+import { isOtherInstallationEntry, isOurEntryName } from "../layers/install/pluginEntry.js"
 import { configDir } from "../layers/pool/PoolConfigFile.js"
 import { occupied, readBytesFile } from "../layers/fs/safeRead.js"
 import { noHomeReason, xdgDir } from "../layers/fs/xdg.js"
@@ -28,22 +29,7 @@ export type InstallTarget = "global" | "project"
 /** Largest opencode config edited. */
 const CONFIG_MAX_BYTES = 1 << 20
 
-/** The root of this installation: the nearest directory above this module with opencode-pool's package.json. */
-export const installationRoot = (from: string = fileURLToPath(import.meta.url)): string | undefined => {
-  let dir = dirname(from)
-  for (let i = 0; i < 6; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown }
-      if (pkg.name === "opencode-pool") return dir
-    } catch {
-      // not here
-    }
-    const up = dirname(dir)
-    if (up === dir) break
-    dir = up
-  }
-  return undefined
-}
+export { installationRoot }
 
 /**
  * The plugin entry that loads this installation: the bare name when this installation is the package
@@ -70,7 +56,19 @@ export const configFileFor = (target: InstallTarget, env: NodeJS.ProcessEnv = pr
 }
 
 export interface InstallOutcome {
-  readonly config: { readonly path: string; readonly entry: string; readonly changed: boolean; readonly created: boolean; readonly diff: string }
+  /**
+   * `replaced`: the entry of another installation that this one's took the place of; `dropped`: further
+   * entries of other installations taken out (adding only; `null` and `[]` otherwise).
+   */
+  readonly config: {
+    readonly path: string
+    readonly entry: string
+    readonly changed: boolean
+    readonly created: boolean
+    readonly replaced: string | null
+    readonly dropped: ReadonlyArray<string>
+    readonly diff: string
+  }
   /** The pool file: created from the preset, already there, or (removing) left alone. */
   readonly pool: { readonly path: string | undefined; readonly written: boolean }
 }
@@ -82,8 +80,8 @@ export const existingPool = (env: NodeJS.ProcessEnv = process.env): string | und
   return ["pool.txt", "pool.json"].map((f) => join(dir, f)).find((p) => occupied(p))
 }
 
-const editOf = (text: string, remove: boolean, entry: string): ConfigEdit =>
-  remove ? removePluginEntry(text, isOurEntryName) : addPluginEntry(text, entry, isOurEntryName)
+const editOf = (text: string, remove: boolean, entry: string, root: string): ConfigEdit =>
+  remove ? removePluginEntry(text, isOurEntryName) : addPluginEntry(text, entry, isOurEntryName, (name) => isOtherInstallationEntry(name, root))
 
 /** Edits (or, with `dryRun`, only plans) the config of `target`; `writePool` creates the pool file when none exists. */
 export const install = (
@@ -104,10 +102,10 @@ export const install = (
     // one character per byte: the edit keeps every byte it does not touch
     const before = read._tag === "Bytes" ? read.bytes.toString("latin1") : ""
     const created = read._tag === "Missing"
-    if (created && o.remove) return { config: { path, entry, changed: false, created: false, diff: "" }, pool: { path: undefined, written: false } }
+    if (created && o.remove) return { config: { path, entry, changed: false, created: false, replaced: null, dropped: [], diff: "" }, pool: { path: undefined, written: false } }
     // a pause before the work that takes time: a signal that arrived while reading ends the run here
     yield* Effect.yieldNow()
-    const edit = editOf(before, o.remove, entry)
+    const edit = editOf(before, o.remove, entry, root)
     if (edit._tag === "Invalid") return yield* new BadInput({ message: `${printable(path)}:${edit.line}:${edit.column}: ${edit.reason}; ${edit.syntax ? "not valid JSONC, " : ""}nothing changed` })
     const after = edit._tag === "Changed" ? edit.text : before
     const changed = after !== before
@@ -126,8 +124,10 @@ export const install = (
         catch: (e) => new PathUnusable({ path: file, reason: dirReason((e as NodeJS.ErrnoException).code ?? String(e)) })
       })
     }
-    if (o.remove) return { config: { path, entry, changed, created: false, diff }, pool: { path: undefined, written: false } }
-    const config = { path, entry, changed, created: created && changed, diff }
+    if (o.remove) return { config: { path, entry, changed, created: false, replaced: null, dropped: [], diff }, pool: { path: undefined, written: false } }
+    const replaced = edit._tag === "Changed" ? (edit.replaced ?? null) : null
+    const dropped = edit._tag === "Changed" ? (edit.dropped ?? []) : []
+    const config = { path, entry, changed, created: created && changed, replaced, dropped, diff }
     const existing = existingPool(env)
     if (existing !== undefined) return { config, pool: { path: existing, written: false } }
     return { config, pool: { path: o.dryRun ? poolTarget(env) : yield* writePool(), written: true } }

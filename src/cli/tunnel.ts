@@ -22,6 +22,7 @@ import { dirReason, makeDir } from "../layers/fs/dirs.js"
 import { runTool, failureOf } from "../layers/process/runArgv.js"
 import { occupied, readBytesFile, readTextFile } from "../layers/fs/safeRead.js"
 import { homeDir } from "../layers/fs/xdg.js"
+import { ocpoolLine } from "../layers/install/installation.js"
 import { BadInput, PathUnusable, UsageProblem } from "./errors.js"
 
 /** How long ssh-keygen may take (creating an ed25519 key is instant). */
@@ -265,7 +266,7 @@ export const tunnelSetup = (f: TunnelFlags, env: NodeJS.ProcessEnv = process.env
       "",
       "Next steps:",
       `  1. Add the line above to ~/.ssh/authorized_keys on the desktop. '${c.receiver}' must run there in a non-interactive ssh session: if ocpool is not on that PATH, run this again with --receiver "/full/path/to/ocpool receive".`,
-      `  2. From here, try it: ocpool notify --kind test --via ssh --host ${c.spec.alias}   (or: ocpool doctor --probe)`,
+      `  2. From here, try it: ${ocpoolLine(`notify --kind test --via ssh --host ${c.spec.alias}`, env)}   (or: ${ocpoolLine("doctor --probe", env)})`,
       `  3. opencode in an SSH session then sends its notifications through ${c.spec.alias}${hostSetting}.`
     ]
       .map((l) => printable(l))

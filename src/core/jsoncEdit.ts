@@ -72,6 +72,8 @@ export interface Property extends Span {
 /** An element of the array that was asked for: its span and, when it is a string or a list opening with one, that string. */
 export interface Element extends Span {
   readonly name: ByteText | undefined
+  /** Where that string is written (the whole element, or the first value of a list). */
+  readonly nameSpan?: Span | undefined
 }
 
 export interface TopLevel {
@@ -126,17 +128,20 @@ export const parseTopLevel = (text: ByteText, arrayKey: string, maxDepth: number
   let key: { key: ByteText; offset: number; keyEnd: number } | undefined
   /** The array under `arrayKey` being read, and the element being read inside it. */
   let current: { list: OpenList; elements: Array<Element>; keyInfo: { key: ByteText; offset: number; keyEnd: number } } | undefined
-  let element: { offset: number; name: ByteText | undefined; first: boolean } | undefined
+  let element: { offset: number; name: ByteText | undefined; nameSpan: Span | undefined; first: boolean } | undefined
 
-  const valueStart = (offset: number, kind: "object" | "array" | "literal", literal?: unknown) => {
+  const valueStart = (offset: number, kind: "object" | "array" | "literal", literal?: unknown, length = 0) => {
     const depth = stack.length
     if (depth === 0 && notObject === undefined && root === undefined) notObject = offset
     if (current === undefined || stack[1] !== current.list) return
-    if (depth === 2) element = { offset, name: undefined, first: kind === "array" }
+    if (depth === 2) element = { offset, name: undefined, nameSpan: undefined, first: kind === "array" }
     else if (depth === 3 && element?.first === true) {
       // the first value of a list element (`[name, options]`) names it when it is a string
       element.first = false
-      if (kind === "literal" && typeof literal === "string") element.name = literal
+      if (kind === "literal" && typeof literal === "string") {
+        element.name = literal
+        element.nameSpan = { offset, length }
+      }
     }
   }
   const valueEnd = (kind: "object" | "array" | "literal", start: number, end: number, literal?: unknown) => {
@@ -147,8 +152,9 @@ export const parseTopLevel = (text: ByteText, arrayKey: string, maxDepth: number
       stack[0]!.items.push(property)
       key = undefined
     } else if (current !== undefined && depth === 2 && stack[1] === current.list && element !== undefined) {
-      const name = kind === "literal" && typeof literal === "string" ? literal : element.name
-      const span = { offset: element.offset, length: end - element.offset, name }
+      const own = kind === "literal" && typeof literal === "string"
+      const name = own ? literal : element.name
+      const span = { offset: element.offset, length: end - element.offset, name, nameSpan: own ? { offset: element.offset, length: end - element.offset } : element.nameSpan }
       current.elements.push(span)
       current.list.items.push(span)
       element = undefined
@@ -188,7 +194,7 @@ export const parseTopLevel = (text: ByteText, arrayKey: string, maxDepth: number
         if (stack.length === 1) key = { key: property, offset, keyEnd: offset + length }
       },
       onLiteralValue: (value, offset, length) => {
-        valueStart(offset, "literal", value)
+        valueStart(offset, "literal", value, length)
         valueEnd("literal", offset, offset + length, value)
       },
       onError: (code, offset) => {

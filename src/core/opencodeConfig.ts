@@ -5,7 +5,8 @@
  * plugin's exactly when it is the package name `opencode-pool` (optionally `@<version>`), or a
  * `file://` URL whose target belongs to an opencode-pool installation; the second needs the file
  * system, so the shell passes that test in (`isOurs`). A mention in a comment or another key does not
- * count. Pure.
+ * count. An entry of ours that loads another installation (`isOther`, also the shell's test) is
+ * replaced by this installation's entry when `init` adds it. Pure.
  */
 import { parse, printParseErrorCode, type ParseError } from "jsonc-parser"
 import { BOM, byteTextOf, utf8Of, type ByteText } from "./byteText.js"
@@ -68,8 +69,12 @@ export const entryFile = (entry: string): string | undefined => {
 export const looksLikeOurPath = (file: string): boolean => /(?:^|\/)opencode-pool(?:\/|$)/.test(file)
 
 export type ConfigEdit =
-  /** `text`: the whole new file, as a byte string (core/jsoncEdit.ts). */
-  | { readonly _tag: "Changed"; readonly text: ByteText }
+  /**
+   * `text`: the whole new file, as a byte string (core/jsoncEdit.ts). Adding: `replaced`, the entry of
+   * another installation whose name now names this one (options of a `[name, {…}]` pair kept);
+   * `dropped`, further entries of other installations taken out (opencode would load each).
+   */
+  | { readonly _tag: "Changed"; readonly text: ByteText; readonly replaced?: string | undefined; readonly dropped?: ReadonlyArray<string> | undefined }
   | { readonly _tag: "Unchanged"; readonly reason: string }
   /** The file is not JSONC we can edit: where (1-based, in characters) and why. */
   /** `syntax`: not JSONC at all (else JSONC this edit refuses: too deep, a second `plugin` key, the wrong types). */
@@ -122,9 +127,11 @@ const spliced = (text: ByteText, from: number, splices: ReadonlyArray<Splice>): 
 
 /**
  * `text` (a byte string) with `entry` appended to the top-level `plugin` array (created when absent);
- * every other byte kept. Unchanged when an entry `isOurs` is there.
+ * every other byte kept. Unchanged when an entry `isOurs` that is not `isOther` (this installation's)
+ * is there. Entries of ours that are `isOther` (another installation's): the first one's name becomes
+ * `entry` when none is this installation's, the others are taken out.
  */
-export const addPluginEntry = (text: ByteText, entry: string, isOurs: (name: string) => boolean = isOurName): ConfigEdit => {
+export const addPluginEntry = (text: ByteText, entry: string, isOurs: (name: string) => boolean = isOurName, isOther: (name: string) => boolean = () => false): ConfigEdit => {
   const from = bodyStart(text)
   const top = topLevel(text, from)
   if (top._tag === "Invalid") return top
@@ -139,8 +146,25 @@ export const addPluginEntry = (text: ByteText, entry: string, isOurs: (name: str
     const last = top.root.properties[top.root.properties.length - 1]
     return { _tag: "Changed", text: spliced(text, from, appendItem(body, top.root, `"plugin"${colonOf(body, last)}[${value}]`)) }
   }
-  if (top.plugins.elements.some((e) => isOursElement(e, isOurs))) return { _tag: "Unchanged", reason: "already listed" }
-  return { _tag: "Changed", text: spliced(text, from, appendItem(body, top.plugins.list, value)) }
+  const elements = top.plugins.elements
+  const ours = elements.flatMap((e, i) => (isOursElement(e, isOurs) ? [i] : []))
+  const others = ours.filter((i) => isOther(utf8Of(elements[i]!.name!)))
+  const here = ours.length > others.length
+  if (others.length === 0 && here) return { _tag: "Unchanged", reason: "already listed" }
+  if (others.length === 0) return { _tag: "Changed", text: spliced(text, from, appendItem(body, top.plugins.list, value)) }
+  const first = elements[others[0]!]!
+  const keep = here ? undefined : (first.nameSpan ?? first)
+  const drop = keep === undefined ? others : others.slice(1)
+  const splices = [
+    ...(keep === undefined ? [] : [{ start: keep.offset, end: keep.offset + keep.length, insert: value }]),
+    ...removeItems(body, top.plugins.list, new Set(drop))
+  ]
+  return {
+    _tag: "Changed",
+    text: spliced(text, from, splices),
+    replaced: keep === undefined ? undefined : utf8Of(first.name!),
+    dropped: drop.map((i) => utf8Of(elements[i]!.name!))
+  }
 }
 
 /** `text` (a byte string) without the entries `isOurs` in the top-level `plugin` array; unchanged when there is none. */

@@ -3,7 +3,8 @@
  * `dist/help.json` lacks the command the test needs) and stub programs that record their argv.
  */
 import { execFileSync } from "node:child_process"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 export const root = new URL("../../", import.meta.url).pathname
@@ -33,4 +34,14 @@ process.exit(${code})
 export const calls = (dir: string, name: string): Array<Array<string>> => {
   const log = join(dir, `${name}.log`)
   return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Array<string>) : []
+}
+
+/**
+ * A temporary directory holding only `ocpool`, a symbolic link to this checkout's bin (what `npm link`
+ * makes): on PATH, ocpool's hints say `ocpool` and `init --mcp` writes `"command": "ocpool"`.
+ */
+export const linkedOcpoolDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), "ocpool-linked-"))
+  symlinkSync(cli, join(dir, "ocpool"))
+  return dir
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fadeCheck, notifierDetail, sshHopCheck } from "../../src/cli/doctor.js"
@@ -143,7 +143,8 @@ describe("ocpool doctor: notifications (SPEC §12.2)", { timeout: 60_000 }, () =
     const busSocket = existsSync(`/run/user/${process.getuid?.() ?? 0}/bus`)
     const check = doctor(bin).check("notifier")
     if (busSocket) expect(check?.status).toBe("ok")
-    else expect(check).toEqual({ id: "notifier", status: "warn", detail: `notify-send, but no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/${process.getuid?.() ?? 0}/bus, no $DISPLAY): nothing would show (ocpool doctor --probe tries)` })
+    // the hint is the command that runs from here: this PATH has neither ocpool nor node
+    else expect(check).toEqual({ id: "notifier", status: "warn", detail: `notify-send, but no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/${process.getuid?.() ?? 0}/bus, no $DISPLAY): nothing would show (${process.execPath} ${realpathSync(cli)} doctor --probe tries)` })
     expect(sessionBusMissing({}, "linux", 4242, () => false)).toBe("no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS unset, no /run/user/4242/bus, no $DISPLAY)")
     expect(sessionBusMissing({}, "linux", 4242, (p) => p === "/run/user/4242/bus")).toBeUndefined()
     expect(sessionBusMissing({ WAYLAND_DISPLAY: "wayland-0" }, "linux", 4242, () => false)).toBeUndefined()

@@ -69,6 +69,64 @@ const otherPackage = (name: string): string => {
   return pathToFileURL(join(dir, "dist", "opencode-plugin.js")).href
 }
 
+/** Another installation of opencode-pool (a checkout the user moved on from): its package.json and plugin bundle. */
+const otherInstallation = (): string => {
+  const dir = tmp("ocpool-old-checkout-")
+  mkdirSync(join(dir, "dist"))
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "opencode-pool", version: "0.0.9" }))
+  writeFileSync(join(dir, "dist", "opencode-plugin.js"), "export default {}\n")
+  return pathToFileURL(join(dir, "dist", "opencode-plugin.js")).href
+}
+
+describe("ocpool init: an entry of another installation is replaced (issue 33)", () => {
+  it("US-15 an entry pointing at another checkout is replaced by this installation's, saying so; its options, the other plugins and every other byte kept; a second run changes nothing", () => {
+    const s = sandbox()
+    const old = otherInstallation()
+    const text = `{\n  // mine\n  "plugin": [\n    "some-other-plugin",\n    [${JSON.stringify(old)}, { "maxSlots": 2 }], // the old clone\n  ],\n}\n`
+    writeFileSync(s.config, text)
+    const r = s.run(["--global"])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toContain(`replace opencode-pool entry ${old} → ${ENTRY} in ${s.config}\n`)
+    expect(r.stdout).not.toContain("already lists")
+    expect(readFileSync(s.config, "utf8")).toBe(text.replace(JSON.stringify(old), JSON.stringify(ENTRY)))
+    const again = s.run(["--global"])
+    expect(again.stdout).toContain("already lists opencode-pool; unchanged")
+    expect(readFileSync(s.config, "utf8")).toBe(text.replace(JSON.stringify(old), JSON.stringify(ENTRY)))
+  })
+
+  it("US-15 --dry-run shows the replacement and its diff and writes nothing; --json names the replaced entry; a second old entry is taken out", () => {
+    const s = sandbox()
+    const old = otherInstallation()
+    const older = otherInstallation()
+    const text = `{ "plugin": [${JSON.stringify(old)}, "x", ${JSON.stringify(older)}] }\n`
+    writeFileSync(s.config, text)
+    const dry = s.run(["--global", "--dry-run"])
+    expect(dry.status, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain(`would replace opencode-pool entry ${old} → ${ENTRY} in ${s.config}\n`)
+    expect(dry.stdout).toContain(`would remove opencode-pool entry ${older} (another installation) from ${s.config}\n`)
+    expect(dry.stdout).toContain(`+{ "plugin": [${JSON.stringify(ENTRY)}, "x"] }`)
+    expect(dry.stdout).toContain("dry run: nothing was written")
+    expect(readFileSync(s.config, "utf8")).toBe(text)
+    const json = s.run(["--global", "--json"])
+    expect(json.status, json.stderr).toBe(0)
+    expect((JSON.parse(json.stdout) as { config: unknown }).config).toMatchObject({ path: s.config, entry: ENTRY, changed: true, created: false, replaced: old, dropped: [older] })
+    expect(readFileSync(s.config, "utf8")).toBe(`{ "plugin": [${JSON.stringify(ENTRY)}, "x"] }\n`)
+  })
+
+  it("US-15 this installation's entry already there: an old checkout's entry beside it is taken out; the package name is never replaced", () => {
+    const s = sandbox()
+    const old = otherInstallation()
+    writeFileSync(s.config, `{ "plugin": [${JSON.stringify(ENTRY)}, ${JSON.stringify(old)}] }\n`)
+    const r = s.run(["--global"])
+    expect(r.stdout).toContain(`remove opencode-pool entry ${old} (another installation) from ${s.config}\n`)
+    expect(readFileSync(s.config, "utf8")).toBe(`{ "plugin": [${JSON.stringify(ENTRY)}] }\n`)
+    const named = `{ "plugin": ["opencode-pool@0.1.0"] }\n`
+    writeFileSync(s.config, named)
+    expect(s.run(["--global"]).stdout).toContain("already lists opencode-pool; unchanged")
+    expect(readFileSync(s.config, "utf8")).toBe(named)
+  })
+})
+
 describe("ocpool init: which entries are ours (issue 18 item 5)", () => {
   it("US-15 another package's dist/opencode-plugin.js, @someone/opencode-pool and a path with an opencode-pool segment are not ours: init adds ours beside them, --remove takes out only ours, doctor agrees", () => {
     const s = sandbox()
@@ -84,7 +142,7 @@ describe("ocpool init: which entries are ours (issue 18 item 5)", () => {
     // doctor now finds this installation's entry; it does not send the user back to init
     const check = s.doctor()
     expect(check.detail).toContain(`listed in ${s.config} (${ENTRY})`)
-    expect(check.detail).not.toContain("run ocpool init")
+    expect(check.detail).not.toContain("init --global")
     const again = s.run(["--global"])
     expect(again.stdout).toContain("already lists opencode-pool; unchanged")
     const removed = s.run(["--global", "--remove"])

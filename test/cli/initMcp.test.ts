@@ -7,18 +7,23 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { parse as parseJsonc } from "jsonc-parser"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { parse as parseToml } from "smol-toml"
 import { runCli } from "../../src/cli/app.js"
 import { editJsonConfig, editTomlConfig, mcpConfigPath, type McpHarness } from "../../src/cli/initMcp.js"
 import { captureStream } from "../../src/cli/output.js"
+import { cli, linkedOcpoolDir } from "./builtCli.js"
 
-const run = async (home: string, args: ReadonlyArray<string>) => {
+/** A PATH whose `ocpool` is this checkout (as after `npm link`): the entry is `ocpool mcp`. */
+const LINKED = linkedOcpoolDir()
+
+const run = async (home: string, args: ReadonlyArray<string>, path: string = LINKED) => {
   const stdout = captureStream(false)
   const stderr = captureStream(false)
-  const code = await Effect.runPromise(runCli(["node", "ocpool", "init", ...args], { stdout, stderr, stdinIsTTY: false, env: { HOME: home } }))
+  const code = await Effect.runPromise(runCli(["node", "ocpool", "init", ...args], { stdout, stderr, stdinIsTTY: false, env: { HOME: home, PATH: path } }))
   return { code, stdout: stdout.text, stderr: stderr.text }
 }
 
@@ -268,6 +273,80 @@ describe("ocpool init --mcp codex (TOML)", () => {
       expect(read(path)).toBe(text)
     }
     expect(editTomlConfig('model = "o3"\nbad =\n', { remove: false, force: false })).toMatchObject({ _tag: "Invalid", line: 2, syntax: true })
+  })
+})
+
+/** The entry when PATH has no ocpool: the Node binary running now and this checkout's bin by its real path. */
+const ABSOLUTE = { command: process.execPath, args: [realpathSync(cli), "mcp"] }
+
+/** Another installation of opencode-pool with its bin (a checkout the user moved on from). */
+const otherBin = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), "ocpool-old-checkout-"))
+  put(join(dir, "package.json"), JSON.stringify({ name: "opencode-pool", version: "0.0.9" }))
+  put(join(dir, "bin", "ocpool.js"), "#!/usr/bin/env node\n")
+  return join(dir, "bin", "ocpool.js")
+}
+
+describe("ocpool init --mcp when PATH has no ocpool (issue 33)", () => {
+  it("US-51 claude-code: the entry is this installation's absolute command, which starts (--version), and the report says why and how to put ocpool on PATH; again is present; --remove takes it out", async () => {
+    const h = home()
+    const path = mcpConfigPath("claude-code", h)
+    const empty = home()
+    const r = await run(h, ["--mcp", "claude-code"], empty)
+    expect(r.code, r.stderr).toBe(0)
+    expect(parseJsonc(read(path))).toEqual({ mcpServers: { ocpool: ABSOLUTE } })
+    const started = spawnSync(ABSOLUTE.command, [ABSOLUTE.args[0]!, "--version"], { encoding: "utf8", env: { PATH: empty, HOME: h } })
+    expect(started.status, started.stderr).toBe(0)
+    expect(started.stdout).toMatch(/\d+\.\d+\.\d+/)
+    expect(r.stdout).toContain(`add the MCP server "ocpool" (${ABSOLUTE.command} ${ABSOLUTE.args.join(" ")}) to ${path}\n`)
+    expect(r.stdout).toContain("ocpool is not on PATH, so the entry runs this installation by its absolute path; to put its ocpool on PATH: cd ")
+    expect(r.stdout).toContain(" && npm link")
+    expect((await run(h, ["--mcp", "claude-code"], empty)).stdout).toContain("already has the MCP server")
+    expect((await run(h, ["--mcp", "claude-code", "--remove"], empty)).code).toBe(0)
+    expect(parseJsonc(read(path))).toEqual({ mcpServers: {} })
+    // the snippets, too, are what runs from here
+    expect((await run(h, ["--mcp", "print"], empty)).stdout).toContain(`"command": ${JSON.stringify(ABSOLUTE.command)}, "args": [${ABSOLUTE.args.map((a) => JSON.stringify(a)).join(", ")}]`)
+  })
+
+  it("US-51 an entry of ours that runs ocpool from a PATH without it, or another installation, is replaced without --force (its other keys kept, --dry-run first); --remove takes out either form", async () => {
+    const h = home()
+    const path = mcpConfigPath("cursor", h)
+    const text = `{\n  "mcpServers": {\n    "ocpool": { "command": "ocpool", "args": ["mcp"], "env": { "A": "1" } } // mine\n  }\n}\n`
+    put(path, text)
+    const dry = await run(h, ["--mcp", "cursor", "--dry-run"], home())
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain(`would replace the MCP server "ocpool" in ${path}: ocpool mcp → ${ABSOLUTE.command} ${ABSOLUTE.args.join(" ")}\n`)
+    expect(read(path)).toBe(text)
+    const r = await run(h, ["--mcp", "cursor"], home())
+    expect(r.code, r.stderr).toBe(0)
+    expect(parseJsonc(read(path))).toEqual({ mcpServers: { ocpool: { ...ABSOLUTE, env: { A: "1" } } } })
+    expect(read(path)).toContain("// mine\n")
+    // another installation's absolute command: replaced by `ocpool mcp` once PATH finds this one
+    const old = otherBin()
+    put(path, `{ "mcpServers": { "ocpool": { "command": "/usr/bin/node", "args": [${JSON.stringify(old)}, "mcp"] } } }\n`)
+    const back = await run(h, ["--mcp", "cursor"])
+    expect(back.code, back.stderr).toBe(0)
+    expect(back.stdout).toContain(`replace the MCP server "ocpool" in ${path}: /usr/bin/node ${old} mcp → ocpool mcp\n`)
+    expect(read(path)).toBe(`{ "mcpServers": { "ocpool": { "command": "ocpool", "args": ["mcp"] } } }\n`)
+    put(path, `{ "mcpServers": { "ocpool": { "command": "/usr/bin/node", "args": [${JSON.stringify(old)}, "mcp"] }, "x": {} } }\n`)
+    expect((await run(h, ["--mcp", "cursor", "--remove"])).code).toBe(0)
+    expect(parseJsonc(read(path))).toEqual({ mcpServers: { x: {} } })
+  })
+
+  it("US-51 codex: our table running another installation gets its command and args replaced in place, the rest of the table and file kept", async () => {
+    const h = home()
+    const path = mcpConfigPath("codex", h)
+    const old = otherBin()
+    const text = `${POPULATED_TOML}\n[mcp_servers.ocpool]\ncommand = ${JSON.stringify(old)} # the old clone\nargs = ["mcp"]\nstartup_timeout_sec = 20\n\n[profiles.slow]\nmodel = "big"\n`
+    put(path, text)
+    const r = await run(h, ["--mcp", "codex"], home())
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain(`replace the MCP server "ocpool" in ${path}: ${old} mcp → ${ABSOLUTE.command} ${ABSOLUTE.args.join(" ")}\n`)
+    expect(read(path)).toBe(
+      text.replace(`command = ${JSON.stringify(old)} #`, `command = ${JSON.stringify(ABSOLUTE.command)} #`).replace('args = ["mcp"]\nstartup', `args = [${ABSOLUTE.args.map((a) => JSON.stringify(a)).join(", ")}]\nstartup`)
+    )
+    expect((parseToml(read(path)) as { mcp_servers: Record<string, unknown> }).mcp_servers.ocpool).toEqual({ ...ABSOLUTE, startup_timeout_sec: 20 })
+    expect((await run(h, ["--mcp", "codex"], home())).stdout).toContain("already has")
   })
 })
 

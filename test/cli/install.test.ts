@@ -4,13 +4,13 @@
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parse } from "jsonc-parser"
 import { addPluginEntry, removePluginEntry } from "../../src/core/opencodeConfig.js"
-import { cli, ensureBuilt, root } from "./builtCli.js"
+import { cli, ensureBuilt, linkedOcpoolDir, root } from "./builtCli.js"
 
 ensureBuilt("init --help")
 
@@ -21,14 +21,28 @@ afterAll(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true })
 })
 
-/** A temporary HOME and project directory (removed after the file's tests). */
-const sandbox = () => {
+/** A PATH on which `ocpool` is this checkout (as after `npm link`), then the usual directories. */
+const linkedPath = (): string => {
+  const dir = linkedOcpoolDir()
+  made.push(dir)
+  return `${dir}:${process.env.PATH ?? "/usr/bin:/bin"}`
+}
+
+/** A temporary HOME and project directory (removed after the file's tests); `ocpool` on PATH is this checkout unless `path` says otherwise. */
+const sandbox = (path: string = linkedPath()) => {
   const home = mkdtempSync(join(tmpdir(), "ocpool-install-home-"))
   const project = mkdtempSync(join(tmpdir(), "ocpool-install-proj-"))
   made.push(home, project)
-  const run = (args: ReadonlyArray<string>) =>
-    spawnSync(process.execPath, [cli, "init", ...args], { cwd: project, encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } })
-  return { home, project, run, global: join(home, ".config", "opencode", "opencode.json"), pool: join(home, ".config", "opencode-pool", "pool.txt") }
+  const run = (args: ReadonlyArray<string>, cwd: string = project) => spawnSync(process.execPath, [cli, "init", ...args], { cwd, encoding: "utf8", env: { PATH: path, HOME: home } })
+  return { home, project, path, run, global: join(home, ".config", "opencode", "opencode.json"), pool: join(home, ".config", "opencode-pool", "pool.txt") }
+}
+
+/** A directory holding only `node` (a link to the one running the tests): a PATH without ocpool. */
+const nodeOnlyPath = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), "ocpool-node-only-"))
+  made.push(dir)
+  symlinkSync(process.execPath, join(dir, "node"))
+  return dir
 }
 
 const JSONC = `{
@@ -48,6 +62,30 @@ describe("ocpool init --global | --project", () => {
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toBe(`wrote ${s.pool}\nadd opencode-pool to your opencode config with: ocpool init --global (or by hand: "plugin": ["${ENTRY}"])\n`)
     expect(existsSync(s.global)).toBe(false)
+  })
+
+  it("US-15 every hint names the ocpool that runs from here: this installation's bin by its absolute path when PATH has no ocpool (and it runs), npx ocpool inside the checkout (issue 33)", () => {
+    const bin = realpathSync(cli)
+    const s = sandbox(nodeOnlyPath())
+    const plain = s.run([])
+    expect(plain.status, plain.stderr).toBe(0)
+    expect(plain.stdout).toBe(`wrote ${s.pool}\nadd opencode-pool to your opencode config with: ${bin} init --global (or by hand: "plugin": ["${ENTRY}"])\n`)
+    // the hint is a command line that works here: the shell finds it and it runs
+    const version = spawnSync("/bin/sh", ["-c", `${bin} --version`], { cwd: s.project, encoding: "utf8", env: { PATH: s.path, HOME: s.home } })
+    expect(version.status, version.stderr).toBe(0)
+    expect(version.stdout).toMatch(/\d+\.\d+\.\d+/)
+    const global = s.run(["--global"])
+    expect(global.status, global.stderr).toBe(0)
+    expect(global.stdout).toContain(`now loads opencode-pool; check with: ${bin} doctor\n`)
+    const doctor = spawnSync(process.execPath, [cli, "doctor", "--json"], { cwd: s.project, encoding: "utf8", env: { PATH: s.path, HOME: join(s.home, "elsewhere") } })
+    expect((JSON.parse(doctor.stdout) as { checks: Array<{ id: string; detail: string }> }).checks.find((c) => c.id === "plugin")?.detail).toContain(`(run ${bin} init --global)`)
+    // without node on PATH the bin's #!/usr/bin/env node cannot start: the Node binary goes first
+    const bare = sandbox(mkdtempSync(join(tmpdir(), "ocpool-empty-path-")))
+    made.push(bare.path)
+    expect(bare.run([]).stdout).toContain(`with: ${process.execPath} ${bin} init --global (`)
+    // inside the checkout npx finds it
+    const inside = sandbox(nodeOnlyPath())
+    expect(inside.run([], root).stdout).toContain("with: npx ocpool init --global (")
   })
 
   it("US-15 --global in an empty HOME creates opencode.json with this installation's entry and the pool file; a second run changes no byte", () => {
@@ -180,7 +218,7 @@ describe("the plugin entry in opencode's config (core/opencodeConfig.ts)", () =>
 
 describe("ocpool doctor confirms the install", () => {
   const doctorPlugin = (s: ReturnType<typeof sandbox>, env: Record<string, string> = {}) => {
-    const r = spawnSync(process.execPath, [cli, "doctor", "--json"], { cwd: s.project, encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: s.home, ...env } })
+    const r = spawnSync(process.execPath, [cli, "doctor", "--json"], { cwd: s.project, encoding: "utf8", env: { PATH: s.path, HOME: s.home, ...env } })
     return (JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }> }).checks.find((c) => c.id === "plugin")!
   }
 

@@ -58,6 +58,23 @@ describe("the plugin entry, spliced (core/opencodeConfig.ts)", () => {
     expect(textOf(addPluginEntry('{"plugin":[{"name":"opencode-pool"}]}', "opencode-pool", ours))).toBe('{"plugin":[{"name":"opencode-pool"},"opencode-pool"]}')
   })
 
+  it("US-15 an entry of ours that loads another installation is replaced in place (a pair keeps its options), further ones are taken out; with this installation's listed, only those go (issue 33)", () => {
+    const mine = (n: string) => n.startsWith("file:///")
+    const other = (n: string) => n.startsWith("file:///old")
+    const edit = (text: string) => addPluginEntry(byteTextOf(text), "file:///new/é.js", mine, other)
+    const one = edit('{\n  "plugin": [\n    "x",\n    ["file:///old/a.js", { "maxSlots": 2 }], // old\n  ],\n}')
+    expect(one).toEqual({ _tag: "Changed", text: byteTextOf('{\n  "plugin": [\n    "x",\n    ["file:///new/é.js", { "maxSlots": 2 }], // old\n  ],\n}'), replaced: "file:///old/a.js", dropped: [] })
+    const two = edit('{ "plugin": ["file:///old/a.js", "x", "file:///old/b.js"] }')
+    expect(two._tag === "Changed" && utf8Of(two.text)).toBe('{ "plugin": ["file:///new/é.js", "x"] }')
+    expect(two).toMatchObject({ replaced: "file:///old/a.js", dropped: ["file:///old/b.js"] })
+    const here = edit('{ "plugin": ["file:///old/a.js", "file:///here.js"] }')
+    expect(here._tag === "Changed" && utf8Of(here.text)).toBe('{ "plugin": ["file:///here.js"] }')
+    expect(here).toMatchObject({ replaced: undefined, dropped: ["file:///old/a.js"] })
+    expect(edit('{ "plugin": ["file:///here.js"] }')).toEqual({ _tag: "Unchanged", reason: "already listed" })
+    // without the test for other installations, nothing is replaced (as before)
+    expect(addPluginEntry('{ "plugin": ["file:///old/a.js"] }', "file:///new.js", mine)._tag).toBe("Unchanged")
+  })
+
   it("US-15 refusals name the place: a second plugin key, a plugin that is not a list, a top level that is not an object, too deep, not JSONC", () => {
     expect(add('{"plugin":[],\n "plugin":[]}')).toEqual({ _tag: "Invalid", line: 2, column: 2, reason: 'a second "plugin" key (the first is at line 1); opencode reads only the last one: merge them by hand', syntax: false })
     expect(add('{ "plugin": "x" }')).toEqual({ _tag: "Invalid", line: 1, column: 13, reason: '"plugin" is not an array', syntax: false })

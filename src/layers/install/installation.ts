@@ -1,0 +1,76 @@
+/**
+ * This installation of opencode-pool as the file system shows it: its root (the nearest directory above
+ * this module with opencode-pool's package.json), its `bin/ocpool.js`, and the facts that decide how a
+ * person runs `ocpool` from a directory (core/invocation.ts): which `ocpool` PATH finds, resolved to its
+ * real path, whether the bin can run by its own path.
+ */
+import { accessSync, constants, readFileSync, realpathSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { BARE, commandLine, invocationOf, type Invocation, type InvocationFacts } from "../../core/invocation.js"
+import { which } from "../process/runArgv.js"
+
+/** The root of this installation: the nearest directory above `from` with opencode-pool's package.json. */
+export const installationRoot = (from: string = fileURLToPath(import.meta.url)): string | undefined => {
+  let dir = dirname(from)
+  for (let i = 0; i < 6; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown }
+      if (pkg.name === "opencode-pool") return dir
+    } catch {
+      // not here
+    }
+    const up = dirname(dir)
+    if (up === dir) break
+    dir = up
+  }
+  return undefined
+}
+
+const real = (path: string): string | undefined => {
+  try {
+    return realpathSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+const executable = (path: string): boolean => {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The facts of core/invocation.ts for `cwd` and the PATH of `env`; `undefined` when this installation's
+ * root or bin cannot be found (then the hints say `ocpool`, as before).
+ */
+export const invocationFacts = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd(), root: string | undefined = installationRoot()): InvocationFacts | undefined => {
+  if (root === undefined) return undefined
+  const realRoot = real(root)
+  const bin = real(join(root, "bin", "ocpool.js"))
+  if (realRoot === undefined || bin === undefined) return undefined
+  const found = which("ocpool", env)
+  const nodeOnPath = which("node", env) !== undefined
+  return {
+    onPath: found === undefined ? undefined : (real(found) ?? found),
+    root: realRoot,
+    bin,
+    cwd: real(cwd) ?? cwd,
+    binRunnable: nodeOnPath && executable(bin),
+    nodeOnPath,
+    node: process.execPath
+  }
+}
+
+/** How `ocpool` runs from `cwd` with the PATH of `env`. */
+export const invocationHere = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Invocation => {
+  const facts = invocationFacts(env, cwd)
+  return facts === undefined ? BARE : invocationOf(facts)
+}
+
+/** The command line of `ocpool <args>` as it runs from `cwd` (every hint that tells a person to run one). */
+export const ocpoolLine = (args: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string => commandLine(invocationHere(env, cwd), args)
