@@ -3,12 +3,12 @@
  * MCP server entry added to and taken out of each harness's user config with every other byte kept,
  * run in process (`runCli`) with HOME set to a temporary directory.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { parse as parseJsonc } from "jsonc-parser"
 import { spawnSync } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { parse as parseToml } from "smol-toml"
@@ -19,6 +19,10 @@ import { cli, linkedOcpoolDir } from "./builtCli.js"
 
 /** A PATH whose `ocpool` is this checkout (as after `npm link`): the entry is `ocpool mcp`. */
 const LINKED = linkedOcpoolDir()
+const made: Array<string> = [LINKED]
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
 
 const run = async (home: string, args: ReadonlyArray<string>, path: string = LINKED) => {
   const stdout = captureStream(false)
@@ -282,6 +286,7 @@ const ABSOLUTE = { command: process.execPath, args: [realpathSync(cli), "mcp"] }
 /** Another installation of opencode-pool with its bin (a checkout the user moved on from). */
 const otherBin = (): string => {
   const dir = mkdtempSync(join(tmpdir(), "ocpool-old-checkout-"))
+  made.push(dir)
   put(join(dir, "package.json"), JSON.stringify({ name: "opencode-pool", version: "0.0.9" }))
   put(join(dir, "bin", "ocpool.js"), "#!/usr/bin/env node\n")
   return join(dir, "bin", "ocpool.js")
