@@ -7,6 +7,6 @@ import type { PoolEntry } from "./pool.js"
 export const BUILT_IN_SLOTS: ReadonlyArray<PoolEntry> = [
   { model: "opencode/big-pickle", weight: 2 },
   { model: "opencode/grok-code", weight: 1 },
-  { model: "openrouter/qwen/qwen3-coder:free", weight: 1 },
-  { model: "openrouter/z-ai/glm-4.5-air:free", weight: 1 }
+  { model: "openrouter/qwen/qwen3.8-27b:free", weight: 1 },
+  { model: "openrouter/poolside/laguna-s-2.1:free", weight: 1 }
 ]

@@ -1,6 +1,6 @@
 /**
  * `ocpool doctor`'s `models` check through the built CLI (issue 33, item 12): a pool file with a typo
- * (`openrouter/qwen3-codr:free`) is a warning with a suggestion, a provider without credentials is
+ * (`openrouter/laguna-s-21:free`) is a warning with a suggestion, a provider without credentials is
  * one, and no credential value is ever printed. HOME, the XDG directories and the working directory
  * are temporary; the catalog is `test/fixtures/models-catalog.json` as opencode's cache.
  */
@@ -52,10 +52,10 @@ interface Report {
 
 describe("ocpool doctor: the slot models (issue 33, item 12)", () => {
   it("US-46 a typo in the pool file warns with the model meant, in text and --json; a warning leaves the exit code alone", () => {
-    const h = home("opencode/big-pickle 2\nopenrouter/qwen3-codr:free\n")
+    const h = home("opencode/big-pickle 2\nopenrouter/laguna-s-21:free\n")
     const text = doctor(h, [], { OPENROUTER_API_KEY: "sk-or-v1-secret-value" })
     expect(text.stdout).toContain(
-      "warn models       openrouter/qwen3-codr:free (slot 2): unknown model: openrouter has no model qwen3-codr:free in opencode's model catalog (did you mean openrouter/qwen/qwen3-coder:free?)"
+      "warn models       openrouter/laguna-s-21:free (slot 2): unknown model: openrouter has no model laguna-s-21:free in opencode's model catalog (did you mean openrouter/poolside/laguna-s-2.1:free?)"
     )
     expect(text.stdout).not.toContain("sk-or-v1-secret-value")
     const json = doctor(h, ["--json"], { OPENROUTER_API_KEY: "sk-or-v1-secret-value" })
@@ -64,7 +64,7 @@ describe("ocpool doctor: the slot models (issue 33, item 12)", () => {
       {
         id: "models",
         status: "warn",
-        detail: "openrouter/qwen3-codr:free (slot 2): unknown model: openrouter has no model qwen3-codr:free in opencode's model catalog (did you mean openrouter/qwen/qwen3-coder:free?)"
+        detail: "openrouter/laguna-s-21:free (slot 2): unknown model: openrouter has no model laguna-s-21:free in opencode's model catalog (did you mean openrouter/poolside/laguna-s-2.1:free?)"
       }
     ])
     // a warning is not a failure: doctor exits 0 when no check fails
@@ -73,7 +73,7 @@ describe("ocpool doctor: the slot models (issue 33, item 12)", () => {
   })
 
   it("US-46 a provider without credentials warns naming its env var; an auth.json entry counts and its key is never shown", () => {
-    const pool = "opencode/big-pickle\nopenrouter/qwen/qwen3-coder:free\n"
+    const pool = "opencode/big-pickle\nopenrouter/poolside/laguna-s-2.1:free\n"
     const bare = (JSON.parse(doctor(home(pool), ["--json"]).stdout) as Report).checks.filter((c) => c.id === "models")
     expect(bare).toEqual([
       {

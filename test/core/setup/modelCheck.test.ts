@@ -2,8 +2,8 @@
  * `ocpool doctor`'s `models` check, the pure part (issue 33, item 12): each slot's provider and model
  * against opencode's model catalog and the user's config providers, and each provider's credentials.
  * `test/fixtures/models-catalog.json` is an excerpt of the catalog opencode 1.18.33 bundles (ids,
- * names, `env`, costs), plus the bundled preset's `openrouter/qwen/qwen3-coder:free`, which that
- * catalog lacks and a newer models.dev catalog may list.
+ * names, `env`, costs; the bundled preset's two OpenRouter models as whole entries), nothing added:
+ * `qwen/qwen3-coder:free` is not in it, while the paid `qwen/qwen3-coder` is.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -20,6 +20,7 @@ import {
   type ModelCheckFacts
 } from "../../../src/core/setup/modelCheck.js"
 import type { Slot } from "../../../src/core/pool.js"
+import { BUILT_IN_SLOTS } from "../../../src/core/preset.js"
 
 const catalog: ModelCatalog = parseModelCatalog(JSON.parse(readFileSync(new URL("../../fixtures/models-catalog.json", import.meta.url), "utf8")))!
 
@@ -38,23 +39,49 @@ const config = (text: string): ReadonlyMap<string, ConfigProvider> => configProv
 
 describe("doctor's models check (issue 33, item 12)", () => {
   it("US-46 the bundled preset's free slots with an OpenRouter key: one ok, no key needed for opencode's free models", () => {
-    const out = checkSlotModels(slots("opencode/big-pickle", "opencode/grok-code", "openrouter/qwen/qwen3-coder:free"), facts())
+    const out = checkSlotModels(slots("opencode/big-pickle", "opencode/grok-code", "openrouter/qwen/qwen3.8-27b:free"), facts())
     expect(out).toEqual([{ status: "ok", detail: "3 slot models known to opencode (catalog /c/models.json); every provider has credentials or needs none" }])
   })
 
+  it("US-46 every slot of the bundled preset is a model of opencode 1.18.33's catalog: free, with tool calling; only the OpenRouter key is asked for", () => {
+    const preset = JSON.parse(readFileSync(new URL("../../../presets/free-tier.json", import.meta.url), "utf8")) as { slots: Array<{ model: string; weight: number }> }
+    expect(preset.slots).toEqual(BUILT_IN_SLOTS)
+    const models = preset.slots.map((s) => s.model)
+    expect(checkSlotModels(slots(...models), facts())).toEqual([
+      { status: "ok", detail: `${models.length} slot models known to opencode (catalog /c/models.json); every provider has credentials or needs none` }
+    ])
+    // without any key, no slot is an unknown model: the one finding is OpenRouter's missing key
+    expect(checkSlotModels(slots(...models), facts({ setEnv: new Set() }))).toEqual([
+      {
+        status: "warn",
+        detail:
+          "openrouter (slots 3, 4): no credentials: none of OPENROUTER_API_KEY is set and opencode has no key for it (opencode auth login, or provider.openrouter.options.apiKey); opencode loads no openrouter model without one"
+      }
+    ])
+    // what the catalog says of each: free, tool calling (a subagent greps and edits through tools), a long context
+    const raw = JSON.parse(readFileSync(new URL("../../fixtures/models-catalog.json", import.meta.url), "utf8")) as Record<string, { models: Record<string, Record<string, unknown>> }>
+    for (const model of models.filter((m) => m.startsWith("openrouter/"))) {
+      const entry = raw.openrouter!.models[model.slice("openrouter/".length)]!
+      expect(entry.cost).toEqual({ input: 0, output: 0 })
+      expect(entry.tool_call).toBe(true)
+      expect((entry.limit as { context: number }).context).toBeGreaterThanOrEqual(128_000)
+    }
+  })
+
   it("US-46 a typo'd model of a known provider warns with the closest free model as a suggestion", () => {
-    const out = checkSlotModels(slots("opencode/big-pickle", "openrouter/qwen3-codr:free"), facts())
+    const out = checkSlotModels(slots("opencode/big-pickle", "openrouter/laguna-s-21:free"), facts())
     expect(out).toEqual([
       {
         status: "warn",
-        detail: "openrouter/qwen3-codr:free (slot 2): unknown model: openrouter has no model qwen3-codr:free in opencode's model catalog (did you mean openrouter/qwen/qwen3-coder:free?)"
+        detail: "openrouter/laguna-s-21:free (slot 2): unknown model: openrouter has no model laguna-s-21:free in opencode's model catalog (did you mean openrouter/poolside/laguna-s-2.1:free?)"
       }
     ])
   })
 
   it("US-46 a model that says it is free is never matched with a paid one; nothing close is no suggestion", () => {
-    const noFree = new Map([...catalog].map(([p, b]) => [p, p === "openrouter" ? { ...b, models: new Map([...b.models].filter(([id]) => id !== "qwen/qwen3-coder:free")) } : b]))
-    const [w] = checkSlotModels(slots("openrouter/qwen/qwen3-coder:free"), facts({ catalog: { _tag: "Catalog", catalog: noFree, path: "/c/models.json" } }))
+    // opencode 1.18.33 lists the paid qwen/qwen3-coder, within reach of a suggestion, and no qwen/qwen3-coder:free
+    expect(catalog.get("openrouter")!.models.has("qwen/qwen3-coder")).toBe(true)
+    const [w] = checkSlotModels(slots("openrouter/qwen/qwen3-coder:free"), facts())
     expect(w!.status).toBe("warn")
     expect(w!.detail).toContain("has no model qwen/qwen3-coder:free")
     expect(w!.detail).not.toContain("did you mean")
@@ -74,14 +101,14 @@ describe("doctor's models check (issue 33, item 12)", () => {
 
   it("US-46 a provider without credentials warns, naming only its env vars; auth.json, a config apiKey or {env:NAME} set count", () => {
     const none = facts({ setEnv: new Set(["PATH"]) })
-    expect(checkSlotModels(slots("opencode/big-pickle", "openrouter/qwen/qwen3-coder:free", "openrouter/z-ai/glm-4.5-air"), none)).toEqual([
+    expect(checkSlotModels(slots("opencode/big-pickle", "openrouter/qwen/qwen3.8-27b:free", "openrouter/z-ai/glm-4.5-air"), none)).toEqual([
       {
         status: "warn",
         detail:
           "openrouter (slots 2, 3): no credentials: none of OPENROUTER_API_KEY is set and opencode has no key for it (opencode auth login, or provider.openrouter.options.apiKey); opencode loads no openrouter model without one"
       }
     ])
-    const two = slots("openrouter/qwen/qwen3-coder:free")
+    const two = slots("openrouter/qwen/qwen3.8-27b:free")
     expect(checkSlotModels(two, { ...none, authProviders: authProvidersOf({ openrouter: { type: "api", key: "sk-x" } }) })[0]!.status).toBe("ok")
     expect(checkSlotModels(two, { ...none, configProviders: config(`{"provider":{"openrouter":{"options":{"apiKey":"sk-x"}}}}`) })[0]!.status).toBe("ok")
     const viaEnv = config(`{"provider":{"openrouter":{"options":{"apiKey":"{env:MY_OR_KEY}"}}}}`)
