@@ -7,6 +7,8 @@ export default defineConfig({
   test: {
     include: ["test/real/**/*.real.test.ts"],
     environment: "node",
+    // a temporary HOME for the run; the run fails if the real one changed (test/support/homeGuard.ts)
+    globalSetup: ["test/support/homeGuard.ts"],
     pool: "forks",
     fileParallelism: false,
     testTimeout: 60_000,

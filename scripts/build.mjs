@@ -2,10 +2,34 @@
 // that loads hundreds of ESM files from node_modules (docs/PERFORMANCE.md).
 import * as esbuild from "esbuild"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+
+/** A hash of everything the build reads (sources, presets, the manifest and lockfile, this script). */
+const fingerprint = () => {
+  const hash = createHash("sha256")
+  const visit = (path) => {
+    for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const full = join(path, entry.name)
+      if (entry.isDirectory()) visit(full)
+      else if (entry.isFile()) hash.update(`${full}\0`).update(readFileSync(full)).update("\0")
+    }
+  }
+  for (const dir of ["src", "bench", "presets"]) if (existsSync(dir)) visit(dir)
+  for (const file of ["package.json", "package-lock.json", "scripts/build.mjs"]) if (existsSync(file)) hash.update(`${file}\0`).update(readFileSync(file)).update("\0")
+  return hash.digest("hex")
+}
+const STAMP = "dist/.sources-fingerprint"
+const sources = fingerprint()
+// `--if-changed` (the demo, the benchmarks): nothing to do when dist/ was built from these very sources
+if (process.argv.includes("--if-changed") && existsSync("dist/ocpool.cjs") && existsSync(STAMP) && readFileSync(STAMP, "utf8") === sources) {
+  console.log("dist/ is up to date with the sources: not rebuilt")
+  process.exit(0)
+}
+rmSync(STAMP, { force: true })
 // Overwrite in place (no rm): a build while tests read dist/ never leaves it missing.
 mkdirSync("dist", { recursive: true })
 
@@ -142,3 +166,5 @@ await esbuild.build({
   banner: { js: "const __ocpool_url = require('node:url').pathToFileURL(__filename).href;" },
   define: { ...common.define, "import.meta.url": "__ocpool_url", OCPOOL_STATUS_CACHE: JSON.stringify(statusCache) }
 })
+
+writeFileSync(STAMP, sources)

@@ -25,7 +25,54 @@ import { startBenchCluster, type BenchCluster } from "../bench/fleetCluster.js"
 const root = new URL("../", import.meta.url).pathname
 const POOL = "# the demo pool: two free models on the fake provider, one slot each\nfakeB/pool-b 1\nfakeB/pool-c 1\n"
 const bold = (s: string) => (process.stdout.isTTY ? `\u001b[1m${s}\u001b[0m` : s)
-const step = (s: string) => console.log(`\n${bold(`== ${s}`)}`)
+
+/**
+ * Progress: every step says how long the one before it took, and a step silent for more than 2 s says
+ * what it waits for and for how long (on a terminal one line rewritten in place; into a pipe a line
+ * every 5 s). The demo never goes quiet for long without a word.
+ */
+const started = Date.now()
+let stepName = "starting"
+let stepAt = Date.now()
+let lastOutput = Date.now()
+let tickerShown = false
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`
+const clearTicker = () => {
+  if (tickerShown && process.stdout.isTTY) process.stdout.write("\r\u001b[K")
+  tickerShown = false
+}
+for (const name of ["log", "error"] as const) {
+  const original = console[name].bind(console)
+  console[name] = (...args: Array<unknown>) => {
+    clearTicker()
+    lastOutput = Date.now()
+    original(...args)
+  }
+}
+let waitingFor = ""
+/** What the current step is waiting for, named by the progress line. */
+const waiting = (what: string) => {
+  waitingFor = what
+}
+const ticker = setInterval(() => {
+  const quiet = Date.now() - lastOutput
+  const line = `   … ${waitingFor === "" ? stepName : waitingFor} (${seconds(Date.now() - stepAt)} into this step)`
+  if (process.stdout.isTTY && quiet >= 2000) {
+    process.stdout.write(`\r\u001b[K${line}`)
+    tickerShown = true
+  } else if (!process.stdout.isTTY && quiet >= 5000) {
+    process.stdout.write(`${line}\n`)
+    lastOutput = Date.now()
+  }
+}, 500)
+ticker.unref()
+const step = (s: string) => {
+  const took = Date.now() - stepAt
+  console.log(`${stepName === "starting" ? "" : `   (${seconds(took)})\n`}\n${bold(`== ${s}`)}`)
+  stepName = s.replace(/:.*$/, "")
+  stepAt = Date.now()
+  waitingFor = ""
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** `ocpool status` against the demo's state dir: its output (stderr after stdout). */
@@ -264,13 +311,21 @@ const contextStep = async (oc: OpencodeHandle, showLog: () => void): Promise<voi
   console.log("the next refresh starts when a root session idles with edits pending, at least 10 minutes later; /context-init, /context-update [focus] and /context-review run it by hand")
 }
 
+// Everything the demo starts runs in a HOME of its own: nothing is written under yours.
+const demoHome = mkdtempSync(join(tmpdir(), "ocpool-demo-home-"))
+process.env.HOME = demoHome
+for (const name of ["XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "OCPOOL_STATE_DIR", "OCPOOL_STATE_URL"]) delete process.env[name]
+
 const traceDir = mkdtempSync(join(tmpdir(), "ocpool-demo-trace-"))
 const desktop = fakeDesktop(traceDir)
 try {
   step("build and install")
-  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-  console.log("built dist/opencode-plugin.js and dist/cli.js; installing opencode-ai@1.18.33 into .e2e-cache/ (first run only)…")
+  waiting("building dist/ (only when the sources changed since the last build)")
+  const built = execFileSync(process.execPath, [join(root, "scripts/build.mjs"), "--if-changed"], { cwd: root, encoding: "utf8" })
+  console.log(built.includes("up to date") ? "dist/ is up to date with the sources: not rebuilt" : "built dist/opencode-plugin.js and dist/cli.js from the sources")
+  waiting("installing opencode-ai@1.18.33 from the npm registry into .e2e-cache/ (first run only, about 20 s)")
   const binary = await ensureOpencode()
+  waiting("starting opencode and the fake provider")
   fake = await startFakeLlm()
   oc = await startOpencode({
     binary,
@@ -499,7 +554,12 @@ try {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
   process.exitCode = 1
 } finally {
+  waiting("stopping opencode and the fake provider")
   await oc?.stop()
   await fake?.stop()
   rmSync(traceDir, { recursive: true, force: true })
+  rmSync(demoHome, { recursive: true, force: true })
+  clearInterval(ticker)
+  clearTicker()
+  console.log(`   (${seconds(Date.now() - stepAt)})\n\ndemo ${process.exitCode === 1 ? "failed" : "done"} in ${seconds(Date.now() - started)}`)
 }

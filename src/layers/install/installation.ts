@@ -45,6 +45,17 @@ const executable = (path: string): boolean => {
 }
 
 /**
+ * The PATH of the person's shell: under `npx` or an npm script, npm puts its own `node_modules/.bin`
+ * folders in front (`npx ocpool` links this package into `~/.npm/_npx/…/.bin`), which the shell the
+ * hint is read in does not have.
+ */
+export const shellPath = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
+  if (env["npm_command"] === undefined && env["npm_lifecycle_event"] === undefined) return env
+  const entries = (env["PATH"] ?? "").split(":").filter((p) => !/(^|\/)node_modules\/\.bin\/?$/.test(p) && !p.includes("/_npx/") && !p.includes("/@npmcli/run-script/"))
+  return { ...env, PATH: entries.join(":") }
+}
+
+/**
  * The facts of core/invocation.ts for `cwd` and the PATH of `env`; `undefined` when this installation's
  * root or bin cannot be found (then the hints say `ocpool`, as before).
  */
@@ -53,7 +64,7 @@ export const invocationFacts = (env: NodeJS.ProcessEnv = process.env, cwd: strin
   const realRoot = real(root)
   const bin = real(join(root, "bin", "ocpool.js"))
   if (realRoot === undefined || bin === undefined) return undefined
-  const found = which("ocpool", env)
+  const found = which("ocpool", shellPath(env))
   const nodeOnPath = which("node", env) !== undefined
   return {
     onPath: found === undefined ? undefined : (real(found) ?? found),
