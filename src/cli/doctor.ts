@@ -41,6 +41,7 @@ import { backendLabel, SCHEMA_VERSION } from "../core/state/fleet.js"
 import { STATE_DB } from "../core/stateTrust.js"
 import { leftoversIn, stateDbFacts } from "../layers/state/stateDbFacts.js"
 import { sessionBusMissing } from "./receive.js"
+import { pluginLoadedCheck } from "./doctorEngines.js"
 import { modelsCheck } from "./doctorModels.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
@@ -372,6 +373,7 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
         return { id: "claims", status: "ok", detail: `${s.processes.length} live process(es) with claims, ${live} live claim(s)` }
       })
     )
+    checks.push(yield* guarded("plugin-loaded", () => pluginLoadedCheck(s.engines ?? [], s.now)))
     checks.push(
       yield* guarded("cooldowns", () => {
         const cooling = [...s.cooldowns.values()].filter((c) => isCooling(c, s.now))
@@ -461,7 +463,7 @@ export const doctorCommand = Command.make(
       if (!ok) return yield* new ChecksFailed({ failed: checks.filter((c) => c.status === "fail").map((c) => c.id) })
     })
 ).pipe(Command.withDescription(
-    "Check the pool source, the slot models (known to opencode's model catalog or config, their providers' credentials), state directory, shared-state backend (state.db, or with OCPOOL_STATE_URL the PostgreSQL server: URL masked, round trip, schema version), claims, cooldowns, the state database (size, WAL, schema version, quick_check), heavy-work permits, an earlier version's leftover files, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
+    "Check the pool source, the slot models (known to opencode's model catalog or config, their providers' credentials), state directory, shared-state backend (state.db, or with OCPOOL_STATE_URL the PostgreSQL server: URL masked, round trip, schema version), claims, whether a running opencode has the plugin loaded, cooldowns, the state database (size, WAL, schema version, quick_check), heavy-work permits, an earlier version's leftover files, opencode database, notifier (the channel the plugin would use), ssh hop (its host and where it comes from), fade (gdbus), plugin listing, the machine (effective CPUs and memory with their cgroup limits, pressure) and runtime; with --probe, also send a test notification, and probe the hop host for its forced command (hop-command). Exit 0; 1 if a check fails."
   ))
 
 /** The machine's facts heavy-work capacity `auto` is read from (issue 21): effective CPUs, memory, pressure. */

@@ -9,8 +9,9 @@ import { resolvePool } from "../core/source.js"
 import { gatherSources } from "../layers/pool/PoolConfigFile.js"
 import type { FallbackRecord } from "../core/quota/fallbackRecord.js"
 import { inspectStateDir, ownHostId, resolveStateDir, type StateDirChoice } from "../layers/state/StateDirFile.js"
-import { ALL_RECORDS, problemText, SharedState, type Needs, type SharedSnapshot } from "../services/state/SharedState.js"
+import { ALL_RECORDS, problemText, SharedState, type Needs, type ReadProblem, type SharedSnapshot } from "../services/state/SharedState.js"
 import type { PermitView } from "../core/permits/types.js"
+import type { EngineView } from "../core/state/engines.js"
 import { StateDir } from "../services/state/StateDir.js"
 import { StateUnreadable } from "./errors.js"
 import { cliBackend, cliStateLayer, fleetFacts, fleetOf, rawUrl, type CliBackend } from "./shared/backend.js"
@@ -32,6 +33,8 @@ export interface StateSnapshot {
   readonly warnings: ReadonlyArray<string>
   /** Fleet mode (issue 22): the fleet as the PostgreSQL backend shows it; absent with the file backend. */
   readonly fleet?: FleetFacts
+  /** The plugin engines on record, judged live or gone (issue 33); absent when the read did not ask for them. */
+  readonly engines?: ReadonlyArray<EngineView>
 }
 
 /** `--state-dir`, then OCPOOL_STATE_DIR, then the default (which needs a home directory). */
@@ -108,25 +111,43 @@ export const readThrough = (state: OpenedState, needs: Needs, now: number) =>
     return { now, snapshot, ...(facts === undefined ? {} : { fleet: facts }) }
   })
 
+/** Kinds a view shows as a warning when they cannot be read (the next permit step rewrites the permits; the engines are a listing). */
+const warnOnly = (kind: ReadProblem["kind"]): boolean => kind === "permits" || kind === "engines"
+
 /**
  * What a read of every record comes to: the snapshot, or why a kind that matters could not be read
- * (an unreadable permits file is only a warning: the next permit step rewrites it whole).
+ * (an unreadable permits file or engines table is only a warning). `engines`: the read asked for them.
  */
-export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnType<typeof readShared>>): StateSnapshot | StateUnreadable => {
+export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnType<typeof readShared>>, engines = false): StateSnapshot | StateUnreadable => {
   const { dir, exists, warnings } = opened
   const { fleet, now, snapshot } = read
-  const problem = snapshot.problems.find((p) => p.kind !== "permits")
+  const problem = snapshot.problems.find((p) => !warnOnly(p.kind))
   if (problem !== undefined) return new StateUnreadable({ dir, reason: problem.reason })
-  const permitProblems = snapshot.problems.filter((p) => p.kind === "permits").map(problemText)
+  const readProblems = snapshot.problems.filter((p) => warnOnly(p.kind)).map(problemText)
   const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
-  return { dir, exists, processes, cooldowns, quota, fallbacks, permits, now, warnings: [...warnings, ...cliPermitWarnings(), ...permitProblems], ...(fleet === undefined ? {} : { fleet }) }
+  return {
+    dir,
+    exists,
+    processes,
+    cooldowns,
+    quota,
+    fallbacks,
+    permits,
+    now,
+    warnings: [...warnings, ...cliPermitWarnings(), ...readProblems],
+    ...(fleet === undefined ? {} : { fleet }),
+    ...(engines ? { engines: snapshot.engines } : {})
+  }
 }
 
-/** Reads every claim, cooldown, quota and fallback record (openState says which may be deleted); a kind that cannot be read is StateUnreadable. */
+/** What `status` and `doctor` read: every record kind, and the plugin engines on record (issue 33). */
+export const VIEW_RECORDS: Needs = { ...ALL_RECORDS, engines: true }
+
+/** Reads every claim, cooldown, quota, fallback and permit record and the engines on record (openState says which may be deleted); a kind that cannot be read is StateUnreadable. */
 export const readState = (flag: string | undefined) =>
   Effect.gen(function* () {
     const opened = yield* openState(flag)
-    const state = stateOf(opened, yield* readShared(opened, ALL_RECORDS))
+    const state = stateOf(opened, yield* readShared(opened, VIEW_RECORDS), true)
     return state instanceof StateUnreadable ? yield* state : state
   })
 

@@ -37,7 +37,9 @@ export const viewOfState = (state: StateSnapshot, pool: ResolvedPool): StatusVie
     now: state.now,
     warnings: [...pool.warnings, ...state.warnings],
     // fleet mode (issue 22): the hosts sharing the PostgreSQL state, or the line saying it did not answer
-    ...(state.fleet === undefined ? {} : { fleet: state.fleet })
+    ...(state.fleet === undefined ? {} : { fleet: state.fleet }),
+    // the plugin engines on record (issue 33), when the read asked for them (`status`, not the live view)
+    ...(state.engines === undefined ? {} : { engines: state.engines })
   })
 
 export const statusRun = (args: StatusFlags) =>

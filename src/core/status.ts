@@ -13,6 +13,7 @@ import { permitSection, type BudgetJson } from "./permits/view.js"
 import type { Pass } from "./routing.js"
 import type { Decision } from "./trace/decision.js"
 import { liveLoadByModel, slotLoadsOf, slotStatus } from "./slotStatus.js"
+import { byStart, enginesLine, type EngineView } from "./state/engines.js"
 
 export interface ProcessSnapshot {
   readonly pid: number
@@ -43,6 +44,8 @@ export interface StatusInput {
   readonly decided?: Pick<Extract<Decision, { type: "status" }>, "slots" | "next">
   /** Fleet mode (issue 22): what the PostgreSQL backend says of the fleet; absent with the file backend. */
   readonly fleet?: FleetFacts
+  /** The plugin engines on record (issue 33): `ocpool status` shows them, the plugin's own view does not. */
+  readonly engines?: ReadonlyArray<EngineView>
 }
 
 /** One host of the fleet as the port reports it (services/state/SharedState.ts `FleetHost`). */
@@ -183,6 +186,8 @@ export interface StatusView {
   readonly permits?: ReadonlyArray<BudgetJson>
   /** Present only with the PostgreSQL backend (fleet mode, issue 22). */
   readonly fleet?: FleetEntry
+  /** `ocpool status` only (issue 33): every plugin engine on record, oldest first, each live or gone. */
+  readonly engines?: ReadonlyArray<EngineView>
 }
 
 const figuresJson = (f: QuotaFigures | undefined): QuotaFiguresJson | null =>
@@ -199,7 +204,7 @@ export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): 
  * The §9 JSON object. Loads, cooling and the next pick come from `slotStatus`, the function the trace's
  * `status` decision uses, over live claims by model of every process (issue 20: one status).
  */
-export const statusView = ({ cooldowns, decided, fallbacks, fleet, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
+export const statusView = ({ cooldowns, decided, engines, fallbacks, fleet, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
   const status = decided ?? computed(slots, processes, cooldowns, now)
   const slotViews = status.slots.map((s): SlotStatus => {
@@ -224,7 +229,8 @@ export const statusView = ({ cooldowns, decided, fallbacks, fleet, now, origin, 
     ...(entries.length > 0 ? { quota: entries } : {}),
     ...(switched.length > 0 ? { fallbacks: switched } : {}),
     ...(permits !== undefined && permits.some((b) => b.holders.length > 0 || b.queue.length > 0) ? { permits } : {}),
-    ...(fleet !== undefined ? { fleet: fleetEntry(fleet) } : {})
+    ...(fleet !== undefined ? { fleet: fleetEntry(fleet) } : {}),
+    ...(engines !== undefined ? { engines: byStart(engines) } : {})
   }
 }
 
@@ -318,6 +324,8 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
   const cooling = view.slots.filter((s) => s.cooling !== null).length
   const out: Array<string> = []
   out.push(`opencode-pool: ${view.claims} claim${view.claims === 1 ? "" : "s"} in flight, ${view.processes.length} process${view.processes.length === 1 ? "" : "es"}, ${cooling} model${cooling === 1 ? "" : "s"} cooling`)
+  // which running opencode has the plugin loaded, claims or not (issue 33: "0 processes" counts claims tables)
+  if (view.engines !== undefined) out.push(enginesLine(view.engines, now))
   out.push(`pool from ${view.origin}; bases ${view.bases.join(", ")}`)
   for (const s of view.slots) {
     const bases = Object.entries(s.byBase).map(([b, n]) => `${b} ${n}`).join(", ")

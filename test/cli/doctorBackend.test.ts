@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { backendCheck } from "../../src/cli/doctor.js"
 import { cliBackend, fleetFacts, scrubPassword } from "../../src/cli/shared/backend.js"
 import type { FleetAnswer } from "../../src/services/state/SharedState.js"
+import { SCHEMA_VERSION } from "../../src/core/state/fleet.js"
 
 const RAW = "postgres://team:s3cret-pw@db.example.com:5432/ocpool?sslmode=require"
 const SHOWN = "postgres://team:***@db.example.com:5432/ocpool?sslmode=require"
@@ -25,16 +26,16 @@ describe("the CLI's shared-state backend", () => {
 
   it("US-52 doctor: the embedded backend is ok; PostgreSQL is ok with the masked URL, schema, round trip and schema version, never the password", () => {
     expect(backendCheck(cliBackend({}), undefined)).toEqual({ id: "state-backend", status: "ok", detail: "sqlite (state.db in the state directory)" })
-    const ok = backendCheck(pg, fleetFacts(fleet(2), 0, RAW))
+    const ok = backendCheck(pg, fleetFacts(fleet(SCHEMA_VERSION), 0, RAW))
     expect(ok.status).toBe("ok")
-    expect(ok.detail).toBe(`postgres ${SHOWN} schema ocpool; round trip 0.8 ms; schema version 2 (expected 2); host host-a; 1 host on record, 1 live`)
+    expect(ok.detail).toBe(`postgres ${SHOWN} schema ocpool; round trip 0.8 ms; schema version ${SCHEMA_VERSION} (expected ${SCHEMA_VERSION}); host host-a; 1 host on record, 1 live`)
     expect(JSON.stringify(ok)).not.toContain("s3cret-pw")
   })
 
   it("US-52 doctor: a schema migrated by a newer ocpool, a server that does not answer and an unusable URL are warnings", () => {
-    const newer = backendCheck(pg, fleetFacts(fleet(3), 0, RAW))
+    const newer = backendCheck(pg, fleetFacts(fleet(SCHEMA_VERSION + 1), 0, RAW))
     expect(newer.status).toBe("warn")
-    expect(newer.detail).toContain("schema version 3 (expected 2): migrated by a newer ocpool")
+    expect(newer.detail).toContain(`schema version ${SCHEMA_VERSION + 1} (expected ${SCHEMA_VERSION}): migrated by a newer ocpool`)
     // a reason that would quote the password is scrubbed all the same
     const down = backendCheck(pg, fleetFacts({ _tag: "Unreachable", url: SHOWN, schema: "ocpool", host: "host-a", reason: "connect ECONNREFUSED (tried s3cret-pw)" }, 0, RAW))
     expect(down).toEqual({

@@ -142,6 +142,10 @@ describe("quota sensing in the real opencode 1.18.33 (US-48)", () => {
     expect((await childReply(oc, second.child))?.model).toBe("fakeB/pool-b")
     const status = ocpool(oc, ["status"])
     expect(status.stdout, status.stderr).not.toMatch(/COOLING/)
+    // the engine registered itself (issue 33): status names the opencode process that has the plugin loaded
+    expect(status.stdout.split("\n")[1]).toMatch(new RegExp(`^plugin loaded in 1 opencode process: pid ${oc.pid} \\(v[^,]+, sqlite, since \\d+[sm]\\)$`))
+    // and the plugin's lines in opencode's log carry the service name (issue 33)
+    expect(oc.readLog().split("\n").find((l) => l.includes("reaper armed"))).toContain("service=opencode-pool")
   })
 })
 

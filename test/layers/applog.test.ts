@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
 import { Cause, Effect, Layer } from "effect"
 import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogMemory.js"
 import { AppLogSdk } from "../../src/layers/opencode/AppLogSdk.js"
@@ -10,10 +11,10 @@ import { AppLog } from "../../src/services/opencode/AppLog.js"
 describe("the log through opencode's client", () => {
   it.effect("US-10 lines go through client.app.log as a method (the SDK reads its own this), below-level lines are dropped", () =>
     Effect.gen(function* () {
-      const sent: Array<{ level: string; message: string; service: string }> = []
+      const sent: Array<{ level: string; message: string; service: string; extra?: unknown }> = []
       const app = {
         prefix: "ok",
-        log(this: { prefix: string }, o: { body: { service: string; level: string; message: string } }) {
+        log(this: { prefix: string }, o: { body: { service: string; level: string; message: string; extra?: unknown } }) {
           if (this?.prefix !== "ok") throw new Error("lost this")
           sent.push(o.body)
           return Promise.resolve({ data: true })
@@ -31,10 +32,29 @@ describe("the log through opencode's client", () => {
         process.stderr.write = original
       }
       expect(sent).toEqual([
-        { service: "opencode-pool", level: "info", message: "reaper armed: every 30s" },
-        { service: "opencode-pool", level: "warn", message: "w" }
+        { service: "opencode-pool", level: "info", message: "reaper armed: every 30s", extra: { service: "opencode-pool" } },
+        { service: "opencode-pool", level: "warn", message: "w", extra: { service: "opencode-pool" } }
       ])
       expect(writes).toEqual([])
+    })
+  )
+
+  it.effect("US-10 every line carries the service name docs/OPERATIONS.md promises where opencode prints it: in `extra` (opencode 1.18.33 logs `message=<text> service=opencode-pool` from `extra`, and drops `service`)", () =>
+    Effect.gen(function* () {
+      // opencode 1.18.33's /log handler: Effect.log<level>(message).pipe(Effect.annotateLogs(extra ?? {})), as logfmt
+      const printed: Array<string> = []
+      const app = {
+        log: (o: { body: { service: string; level: string; message: string; extra?: Record<string, unknown> } }) => {
+          printed.push([`level=${o.body.level.toUpperCase()}`, `message=${o.body.message}`, ...Object.entries(o.body.extra ?? {}).map(([k, v]) => `${k}=${String(v)}`)].join(" "))
+          return Promise.resolve({ data: true })
+        }
+      }
+      const docs = readFileSync(new URL("../../docs/OPERATIONS.md", import.meta.url), "utf8")
+      const promised = /^## Log lines \(opencode's log, service `([^`]+)`/m.exec(docs)?.[1]
+      expect(promised).toBe("opencode-pool")
+      yield* Effect.flatMap(AppLog, (l) => Effect.zipRight(l.log("info", "reaper armed: every 30s"), Effect.logWarning("w"))).pipe(Effect.provide(AppLogSdk({ app }, "info")))
+      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
+      expect(printed).toEqual([`level=INFO message=reaper armed: every 30s service=${promised}`, `level=WARN message=w service=${promised}`])
     })
   )
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { claimRowsIn } from "../support/stateDb.js"
 import { afterAll } from "vitest"
-import { Effect, Fiber, Layer, Ref, Schedule, Stream } from "effect"
+import { Clock, Effect, Fiber, Layer, Ref, Schedule, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import { chmodSync, mkdtempSync, readFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
@@ -61,7 +61,7 @@ const on = <A>(layer: Layer.Layer<SharedState>, f: (s: SharedStateService) => Ef
 const claim = (key: string, at: number) => makeClaim(key, "a/x", "explore", at)
 
 describe("the PostgreSQL backend (fleet mode)", () => {
-  it.live("US-52 eight hosts starting at once migrate the schema once; its version is 2", () => {
+  it.live("US-52 eight hosts starting at once migrate the schema once; its version is 3", () => {
     const schema = `race_${++schemas}`
     const dir = stateDir()
     const now = Date.now()
@@ -74,10 +74,10 @@ describe("the PostgreSQL backend (fleet mode)", () => {
       expect(answers.map((a) => (a._tag === "Unreachable" ? a.reason : a._tag))).toEqual(Array(8).fill("Fleet"))
       const a = answers[0]!
       if (a._tag !== "Fleet") return
-      expect(a.view.schemaVersion).toBe(2)
+      expect(a.view.schemaVersion).toBe(3)
       expect(a.view.url).not.toContain("s3cret-pw")
       expect(a.view.url).toContain("***")
-      expect(Number(yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.ocpool_migrations`)))).toBe(2)
+      expect(Number(yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.ocpool_migrations`)))).toBe(3)
     })
   })
 
@@ -94,6 +94,32 @@ describe("the PostgreSQL backend (fleet mode)", () => {
       expect(fleet._tag === "Fleet" ? fleet.view.hosts.filter((h) => h.host === "host-a").map((h) => [h.host, h.claims, h.live]) : fleet).toEqual([["host-a", 1, 1]])
       expect((yield* on(b, (p) => p.read(now + 31_000, { claims: true }))).peers).toEqual([])
       expect((yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.claims`))).trim()).toBe("0")
+    })
+  })
+
+  it.live("US-46 another host's plugin engine is live while that host's lease holds; once the host left, it reads as gone and a heartbeat removes it", () => {
+    const schema = `engines_${++schemas}`
+    const a = portAs({ schema, dir: stateDir(), as: { pid: 4242, host: "host-a", startTime: null }, leaseMs: 30_000 })
+    const b = portAs({ schema, dir: stateDir(), as: { pid: 4343, host: "host-b", startTime: null }, leaseMs: 30_000 })
+    const seenBy = (port: typeof b) => on(port, (p) => Effect.flatMap(Clock.currentTimeMillis, (now) => p.read(now, { engines: true }))).pipe(Effect.map((s) => s.engines.map((e) => [e.host, e.pid, e.live, e.local])))
+    /** `read` again until it gives `want` (a heartbeat runs when a port opens), 50 times at most; the last answer. */
+    const until = <A>(read: Effect.Effect<A>, want: A) =>
+      read.pipe(
+        Effect.filterOrFail((x) => JSON.stringify(x) === JSON.stringify(want), (x) => x),
+        Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 50 }),
+        Effect.catchAll((last) => Effect.succeed(last))
+      )
+    return Effect.gen(function* () {
+      yield* on(a, (p) =>
+        Effect.gen(function* () {
+          yield* p.commit(Date.now(), { cool: [], uncool: [], engine: { version: "1.0.0", since: Date.now(), backend: "postgres" } })
+          // while host-a's port is open its heartbeat holds its lease
+          expect(yield* until(seenBy(b), [["host-a", 4242, true, false]])).toEqual([["host-a", 4242, true, false]])
+        })
+      )
+      // host-a left without unregistering (no removeOwn): its holder row went, so its engine is gone; host-b's heartbeat removes it
+      expect(yield* until(seenBy(b), [])).toEqual([])
+      expect((yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.engines`))).trim()).toBe("0")
     })
   })
 

@@ -4,8 +4,10 @@
  * `SharedState` transaction when the decision reads shared state — and carries out what it returns:
  * the commit (claims, cooldowns, quota and fallback records), the recorded lines and decisions, the
  * logs, and the aborts, each forked into a `FiberMap` whose outcome comes back as an `aborted` event.
- * The layer owns the lifetime: the reaper and the pool-file watcher run in its scope, and its finalizer
- * stops every write and removes the claim file.
+ * The layer owns the lifetime: the engine registers itself in the shared state when it starts (issue
+ * 33: a view can tell that this opencode has the plugin loaded, idle or not), the reaper and the
+ * pool-file watcher run in its scope, and its finalizer stops every write and removes the claims and
+ * the registration.
  */
 import type { BudgetJson } from "../../core/permits/view.js"
 import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
@@ -38,6 +40,7 @@ import { loadEvent, recordOf, stampOf } from "../../core/context/load.js"
 import type { RefreshOrder } from "../../core/engine/events.js"
 import { spanned, traced } from "../traced.js"
 import { makeSerialRef } from "../exclusive.js"
+import { VERSION } from "../../core/version.js"
 
 export interface EngineConfig {
   readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
@@ -415,6 +418,9 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
         fallbacks: settings.fallbackModels,
         refresh: settings.contextMap.enabled && directory !== undefined ? { root: realRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
       })
+      // registered once, here (no write per spawn); the engine's finalizer removes it with the claims (`removeOwn`)
+      const since = yield* Clock.currentTimeMillis
+      yield* Effect.flatMap(SharedState, (store) => store.commit(since, { cool: [], uncool: [], engine: { version: VERSION, since, backend: settings.state.backend } }))
       for (const w of warnings) yield* log.log("warn", w)
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)

@@ -4,6 +4,7 @@ import type { Cooldown } from "../../core/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { Holder } from "../../core/state/holder.js"
+import type { EngineRegistration } from "../../core/state/engines.js"
 import { permitTable, type PermitTable } from "./permitJudge.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
@@ -22,6 +23,8 @@ export interface MemoryState {
   readonly permits: PermitTable
   /** The context map's entries, key → body. */
   readonly context: Map<string, string>
+  /** pid → the plugin engine that process registered (issue 33), with its host. */
+  readonly engines: Map<number, EngineRegistration & { readonly host: string }>
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
   /** Called after every commit that wrote something (the memory port's change feed, issue 24). */
@@ -40,6 +43,7 @@ export const memoryState = (): MemoryState => ({
   fallbacks: new Map(),
   permits: permitTable(),
   context: new Map(),
+  engines: new Map(),
   lock: Effect.unsafeMakeSemaphore(1),
   watchers: new Set(),
   trace: [],

@@ -4,16 +4,18 @@
  * with the lease its last publish gave it, judged by the file backend's rules (core/state/holder.ts):
  * a pid the test declared dead, or a lease run out, and the table is dropped. Permit entries are judged
  * the same way (core/state/holder.ts `permitGone`): a pid, or a group's pgid, the test declared dead is
- * gone; a memory process has no start token.
+ * gone; a memory process has no start token. A registered plugin engine (issue 33) is live while its pid
+ * is not declared dead (another host's: while its holder's lease holds).
  */
 import { Effect, Layer, Stream } from "effect"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { holderGone } from "../../core/state/holder.js"
+import { byStart, engineLive } from "../../core/state/engines.js"
 import { SharedState } from "../../services/state/SharedState.js"
 import { contextInMemory, cooldownsInMemory, fallbacksInMemory, quotaInMemory } from "./memoryRecords.js"
 import type { MemoryState } from "./MemoryState.js"
 import { permitsInMemory, type PermitJudge } from "./permitJudge.js"
-import { sharedStateOver, type ClaimRecords, type StateLock } from "./sharedStateOver.js"
+import { sharedStateOver, type ClaimRecords, type EngineRecords, type StateLock } from "./sharedStateOver.js"
 
 /** Process `pid`'s claims part: its table published under its pid, the others' read while their holder holds. */
 const claimsInMemory = (shared: MemoryState, pid: number, host: string): ClaimRecords => {
@@ -41,6 +43,30 @@ const claimsInMemory = (shared: MemoryState, pid: number, host: string): ClaimRe
     removeOwn: Effect.sync(() => forget(pid))
   }
 }
+
+/** Process `pid`'s engine registration; every process's read, judged as the SQL backends judge theirs. */
+const enginesInMemory = (shared: MemoryState, pid: number, host: string): EngineRecords => ({
+  readAll: (now) =>
+    Effect.sync(() =>
+      byStart(
+        [...shared.engines.entries()].map(([p, e]) => ({
+          host: e.host,
+          pid: p,
+          version: e.version,
+          backend: e.backend,
+          since: e.since,
+          live: engineLive({ host: e.host, pid: p, startToken: null }, shared.holders.get(p)?.leaseUntil, { pidState: shared.dead.has(p) ? "dead" : "alive" }, host, now),
+          local: e.host === host
+        }))
+      )
+    ),
+  register: (e) =>
+    Effect.sync(() => {
+      for (const p of shared.engines.keys()) if (shared.dead.has(p) && shared.engines.get(p)?.host === host) shared.engines.delete(p)
+      shared.engines.set(pid, { ...e, host })
+    }),
+  removeOwn: Effect.sync(() => void shared.engines.delete(pid))
+})
 
 /** Holders as the test declared them: alive unless their pid (or their group's pgid) is in `dead`. */
 const memoryJudge = (shared: MemoryState, host: string): PermitJudge => ({
@@ -78,6 +104,7 @@ export const memoryPort = (shared: MemoryState, pid: number, host = "memory") =>
     fallbacks: fallbacksInMemory(shared.fallbacks),
     permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
     context: contextInMemory(shared.context),
+    engines: enginesInMemory(shared, pid, host),
     lock: lockInMemory(shared),
     changes: changesInMemory(shared)
   })

@@ -12,8 +12,9 @@
  *   once a minute;
  * - the first call that reaches the server again re-publishes this process's claims (those it made
  *   meanwhile included) and removes its claims file: the host has rejoined.
- * A heartbeat renews this process's lease and re-publishes its claims (a restarted or replaced server
- * loses none of a live host's claims), and reaps expired cooldowns and holders whose lease ran out.
+ * A heartbeat renews this process's lease and re-publishes its claims and its engine's registration (a
+ * restarted or replaced server loses none of a live host's claims), and reaps expired cooldowns, holders
+ * whose lease ran out and the engines of hosts without a lease (issue 33).
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Predicate, Ref, Schedule, Stream } from "effect"
@@ -29,7 +30,7 @@ import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
-import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
@@ -77,6 +78,7 @@ const make = (o: PgStateOptions) =>
     const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: o.leaseMs }
     const x = pgExec(sql)
     const claims = sqlClaims(x, id)
+    const engines = sqlEngines(x, id)
     const cooldownsPg = sqlCooldowns(x)
     const quotaPg = sqlQuota(x)
     const pg = yield* sharedStateOver({
@@ -86,6 +88,7 @@ const make = (o: PgStateOptions) =>
       fallbacks: sqlFallbacks(x),
       permits: sqlPermits(x, procJudge(state.host), o.leaseMs),
       context: sqlContext(x),
+      engines: engines.part,
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
         // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later
@@ -114,6 +117,7 @@ const make = (o: PgStateOptions) =>
     const pending = { cool: new Map<string, Cooldown>(), quota: new Map<string, QuotaRecord>() }
     const keep = (c: Commit) => {
       if (c.claims !== undefined) claims.remember(c.claims)
+      if (c.engine !== undefined) engines.remember(c.engine)
       for (const m of c.uncool) pending.cool.delete(m)
       for (const x of c.cool) pending.cool.set(x.model, x)
       for (const q of c.quota ?? []) pending.quota.set(q.model, q)
@@ -122,6 +126,7 @@ const make = (o: PgStateOptions) =>
     const publishPending = (now: number) =>
       Effect.gen(function* () {
         yield* claims.republish(now)
+        yield* engines.republish(now)
         const cool = [...pending.cool.values()].filter((c) => !isCooldownExpired(c, now))
         if (cool.length > 0) yield* cooldownsPg.merge(cool)
         if (pending.quota.size > 0) yield* quotaPg.write([...pending.quota.values()])
@@ -193,6 +198,7 @@ const make = (o: PgStateOptions) =>
       (c.endFallbacks ?? []).length === 0 &&
       (c.permits === undefined || (c.permits.put.length === 0 && c.permits.remove.length === 0)) &&
       (c.context === undefined || (c.context.put.length === 0 && c.context.remove.length === 0)) &&
+      c.engine === undefined &&
       (c.claims === undefined || (c.claims.claims.length === 0 && c.claims.reaped === 0 && !claims.published()))
 
     const waitOf = (needs: Needs) => (needs.permits === true ? Math.max(o.lockWaitMs, PERMITS_LOCK_WAIT_MS) : o.lockWaitMs)
@@ -229,7 +235,8 @@ const make = (o: PgStateOptions) =>
     /**
      * What a decision on the server wrote that this host needs when the server is away (issue 32): its
      * own claims and its own permits, written through to the state directory's database, so that a
-     * decision that falls back sees this machine's holders and a per-machine cap holds in an outage.
+     * decision that falls back sees this machine's holders and a per-machine cap holds in an outage;
+     * and its engine's registration (issue 33), so that a view in an outage still sees it.
      */
     const writeThrough = (now: number, c: Commit): Effect.Effect<void> => {
       const permits = c.permits === undefined ? undefined : { put: c.permits.put.filter((e) => e.holder.host === state.host), remove: c.permits.remove }
@@ -237,10 +244,11 @@ const make = (o: PgStateOptions) =>
         cool: [],
         uncool: [],
         ...(c.claims !== undefined ? { claims: c.claims } : {}),
-        ...(permits !== undefined && (permits.put.length > 0 || permits.remove.length > 0) ? { permits } : {})
+        ...(permits !== undefined && (permits.put.length > 0 || permits.remove.length > 0) ? { permits } : {}),
+        ...(c.engine !== undefined ? { engine: c.engine } : {})
       }
       // not a span of the port: it is part of the decision that made it
-      return local.claims === undefined && local.permits === undefined ? Effect.void : file.commit(now, local).pipe(Effect.withTracerEnabled(false), Effect.catchAllCause(() => Effect.void))
+      return local.claims === undefined && local.permits === undefined && local.engine === undefined ? Effect.void : file.commit(now, local).pipe(Effect.withTracerEnabled(false), Effect.catchAllCause(() => Effect.void))
     }
     /** `decide` on the server, its commit written through once the server committed it. */
     const onServer = <A>(now: number, needs: Needs, decide: (s: SharedSnapshot) => { readonly value: A; readonly commit: Commit }): Effect.Effect<A> => {
@@ -290,8 +298,13 @@ const make = (o: PgStateOptions) =>
         Effect.gen(function* () {
           yield* orDown(renewLease(sql, id, now, (yield* Ref.get(mode)).fallbacks.count))
           yield* Effect.orDie(claims.republish(now))
+          yield* Effect.orDie(engines.republish(now))
           yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)
           yield* orDown(sql`DELETE FROM claims c USING holders h WHERE h.host = c.host AND h.pid = c.pid AND h.lease_until < ${now}`)
+          // another host's engines go with its lease (this host's are judged by their pids, and pruned when one registers)
+          yield* orDown(
+            sql`DELETE FROM engines e WHERE e.host <> ${id.host} AND NOT EXISTS (SELECT 1 FROM holders h WHERE h.host = e.host AND h.pid = e.pid AND h.lease_until >= ${now})`
+          )
           yield* orDown(sql`DELETE FROM holders h WHERE h.lease_until < ${now - o.leaseMs} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`)
         }),
         Effect.void,

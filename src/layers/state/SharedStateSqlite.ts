@@ -34,7 +34,7 @@ import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
 import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
 import { memoryState } from "./MemoryState.js"
 import { memoryPort } from "./SharedStateMemory.js"
-import { sqlClaims, sqlContext, sqlCooldowns, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
 import { pause, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteTx } from "./sqliteTx.js"
 import { SQLITE, type Query } from "./stateSql.js"
 import { spanned } from "../traced.js"
@@ -183,7 +183,8 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
     const pending: Array<Query> = []
     const exec = execOn(tx, pending)
     const instance = yield* takeInstance
-    const claims = sqlClaims(exec, { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: DEAD_FILE_MS })
+    const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: DEAD_FILE_MS }
+    const claims = sqlClaims(exec, id)
     const failOpens = yield* Ref.make(NO_FAIL_OPENS)
 
     /** The queued writes, in order, inside the write transaction that is open. */
@@ -248,6 +249,7 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
       fallbacks: sqlFallbacks(exec),
       permits: sqlPermits(exec, procJudge(state.host), DEAD_FILE_MS),
       context: sqlContext(exec),
+      engines: sqlEngines(exec, id).part,
       lock,
       changes: { stream: state.dir === undefined ? Stream.never : Stream.map(dirChanges(state.dir), () => undefined), touch: Effect.void }
     })

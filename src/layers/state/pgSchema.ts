@@ -20,7 +20,7 @@ export const LOCK_MIGRATE = 3
 
 export { MIGRATIONS_TABLE }
 
-/** Every migration, by id (`1_fleet`, `2_context`): the statements of stateSql.ts in PostgreSQL's dialect. */
+/** Every migration, by id (`1_fleet`, `2_context`, `3_engines`): the statements of stateSql.ts in PostgreSQL's dialect. */
 export const MIGRATIONS = Object.fromEntries(
   MIGRATION_STEPS.map((step) => [
     `${step.id}_${step.name}`,

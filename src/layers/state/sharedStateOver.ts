@@ -1,10 +1,10 @@
 /**
  * The shared-state port over one backend's parts: one part per record kind (claims, cooldowns, quota
- * records, fallback records, permits, context map entries) and the backend's lock, composed into the
- * same read–decide–write sequence whatever they run on. The parts are plain values private to the
- * backends (SharedStateSqlite, SharedStatePg and SharedStateMemory build them; nothing outside
- * src/layers/state names them); a new record kind is one more part here and in each backend. Reads take
- * only what `needs` asks for: a spawn reads claims and cooldowns, never quota records.
+ * records, fallback records, permits, context map entries, plugin engines) and the backend's lock,
+ * composed into the same read–decide–write sequence whatever they run on. The parts are plain values
+ * private to the backends (SharedStateSqlite, SharedStatePg and SharedStateMemory build them; nothing
+ * outside src/layers/state names them); a new record kind is one more part here and in each backend.
+ * Reads take only what `needs` asks for: a spawn reads claims and cooldowns, never quota records.
  */
 import { Data, Effect, Stream } from "effect"
 import type { Cooldown } from "../../core/cooldown.js"
@@ -12,6 +12,7 @@ import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
+import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
 import { problemText, type Commit, type ContextChanges, type ContextEntry, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
@@ -57,6 +58,18 @@ export interface ContextRecords {
   readonly write: (changes: ContextChanges) => Effect.Effect<void, RecordsError>
 }
 
+/**
+ * The plugin engines on record (issue 33): this process's engine registered once when it starts and
+ * removed when it is disposed; every entry judged as it is read (core/state/engines.ts).
+ */
+export interface EngineRecords {
+  /** Every entry (at most ENGINES_MAX), judged `live` at `now`. */
+  readonly readAll: (now: number) => Effect.Effect<ReadonlyArray<EngineView>, RecordsError>
+  /** Registers this process's engine (and removes entries of this host whose process is gone). */
+  readonly register: (engine: EngineRegistration, now: number) => Effect.Effect<void, RecordsError>
+  readonly removeOwn: Effect.Effect<void>
+}
+
 /** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
 export interface StateLock {
   /**
@@ -82,6 +95,7 @@ export interface SharedStateParts {
   readonly fallbacks: FallbackRecords
   readonly permits: PermitRecords
   readonly context: ContextRecords
+  readonly engines: EngineRecords
   readonly lock: StateLock
 }
 
@@ -90,6 +104,7 @@ const NO_QUOTA: ReadonlyArray<QuotaRecord> = []
 const NO_FALLBACKS: ReadonlyArray<FallbackRecord> = []
 const NO_PERMITS: ReadonlyArray<PermitView> = []
 const NO_CONTEXT: ReadonlyArray<ContextEntry> = []
+const NO_ENGINES: ReadonlyArray<EngineView> = []
 
 /** Whether a commit writes anything at all (an empty one does not wake the views). */
 export const wroteSomething = (c: Commit): boolean =>
@@ -100,12 +115,13 @@ export const wroteSomething = (c: Commit): boolean =>
   (c.fallbacks ?? []).length > 0 ||
   (c.endFallbacks ?? []).length > 0 ||
   (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0)) ||
-  (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0))
+  (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0)) ||
+  c.engine !== undefined
 
 /** The port over `parts`; the log is optional (the CLI reads without one). */
 export const sharedStateOver = (parts: SharedStateParts) =>
   Effect.gen(function* () {
-    const { claims, cooldowns, quota, fallbacks, permits, context, lock } = parts
+    const { claims, cooldowns, quota, fallbacks, permits, context, engines, lock } = parts
     const say = yield* optionalLog
     const warn = (message: string) => say("warn", message)
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
@@ -120,7 +136,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       const active = needs.fallbacks ? yield* fallbacks.readAll(now) : NO_FALLBACKS
       const entries = needs.permits ? yield* permits.readAll(now).pipe(Effect.catchAll(orProblem("permits", problems, NO_PERMITS))) : NO_PERMITS
       const maps = needs.context ? yield* context.readAll.pipe(Effect.catchAll(orProblem("context", problems, NO_CONTEXT))) : NO_CONTEXT
-      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, problems } satisfies SharedSnapshot
+      const loaded = needs.engines ? yield* engines.readAll(now).pipe(Effect.catchAll(orProblem("engines", problems, NO_ENGINES))) : NO_ENGINES
+      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, engines: loaded, problems } satisfies SharedSnapshot
     })
 
     const commit = traced("SharedState.commit")(function* (now: number, c: Commit) {
@@ -135,6 +152,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
         yield* permits.write(c.permits, now).pipe(Effect.catchAll((e) => warn(`writing permits failed: ${e.reason}`)))
       if (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0))
         yield* context.write(c.context).pipe(Effect.catchAll((e) => warn(`writing context map records failed: ${e.reason}`)))
+      if (c.engine !== undefined) yield* engines.register(c.engine, now).pipe(Effect.catchAll((e) => warn(`registering the plugin engine failed: ${e.reason}`)))
       if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })
 
@@ -161,7 +179,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       transact,
       commit,
       read,
-      removeOwn: spanned(claims.removeOwn, "SharedState.removeOwn"),
+      removeOwn: spanned(Effect.zipRight(claims.removeOwn, engines.removeOwn), "SharedState.removeOwn"),
       stats: spanned(
         Effect.map(lock.failOpens, (failOpens) => ({ failOpens })),
         "SharedState.stats"

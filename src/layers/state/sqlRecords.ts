@@ -19,12 +19,13 @@ import type { PermitEntry } from "../../core/permits/types.js"
 import { bySession, decodeFallback, encodeFallback, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { decodeQuota, encodeQuota, isStale, type QuotaRecord } from "../../core/quota/record.js"
 import { holderGone, isLocal } from "../../core/state/holder.js"
+import { ENGINES_MAX, engineLive, type EngineRegistration, type EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import type { ContextEntry, OwnClaims } from "../../services/state/SharedState.js"
 import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { judgePermits, type PermitJudge } from "./permitJudge.js"
-import { pidState, startTimeCache } from "./proc.js"
-import type { ClaimRecords, ContextRecords, CooldownRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
+import { pidState, startTimeCache, startTimeOf } from "./proc.js"
+import type { ClaimRecords, ContextRecords, CooldownRecords, EngineRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
 import { list, sqlOf, type Dialect, type Query } from "./stateSql.js"
 
 /** How a statement runs on a backend; a failure is the backend's (PostgreSQL: a defect that sends the decision elsewhere). */
@@ -297,5 +298,82 @@ export const sqlContext = (x: SqlExec): ContextRecords => {
         if (changes.remove.length > 0) yield* x.run(q`DELETE FROM context WHERE key IN (${list(changes.remove)})`)
         for (const e of changes.put) yield* x.run(q`INSERT INTO context (key, body) VALUES (${e.key}, ${e.body}) ON CONFLICT (key) DO UPDATE SET body = excluded.body`)
       })
+  }
+}
+
+interface EngineRow {
+  readonly host: string
+  readonly pid: number | string
+  readonly instance: number | string
+  readonly start_token: string | null
+  readonly version: string
+  readonly backend: string
+  readonly since: number | string
+  readonly lease_until: number | string | null
+}
+
+/**
+ * The plugin engines on record (issue 33), one row per plugin instance: registered once when the engine
+ * starts (the rows of this host whose process is gone are deleted then: a view never writes), deleted
+ * by `removeOwn`. A row is judged as it is read (core/state/engines.ts): on this host by its pid and
+ * start token, elsewhere by its host's holder lease.
+ */
+export const sqlEngines = (x: SqlExec, id: SqlIdentity) => {
+  const q = sqlOf(x.dialect)
+  let last: EngineRegistration | undefined
+  /** Whether a row's engine runs: this host's by its pid and start token (a reused pid is another process), another's by `leaseUntil`. */
+  const live = (r: Pick<EngineRow, "host" | "pid" | "start_token">, leaseUntil: number | undefined, now: number): boolean => {
+    const holder = { host: r.host, pid: Number(r.pid), startToken: r.start_token }
+    const facts = isLocal(holder, id.host) ? { pidState: pidState(holder.pid), liveStartToken: holder.startToken !== null ? startTimeOf(holder.pid) : undefined } : {}
+    return engineLive(holder, leaseUntil, facts, id.host, now)
+  }
+  const write = (e: EngineRegistration, now: number) =>
+    x.run(
+      q`INSERT INTO engines (host, pid, instance, start_token, version, backend, since, seen_at) VALUES (${id.host}, ${id.pid}, ${id.instance}, ${id.startToken}, ${e.version}, ${e.backend}, ${e.since}, ${now})
+        ON CONFLICT (host, pid, instance) DO UPDATE SET start_token = excluded.start_token, version = excluded.version, backend = excluded.backend, since = excluded.since, seen_at = excluded.seen_at`
+    )
+  const part: EngineRecords = {
+    readAll: (now) =>
+      x
+        .all<EngineRow>(
+          q`SELECT e.host, e.pid, e.instance, e.start_token, e.version, e.backend, e.since, h.lease_until FROM engines e LEFT JOIN holders h ON h.host = e.host AND h.pid = e.pid ORDER BY e.since, e.host, e.pid, e.instance LIMIT ${ENGINES_MAX}`
+        )
+        .pipe(
+          Effect.map((rows) =>
+            rows.map(
+              (r): EngineView => ({
+                host: r.host,
+                pid: Number(r.pid),
+                version: r.version,
+                backend: r.backend,
+                since: Number(r.since),
+                live: live(r, r.lease_until === null ? undefined : Number(r.lease_until), now),
+                local: r.host === id.host
+              })
+            )
+          )
+        ),
+    register: (e, now) =>
+      Effect.gen(function* () {
+        last = e
+        // the rows of this host's processes that ended without unregistering go (a view only shows them as gone)
+        const mine = yield* x.all<Pick<EngineRow, "host" | "pid" | "instance" | "start_token">>(q`SELECT host, pid, instance, start_token FROM engines WHERE host = ${id.host}`)
+        for (const r of mine.filter((row) => !live(row, undefined, now)))
+          yield* x.run(q`DELETE FROM engines WHERE host = ${id.host} AND pid = ${Number(r.pid)} AND instance = ${Number(r.instance)}`)
+        yield* write(e, now)
+      }),
+    removeOwn: Effect.suspend(() => {
+      last = undefined
+      return x.run(q`DELETE FROM engines WHERE host = ${id.host} AND pid = ${id.pid} AND instance = ${id.instance}`)
+    }).pipe(Effect.asVoid, Effect.catchAll(() => Effect.void))
+  }
+  return {
+    part,
+    /** The registration written again (a server that lost it, a return from the fallback); nothing before one. */
+    republish: (now: number) => (last === undefined ? Effect.void : write(last, now)),
+    /** Remembers a registration committed elsewhere (the embedded database, while the server was away). */
+    remember: (e: EngineRegistration) => {
+      last = e
+    }
   }
 }

@@ -83,10 +83,19 @@ export const schemaV1 = (d: Dialect): ReadonlyArray<string> => [
 /** Schema version 2: the context map's per-project records (issue 23, onto the port in issue 32). */
 export const schemaV2 = (_d: Dialect): ReadonlyArray<string> => ["CREATE TABLE IF NOT EXISTS context (key text PRIMARY KEY, body text NOT NULL)"]
 
+/**
+ * Schema version 3: the plugin engines on record (issue 33), one row per plugin instance, written once
+ * when it starts and deleted when it is disposed; `since` is when it started, `seen_at` its last write.
+ */
+export const schemaV3 = (d: Dialect): ReadonlyArray<string> => [
+  `CREATE TABLE IF NOT EXISTS engines (host text NOT NULL, pid integer NOT NULL, instance integer NOT NULL, start_token text, version text NOT NULL, backend text NOT NULL, since ${d.bigint} NOT NULL, seen_at ${d.bigint} NOT NULL, PRIMARY KEY (host, pid, instance))`
+]
+
 /** Every migration in order: its id, name and statements. The schema version is the highest id. */
 export const MIGRATION_STEPS: ReadonlyArray<{ readonly id: number; readonly name: string; readonly statements: (d: Dialect) => ReadonlyArray<string> }> = [
   { id: 1, name: "fleet", statements: schemaV1 },
-  { id: 2, name: "context", statements: schemaV2 }
+  { id: 2, name: "context", statements: schemaV2 },
+  { id: 3, name: "engines", statements: schemaV3 }
 ]
 
 export const MIGRATIONS_TABLE = "ocpool_migrations"

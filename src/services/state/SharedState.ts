@@ -1,6 +1,6 @@
 /**
  * The one port for every record the processes on a machine share (SPEC §5): claims, cooldowns, quota
- * records, fallback records and permits (issue 21). A decision that reads shared state runs as one transaction (the
+ * records, fallback records, permits (issue 21) and the plugin engines on record (issue 33). A decision that reads shared state runs as one transaction (the
  * backend's lock, read what it needs, a pure `decide`, write its commit); a decision that reads nothing
  * only commits; views read without the lock. Which backend runs it (files, memory) is chosen in one
  * place: src/layers/state/sharedStateLayer.ts.
@@ -15,6 +15,7 @@ import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import type { Cooldown, CooldownTable } from "../../core/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
+import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
 /** Which records a decision reads; the others are not read at all (a spawn pays only for what it routes on). */
@@ -28,6 +29,8 @@ export interface Needs {
   readonly permits?: boolean
   /** The context map's per-project records and refresh markers (issue 23, on the port since issue 32). */
   readonly context?: boolean
+  /** The plugin engines on record, each judged live or gone (issue 33): what `ocpool status` and `doctor` show. */
+  readonly engines?: boolean
 }
 
 /** Every record kind: what views (`pool_status`, `ocpool status`) read. */
@@ -47,7 +50,7 @@ export interface ContextChanges {
 
 /** A record kind that could not be read (it reads as empty), with why. */
 export interface ReadProblem {
-  readonly kind: "claims" | "cooldowns" | "permits" | "context"
+  readonly kind: "claims" | "cooldowns" | "permits" | "context" | "engines"
   readonly reason: string
 }
 
@@ -65,6 +68,8 @@ export interface SharedSnapshot {
   readonly permits: ReadonlyArray<PermitView>
   /** The context map's entries, by key. */
   readonly context: ReadonlyArray<ContextEntry>
+  /** The plugin engines on record, this process's own included, each judged (`live`). */
+  readonly engines: ReadonlyArray<EngineView>
   /** Kinds that could not be read; transactions log them, views decide. */
   readonly problems: ReadonlyArray<ReadProblem>
 }
@@ -89,6 +94,8 @@ export interface Commit {
   readonly permits?: PermitChanges | undefined
   /** The context map's entries written and removed (issue 32). */
   readonly context?: ContextChanges | undefined
+  /** This process's plugin engine registered (issue 33: once, when it starts); `removeOwn` takes it away. */
+  readonly engine?: EngineRegistration | undefined
 }
 
 export interface SharedStateStats {
@@ -138,7 +145,7 @@ export interface SharedStateService {
   readonly commit: (now: number, commit: Commit) => Effect.Effect<void>
   /** The records as they are now, without the lock (views). */
   readonly read: (now: number, needs: Needs) => Effect.Effect<SharedSnapshot>
-  /** Removes this process's claims (dispose). */
+  /** Removes this process's claims and its engine's registration (dispose). */
   readonly removeOwn: Effect.Effect<void>
   readonly stats: Effect.Effect<SharedStateStats>
   /** The fleet, when the backend is PostgreSQL (hosts, round trip, schema version); `NotFleet` otherwise. */
@@ -162,4 +169,6 @@ export const problemText = (p: ReadProblem): string =>
       ? `reading permits failed: ${p.reason}`
       : p.kind === "context"
         ? `reading context map records failed: ${p.reason}`
-        : `reading cooldowns failed: ${p.reason}`
+        : p.kind === "engines"
+          ? `reading the plugin engines on record failed: ${p.reason}`
+          : `reading cooldowns failed: ${p.reason}`

@@ -333,6 +333,37 @@ export const sharedStateContract = (backend: Backend) =>
       })
     })
 
+    it.live("US-46 a plugin engine registers once and every process reads it, its own included: pid, version, backend, since, live; read only when `needs` asks; removeOwn takes it away", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const { host } = s.holders
+      return Effect.gen(function* () {
+        // registered and nothing else: an idle engine, no claims table
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, engine: { version: "1.2.3", since: now - 5_000, backend: "sqlite" } }))
+        const seen = yield* on(s.process(2), (p) => p.read(now, { engines: true }))
+        expect([seen.engines, seen.peers, seen.problems]).toEqual([[{ host, pid: s.holders.live(1), version: "1.2.3", backend: "sqlite", since: now - 5_000, live: true, local: true }], [], []])
+        expect((yield* on(s.process(1), (p) => p.read(now, { engines: true }))).engines.map((e) => e.pid)).toEqual([s.holders.live(1)])
+        expect((yield* on(s.process(2), (p) => p.read(now, ALL_RECORDS))).engines).toEqual([])
+        // an idle engine holds however long it runs: no lease on this host
+        expect((yield* on(s.process(2), (p) => p.read(now + DEAD_FILE_MS * 10, { engines: true }))).engines.map((e) => e.live)).toEqual([true])
+        yield* on(s.process(2), (p) => p.commit(now + 1, { ...nothing, engine: { version: "1.2.3", since: now + 1, backend: "sqlite" } }))
+        yield* on(s.process(1), (p) => p.removeOwn)
+        expect((yield* on(s.process(3), (p) => p.read(now + 2, { engines: true }))).engines.map((e) => [e.pid, e.live])).toEqual([[s.holders.live(2), true]])
+      })
+    })
+
+    it.live("US-46 an engine whose process ended without unregistering reads as gone, and the next engine registering on this host removes it", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        yield* on(s.dead(), (p) => p.commit(now, { ...nothing, engine: { version: "1.0.0", since: now, backend: "sqlite" } }))
+        const judged = (at: number) => on(s.process(2), (p) => p.read(at, { engines: true })).pipe(Effect.map((snap) => snap.engines.map((e) => [e.pid, e.live])))
+        expect(yield* judged(now)).toEqual([[s.holders.dead, false]])
+        yield* on(s.process(1), (p) => p.commit(now + 1, { ...nothing, engine: { version: "1.0.1", since: now + 1, backend: "sqlite" } }))
+        expect(yield* judged(now + 2)).toEqual([[s.holders.live(1), true]])
+      })
+    })
+
     it.live("US-6 a commit by one process wakes another's `changes` (the live view re-reads on it)", () => {
       const s = backend.make()
       const now = Date.now()
