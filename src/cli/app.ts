@@ -108,7 +108,7 @@ const precheck = (args: ReadonlyArray<string>): Effect.Effect<number | undefined
     Effect.matchEffect({
       onFailure: (e) => (ValidationError.isHelpRequested(e) ? help(own) : usageError(reported(located, helpText(e.error), args), args)),
       onSuccess: (directive): Effect.Effect<number | undefined> =>
-        directive._tag === "UserDefined" && directive.leftover.length > 0 ? usageError(leftover(located, directive.leftover[0]!), args) : Effect.succeed(undefined)
+        directive._tag === "UserDefined" && directive.leftover.length > 0 ? usageError(leftover(located, directive.leftover[0]!, ownWords(args)), args) : Effect.succeed(undefined)
     })
   )
 }

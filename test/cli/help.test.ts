@@ -142,6 +142,10 @@ describe("usage errors", () => {
       expect(missingArg.stderr.split("\n")[0]).toBe("ocpool: permits release: missing argument <ID>")
       const choice = yield* run(["init", "--format", "xml"])
       expect(choice.stderr.split("\n")[0]).toBe("ocpool: init: --format takes txt, json, not 'xml'")
+      for (const args of [["status", "--json", "--json"], ["status", "--pool", "a", "--pool", "b"]]) {
+        const twice = yield* run(args)
+        expect(twice.stderr.split("\n")[0], args.join(" ")).toMatch(/^ocpool: status: --(json|pool) given more than once$/)
+      }
       const extra = yield* run(["status", "extra"])
       expect(extra.stderr.split("\n")[0]).toBe("ocpool: status: unexpected argument 'extra'")
     })

@@ -86,9 +86,11 @@ export const missingValue = (located: Located, args: ReadonlyArray<string>): str
 }
 
 /** The first word the parser left over, said in one line. */
-export const leftover = (located: Located, word: string): string => {
+export const leftover = (located: Located, word: string, args: ReadonlyArray<string> = []): string => {
   const name = word.split("=")[0]!
   if (word.startsWith("-") && word !== "-") {
+    const known = flagNames(located.doc).includes(name)
+    if (known && args.filter((a) => a.split("=")[0] === name).length > 1) return `${where(located.doc)}${name} given more than once`
     const flag = valueFlag(located.doc, name)
     if (flag !== undefined && !word.includes("=")) return `${where(located.doc)}${name} needs a value (${name} ${flag.value})`
     return `${where(located.doc)}unknown flag '${name}'${didYouMean(name, flagNames(located.doc))}`
