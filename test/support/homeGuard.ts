@@ -62,6 +62,8 @@ const XDG = ["XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HO
 
 /** vitest globalSetup: a temporary HOME for the run; the run fails if the real HOME changed under it. */
 export default function setup(): () => void {
+  // once per run: each project of a config runs the global setup again, in the same process
+  if (process.env["OCPOOL_REAL_HOME"] !== undefined && process.env["HOME"]?.includes("ocpool-test-home-")) return () => {}
   const realHome = process.env["HOME"] ?? homedir()
   const before = snapshot(realHome)
   const fake = mkdtempSync(join(tmpdir(), "ocpool-test-home-"))
