@@ -1,51 +1,17 @@
 /** `ocpool sweep sessions|events` as a user runs it: flags, bad input, JSON and human output (US-32, US-33, SPEC §12). */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { spawnSync } from "node:child_process"
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import Database from "better-sqlite3"
-import { afterEach, beforeAll } from "vitest"
-import { OpencodeDb } from "../retention/opencodeDb.js"
+import { bytes, cli, DAY, root, setup, sweepHomes } from "./sweepHome.js"
 
-const root = new URL("../../", import.meta.url).pathname
-const cli = join(root, "bin/ocpool.js")
-const DAY = 86_400_000
-
-beforeAll(() => {
-  if (!existsSync(join(root, "dist/cli.js"))) execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-})
-
-const dirs: Array<string> = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-
-/** A temp home: an opencode database with one old session (3 events) and one fresh one, and a data dir. */
-const setup = () => {
-  const dir = mkdtempSync(join(tmpdir(), "ocpool-sweep-cli-"))
-  dirs.push(dir)
-  const dataHome = join(dir, "data")
-  mkdirSync(join(dataHome, "opencode"), { recursive: true })
-  const db = join(dataHome, "opencode", "opencode.db")
-  const o = new OpencodeDb(db)
-  const now = Date.now()
-  const old = o.session({ created: now - 40 * DAY, title: "old" })
-  o.message(old, now - 40 * DAY)
-  o.events(old, [now - 40 * DAY, now - 39 * DAY, now - 38 * DAY])
-  const fresh = o.session({ created: now - DAY })
-  o.events(fresh, [now - DAY])
-  o.db.pragma("wal_checkpoint(TRUNCATE)")
-  o.close()
-  return { dir, dataHome, db, old, fresh }
-}
+sweepHomes()
 
 const ocpool = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, OPENCODE_DB: "", ...env } })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
-
-const bytes = (path: string) => readFileSync(path)
 
 describe("ocpool sweep: bad input (SPEC §11.1, §12.1)", () => {
   const badValues: ReadonlyArray<readonly [string, ReadonlyArray<string>, RegExp]> = [

@@ -5,46 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, beforeAll } from "vitest"
-import { OpencodeDb } from "../retention/opencodeDb.js"
+import { bytes, cli, setup, sweepHomes } from "./sweepHome.js"
 
-const root = new URL("../../", import.meta.url).pathname
-const cli = join(root, "bin/ocpool.js")
-const DAY = 86_400_000
-
-beforeAll(() => {
-  if (!existsSync(join(root, "dist/cli.js"))) execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root })
-})
-
-const dirs: Array<string> = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-
-/** A temp home: an opencode database with one old session (3 events) and one fresh one, and a data dir. */
-const setup = () => {
-  const dir = mkdtempSync(join(tmpdir(), "ocpool-sweep-busy-"))
-  dirs.push(dir)
-  const dataHome = join(dir, "data")
-  mkdirSync(join(dataHome, "opencode"), { recursive: true })
-  const db = join(dataHome, "opencode", "opencode.db")
-  const o = new OpencodeDb(db)
-  const now = Date.now()
-  const old = o.session({ created: now - 40 * DAY, title: "old" })
-  o.message(old, now - 40 * DAY)
-  o.events(old, [now - 40 * DAY, now - 39 * DAY, now - 38 * DAY])
-  const fresh = o.session({ created: now - DAY })
-  o.events(fresh, [now - DAY])
-  o.db.pragma("wal_checkpoint(TRUNCATE)")
-  o.close()
-  return { dir, dataHome, db, old, fresh }
-}
-
-const bytes = (path: string) => readFileSync(path)
+sweepHomes()
 
 describe("ocpool sweep: a busy database (SPEC §11.1, §12.1)", () => {
   it("US-32 US-33 a database another connection has locked is busy: exit 75 after the back-off, a message that says so, nothing changed", async () => {
