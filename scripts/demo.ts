@@ -10,7 +10,8 @@
  * its own trace (a self-contained page whose path it prints). Loopback only; everything it starts is
  * stopped at the end.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { execFile, spawn, spawnSync } from "node:child_process"
+import { promisify } from "node:util"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -321,7 +322,8 @@ const desktop = fakeDesktop(traceDir)
 try {
   step("build and install")
   waiting("building dist/ (only when the sources changed since the last build)")
-  const built = execFileSync(process.execPath, [join(root, "scripts/build.mjs"), "--if-changed"], { cwd: root, encoding: "utf8" })
+  // asynchronous: the progress line keeps ticking while it builds
+  const built = (await promisify(execFile)(process.execPath, [join(root, "scripts/build.mjs"), "--if-changed"], { cwd: root, encoding: "utf8" })).stdout
   console.log(built.includes("up to date") ? "dist/ is up to date with the sources: not rebuilt" : "built dist/opencode-plugin.js and dist/cli.js from the sources")
   waiting("installing opencode-ai@1.18.33 from the npm registry into .e2e-cache/ (first run only, about 20 s)")
   const binary = await ensureOpencode()

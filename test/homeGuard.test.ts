@@ -28,13 +28,16 @@ describe("the tests' HOME", () => {
       expect(changes(before, snapshot(home))).toEqual([])
       writeFileSync(join(home, ".bashrc"), "changed, not watched")
       writeFileSync(join(home, ".local/state/opencode-pool/state.db"), "ab")
+      // another program's file: its own changes do not count, a mention of the project does
+      writeFileSync(join(home, ".claude.json"), `{"projects": {}}`)
       mkdirSync(join(home, ".config/opencode"), { recursive: true })
-      writeFileSync(join(home, ".claude.json"), "{}")
+      writeFileSync(join(home, ".config/opencode/opencode.json"), `{"plugin": ["file:///x/opencode-pool/dist/opencode-plugin.js"]}`)
       expect(changes(before, snapshot(home))).toEqual([
-        `added ${join(home, ".claude.json")}`,
-        `added ${join(home, ".config/opencode")}`,
+        `changed ${join(home, ".config/opencode/opencode.json")}`,
         `changed ${join(home, ".local/state/opencode-pool/state.db")}`
       ])
+      writeFileSync(join(home, ".claude.json"), `{"mcpServers": {"ocpool": {"command": "ocpool", "args": ["mcp"]}}}`)
+      expect(changes(before, snapshot(home))).toContain(`changed ${join(home, ".claude.json")}`)
       rmSync(join(home, ".local/state/opencode-pool"), { recursive: true })
       expect(changes(before, snapshot(home))).toContain(`removed ${join(home, ".local/state/opencode-pool/state.db")}`)
     } finally {

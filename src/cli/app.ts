@@ -10,8 +10,9 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import { stripVTControlCharacters } from "node:util"
 import { allDocs, type CommandDoc, type DocTree, docTree } from "./help/commandDocs.js"
-import { leftover, locate, missingValue, reported, unknownCommand } from "./help/problems.js"
-import { invocation, renderCommand, renderTop, usageLine } from "./help/render.js"
+import { leftover, locate, reported, scan, unknownCommand } from "./help/problems.js"
+import { renderCommand, renderTop, usageLine } from "./help/render.js"
+import { ocpoolLine } from "../layers/install/installation.js"
 import { helpWidth, wrapHelp } from "./help/wrap.js"
 import { exitCodeOfFailures, finishRun } from "./outcome.js"
 import { type CliIo, CurrentIo, diagnostic, writeOut } from "./output.js"
@@ -67,7 +68,8 @@ const printWrapped = (which: "stdout" | "stderr", text: string): Effect.Effect<v
 /** A usage error: one line naming the problem, that command's usage, where its help is; exit 2 (SPEC §12.1). */
 const usageError = (message: string, args: ReadonlyArray<string>): Effect.Effect<number> => {
   const { doc } = locate(tree(), args)
-  const more = `${invocation(doc.path)} --help`
+  // named as it runs from here (`npx ocpool …` in the checkout, else its absolute path when not on PATH)
+  const more = ocpoolLine([...doc.path, "--help"].join(" "))
   return Effect.zipRight(diagnostic(message), printWrapped("stderr", `${usageLine(doc)}\n'${more}' shows ${doc.path.length === 0 ? "the commands" : doc.subcommands.length > 0 ? "its commands" : "its flags"}.\n`)).pipe(Effect.as(2))
 }
 
@@ -87,28 +89,27 @@ export const helpPage = (path: ReadonlyArray<string>): string | undefined => {
 
 const page = (at: DocTree): string => (at.path.length === 0 ? renderTop(at.doc()) : renderCommand(at.doc(), at.children().map((c) => c.doc())))
 
-const isHelpFlag = (w: string): boolean => w === "--help" || w === "-h"
-
 /**
  * The words as @effect/cli would take them, checked first: an unknown command or flag, a flag without
- * its value or a word left over is one line and the command's usage (exit 2); `--help` prints our page.
- * Undefined: the words are fine, run the command.
+ * its value or a word left over is one line and the command's usage (exit 2); `--help` prints our page,
+ * `--version` the version. Else the words to run (a flag's value that starts with `-` joined to it).
  */
-const precheck = (args: ReadonlyArray<string>): Effect.Effect<number | undefined, never, CliApp.CliApp.Environment> => {
+const precheck = (args: ReadonlyArray<string>): Effect.Effect<number | ReadonlyArray<string>, never, CliApp.CliApp.Environment> => {
   const own = ownWords(args)
   const located = locate(tree(), own)
-  const wantsHelp = own.some(isHelpFlag)
   if (located.unknownCommand !== undefined) return usageError(unknownCommand({ ...located, unknownCommand: located.unknownCommand }), args)
-  if (wantsHelp) return help(own)
+  if (own.length === 0 && args.length > 0) return usageError("'--' ends the flags: the command comes first (ocpool <command> … -- …)", args)
+  if (args.length === 1 && args[0] === "--version") return Effect.as(Effect.flatMap(CurrentIo, (io) => writeOut(io, "stdout", `${version}\n`)), 0)
+  const scanned = scan(located, args)
+  if (scanned.problem !== undefined) return usageError(scanned.problem, args)
+  if (scanned.help) return help(own)
   // a group without a command of its own (`ocpool sweep`), or nothing at all: its page
   if (own.length === located.next && located.doc.subcommands.length > 0 && located.doc.flags.length === 0 && located.doc.args.length === 0) return help(own)
-  const missing = missingValue(located, args)
-  if (missing !== undefined) return usageError(missing, args)
-  return CommandDescriptor.parse(root.descriptor, ["ocpool", ...args], CliConfig.defaultConfig).pipe(
+  return CommandDescriptor.parse(root.descriptor, ["ocpool", ...scanned.args], CliConfig.defaultConfig).pipe(
     Effect.matchEffect({
       onFailure: (e) => (ValidationError.isHelpRequested(e) ? help(own) : usageError(reported(located, helpText(e.error), args), args)),
-      onSuccess: (directive): Effect.Effect<number | undefined> =>
-        directive._tag === "UserDefined" && directive.leftover.length > 0 ? usageError(leftover(located, directive.leftover[0]!, ownWords(args)), args) : Effect.succeed(undefined)
+      onSuccess: (directive): Effect.Effect<number | ReadonlyArray<string>> =>
+        directive._tag === "UserDefined" && directive.leftover.length > 0 ? usageError(leftover(located, directive.leftover[0]!, args), args) : Effect.succeed(scanned.args)
     })
   )
 }
@@ -122,10 +123,10 @@ const wizardWithoutTerminal = (args: ReadonlyArray<string>, io: CliIo): boolean 
 const command = (argv: ReadonlyArray<string>): Effect.Effect<number, unknown> => {
   const args = argv.slice(2)
   return precheck(args).pipe(
-    Effect.flatMap((code) =>
-      code !== undefined
-        ? Effect.succeed(code)
-        : cli(argv).pipe(
+    Effect.flatMap((checked) =>
+      typeof checked === "number"
+        ? Effect.succeed(checked)
+        : cli([...argv.slice(0, 2), ...checked]).pipe(
             Effect.as(0),
             Effect.catchTags({ UsageProblem: (e) => usageError(e.message, args), ExitWith: (e) => Effect.succeed(e.code) }),
             exitCodeOfFailures,

@@ -18,6 +18,12 @@ export interface InvocationFacts {
   readonly bin: string
   /** The working directory (real path). */
   readonly cwd: string
+  /**
+   * The nearest directory at or above `cwd` with a package.json (real path), where `npx` looks for
+   * the command first; `undefined` when there is none. Only when it is this installation's root does
+   * `npx ocpool` run this installation (`bin/` and `.e2e-cache/…` have package.json files of their own).
+   */
+  readonly project?: string | undefined
   /** Whether `bin` runs by its own path: executable here, and a `node` on PATH for its `#!/usr/bin/env node`. */
   readonly binRunnable: boolean
   /** Whether PATH has a `node`. */
@@ -46,7 +52,7 @@ const absoluteArgv = (f: InvocationFacts): ReadonlyArray<string> => (f.binRunnab
 /** How a person runs `ocpool` from `f.cwd`. */
 export const invocationOf = (f: InvocationFacts): Invocation => {
   if (f.onPath !== undefined && f.onPath === f.bin) return { _tag: "OnPath" }
-  if (isInside(f.cwd, f.root)) return { _tag: "Npx" }
+  if (isInside(f.cwd, f.root) && (f.project === undefined || f.project === f.root)) return { _tag: "Npx" }
   return { _tag: "Absolute", argv: absoluteArgv(f) }
 }
 

@@ -107,7 +107,8 @@ describe("usage errors", () => {
       const lines = r.stderr.trimEnd().split("\n")
       expect(lines[0]).toBe("ocpool: status: unknown flag '--pol' (did you mean '--pool'?)")
       expect(lines[1]).toMatch(/^usage: ocpool status \[--pool FILE\]/)
-      expect(lines[lines.length - 1]).toBe("'ocpool status --help' shows its flags.")
+      // named as it runs from here: inside the checkout, npx ocpool
+      expect(lines[lines.length - 1]).toBe("'npx ocpool status --help' shows its flags.")
       expect(lines.length).toBeLessThanOrEqual(4)
       expect(r.stderr).not.toMatch(/doctor|sweep|permits/)
     })
@@ -118,7 +119,7 @@ describe("usage errors", () => {
       const top = yield* run(["sttus"])
       expect(top.code).toBe(2)
       expect(top.stderr.split("\n")[0]).toBe("ocpool: unknown command 'sttus' (did you mean 'status'?)")
-      expect(top.stderr).toContain("'ocpool --help' shows the commands.")
+      expect(top.stderr).toContain("'npx ocpool --help' shows the commands.")
       const sub = yield* run(["sweep", "evnts"])
       expect(sub.stderr.split("\n")[0]).toBe("ocpool: sweep: unknown command 'evnts' (did you mean 'events'?)")
       const help = yield* run(["contxt", "--help"])
@@ -148,6 +149,32 @@ describe("usage errors", () => {
       }
       const extra = yield* run(["status", "extra"])
       expect(extra.stderr.split("\n")[0]).toBe("ocpool: status: unexpected argument 'extra'")
+    })
+  )
+
+  it.effect("US-46 every flag before -- is checked: a typo before a positional, a flag between a group and its command, an empty --flag=, words after --", () =>
+    Effect.gen(function* () {
+      const first = (args: ReadonlyArray<string>) => Effect.map(run(args), (r) => `${r.code} ${r.stderr.split("\n")[0]}`)
+      expect(yield* first(["replay", "--explian", "x.jsonl"])).toBe("2 ocpool: replay: unknown flag '--explian' (did you mean '--explain'?)")
+      expect(yield* first(["permits", "release", "--forc", "3"])).toBe("2 ocpool: permits release: unknown flag '--forc' (did you mean '--force'?)")
+      expect(yield* first(["run", "--wiat", "1s", "true"])).toBe("2 ocpool: run: unknown flag '--wiat' (did you mean '--wait'?)")
+      expect(yield* first(["sweep", "--json"])).toBe("2 ocpool: sweep: unknown flag '--json'")
+      expect(yield* first(["--versoin"])).toBe("2 ocpool: unknown flag '--versoin' (did you mean '--version'?)")
+      expect(yield* first(["status", "--pool="])).toBe("2 ocpool: status: --pool needs a value (--pool FILE)")
+      expect(yield* first(["status", "--", "--json"])).toBe("2 ocpool: status: unexpected argument '--json' (after --, every word is an argument)")
+      expect(yield* first(["--", "status"])).toBe("2 ocpool: '--' ends the flags: the command comes first (ocpool <command> … -- …)")
+      // a letter is not a typo of another letter
+      expect(yield* first(["status", "-j"])).toBe("2 ocpool: status: unknown flag '-j'")
+    })
+  )
+
+  it.effect("US-46 -h as a flag's value is the value, not a request for help; --version is the version alone", () =>
+    Effect.gen(function* () {
+      const r = yield* run(["replay", "--pool", "-h"])
+      expect(r.stdout).not.toContain("usage:")
+      expect(r.stderr).toContain("-h")
+      const v = yield* run(["--version"])
+      expect(v.stdout).toMatch(/^\d+\.\d+\.\d+(-[\w.]+)?\n$/)
     })
   )
 

@@ -165,8 +165,8 @@ describe("ocpool run", () => {
         [["--wait=-1s", "--", "true"], /^ocpool: --wait -1s: negative: .*\n$/],
         [[], /^ocpool: run needs a command: ocpool run \[flags\] -- CMD \[ARGS…\]\n$/],
         [["--"], /^ocpool: run needs a command/],
-        [["--bogus", "--", "true"], /^ocpool: run: unknown flag or missing value: --bogus \(the command goes after --\)\n$/],
-        [["--weight", "--", "true"], /^ocpool: run: unknown flag or missing value: --weight/]
+        [["--bogus", "--", "true"], /^ocpool: run: unknown flag '--bogus'\nusage: ocpool run /],
+        [["--weight", "--", "true"], /^ocpool: run: --weight needs a value \(--weight N\)\nusage: ocpool run /]
       ]
       for (const [args, stderr] of cases) {
         const fake = makeFake()

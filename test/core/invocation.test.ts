@@ -26,6 +26,9 @@ describe("how ocpool runs from here", () => {
     expect(line({})).toBe("/home/me/src/opencode-pool/bin/ocpool.js doctor")
     expect(line({ binRunnable: false })).toBe("node /home/me/src/opencode-pool/bin/ocpool.js doctor")
     expect(line({ binRunnable: false, nodeOnPath: false })).toBe("/opt/node-20/bin/node /home/me/src/opencode-pool/bin/ocpool.js doctor")
+    // a folder of the checkout with a package.json of its own (bin/, .e2e-cache/…): npx would look there, then in the registry
+    expect(line({ cwd: `${FACTS.root}/bin`, project: `${FACTS.root}/bin` })).toBe("/home/me/src/opencode-pool/bin/ocpool.js doctor")
+    expect(line({ cwd: `${FACTS.root}/test/cli`, project: FACTS.root })).toBe("npx ocpool doctor")
     // a sibling directory whose name starts like the root's is outside it
     expect(line({ cwd: `${FACTS.root}-old` })).toBe("/home/me/src/opencode-pool/bin/ocpool.js doctor")
   })

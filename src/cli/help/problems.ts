@@ -3,6 +3,7 @@
  * known one ("did you mean"), a flag given without its value as missing (not as an unknown argument),
  * a word no command takes. Pure over the command docs: app.ts prints the line and that command's usage.
  */
+import { editDistance } from "../../core/editDistance.js"
 import type { CommandDoc, DocTree } from "./commandDocs.js"
 
 /** Where in the tree the words lead: the deepest command named, and the index of the first word after it. */
@@ -29,24 +30,16 @@ export const locate = (root: DocTree, args: ReadonlyArray<string>): Located => {
   return { doc: tree.doc(), tree, next: i }
 }
 
-/** Edit distance (insert, delete, substitute, swap two neighbours). */
-export const distance = (a: string, b: string): number => {
-  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1)
-    }
-  return d[a.length]![b.length]!
-}
-
 /** The known word nearest to `word`, when it is near enough to be a typo (or `word` starts it). */
 export const nearest = (word: string, known: ReadonlyArray<string>): string | undefined => {
-  const limit = word.replace(/^-+/, "").length <= 4 ? 1 : 2
+  const bare = word.replace(/^-+/, "")
+  // `-j` is a letter, not a typo of one
+  if (bare.length <= 1) return undefined
+  const limit = bare.length <= 4 ? 1 : 2
   let best: { readonly w: string; readonly d: number } | undefined
   for (const k of known) {
-    const d = distance(word, k)
+    if (k === word) continue
+    const d = editDistance(word, k, limit)
     if (d <= limit && (best === undefined || d < best.d)) best = { w: k, d }
   }
   return best?.w ?? known.find((k) => word.length >= 3 && k.startsWith(word) && k !== word)
@@ -67,27 +60,70 @@ const where = (doc: CommandDoc): string => (doc.path.length === 0 ? "" : `${doc.
 export const unknownCommand = (located: Located & { readonly unknownCommand: string }): string =>
   `${where(located.doc)}unknown command '${located.unknownCommand}'${didYouMean(located.unknownCommand, located.doc.subcommands)}`
 
+/** @effect/cli's own flags, taken by every command: the ones that take a value, and the rest. */
+const BUILT_IN_VALUES = new Set(["--log-level", "--completions"])
+const BUILT_IN_SWITCHES = new Set(["--help", "-h", "--version", "--wizard"])
+
+/** What the flags of a command line say before @effect/cli parses it (`scan`). */
+export interface Scanned {
+  /** The first problem, in one line: an unknown flag (did you mean), a flag without its value. */
+  readonly problem?: string | undefined
+  /** `--help` or `-h` as a flag (not as a flag's value: `run --reason -h` is a reason). */
+  readonly help: boolean
+  /** The words with each flag's value that starts with `-` joined to it (`--reason=-h`), so the parser reads it as the value. */
+  readonly args: ReadonlyArray<string>
+}
+
 /**
- * A flag that takes a value but is followed by nothing or by another of the command's flags
- * (`status --pool --json` would take `--json` as the file): one line, or undefined.
+ * Reads the flags of `args` after the command's words, up to `--`: every `-word` must be a flag of the
+ * command (or a built-in), a flag that takes a value must have one (`status --pool --json` would take
+ * `--json` as the file; `--pool=` is empty). The first problem found is returned.
  */
-export const missingValue = (located: Located, args: ReadonlyArray<string>): string | undefined => {
-  const names = new Set(flagNames(located.doc))
+export const scan = (located: Located, args: ReadonlyArray<string>): Scanned => {
+  const doc = located.doc
+  const names = new Set([...flagNames(doc), ...BUILT_IN_VALUES, ...BUILT_IN_SWITCHES])
+  const out = args.slice(0, located.next)
+  let help = false
+  const problem = (text: string): Scanned => ({ problem: text, help, args })
   for (let i = located.next; i < args.length; i++) {
     const word = args[i]!
-    if (word === "--") return undefined
-    const flag = valueFlag(located.doc, word)
-    if (flag === undefined) continue
+    if (word === "--") {
+      out.push(...args.slice(i))
+      break
+    }
+    out.push(word)
+    if (!word.startsWith("-") || word === "-") continue
+    const eq = word.indexOf("=")
+    const name = eq < 0 ? word : word.slice(0, eq)
+    if (BUILT_IN_SWITCHES.has(name)) {
+      help ||= name === "--help" || name === "-h"
+      continue
+    }
+    const flag = valueFlag(doc, name)
+    if (flag === undefined && !BUILT_IN_VALUES.has(name)) {
+      if (names.has(name)) continue
+      return problem(`${where(doc)}unknown flag '${name}'${didYouMean(name, [...flagNames(doc), ...(doc.path.length === 0 ? ["--version"] : [])])}`)
+    }
+    const needs = `${where(doc)}${name} needs a value${flag === undefined ? "" : ` (${name} ${flag.value})`}`
+    if (eq >= 0) {
+      if (word.length === eq + 1) return problem(needs)
+      continue
+    }
     const value = args[i + 1]
-    if (value === undefined || names.has(value.split("=")[0]!)) return `${where(located.doc)}${word} needs a value (${word} ${flag.value})`
+    if (value === undefined || value === "--" || (names.has(value.split("=")[0]!) && !BUILT_IN_SWITCHES.has(value))) return problem(needs)
+    // a value that looks like a flag (`--reason -h`) is joined to its flag, so the parser takes it as the value
+    if (value.startsWith("-") && value !== "-") out[out.length - 1] = `${word}=${value}`
+    else out.push(value)
     i++
   }
-  return undefined
+  return { help, args: out }
 }
 
 /** The first word the parser left over, said in one line. */
 export const leftover = (located: Located, word: string, args: ReadonlyArray<string> = []): string => {
   const name = word.split("=")[0]!
+  const end = args.indexOf("--")
+  if (end >= 0 && args.indexOf(word, end + 1) > end) return `${where(located.doc)}unexpected argument '${word}' (after --, every word is an argument)`
   if (word.startsWith("-") && word !== "-") {
     const known = flagNames(located.doc).includes(name)
     if (known && args.filter((a) => a.split("=")[0] === name).length > 1) return `${where(located.doc)}${name} given more than once`

@@ -14,6 +14,7 @@
  * Pure: parsed JSON and facts in (the names of the env vars that are set and the provider ids that
  * auth.json has an entry for; never a value), findings out.
  */
+import { editDistance } from "../editDistance.js"
 import { parse, type ParseError } from "jsonc-parser"
 import { isRecord } from "../json.js"
 import { tooDeepAt } from "../jsoncEdit.js"
@@ -149,28 +150,6 @@ export interface ModelCheckFacts {
 export interface ModelFinding {
   readonly status: "ok" | "warn"
   readonly detail: string
-}
-
-/** Optimal string alignment distance (edits, and a swap of two neighbours counted once), or `max + 1` once it must exceed `max`. */
-export const editDistance = (a: string, b: string, max: number): number => {
-  if (Math.abs(a.length - b.length) > max) return max + 1
-  let before: Array<number> = []
-  let prev: Array<number> = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    let best = i
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1)
-      row.push(d)
-      best = Math.min(best, d)
-    }
-    if (best > max) return max + 1
-    before = prev
-    prev = row
-  }
-  return Math.min(prev[b.length]!, max + 1)
 }
 
 /** How far a typo may be from what was meant: 2 edits, or a quarter of the id's length when longer. */

@@ -4,7 +4,7 @@
  * person runs `ocpool` from a directory (core/invocation.ts): which `ocpool` PATH finds, resolved to its
  * real path, whether the bin can run by its own path.
  */
-import { accessSync, constants, readFileSync, realpathSync } from "node:fs"
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { BARE, commandLine, invocationOf, type Invocation, type InvocationFacts } from "../../core/invocation.js"
@@ -44,6 +44,14 @@ const executable = (path: string): boolean => {
   }
 }
 
+/** The nearest directory at or above `dir` holding a package.json (where npx looks first), or undefined. */
+const nearestProject = (dir: string): string | undefined => {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, "package.json"))) return at
+    if (dirname(at) === at) return undefined
+  }
+}
+
 /**
  * The PATH of the person's shell: under `npx` or an npm script, npm puts its own `node_modules/.bin`
  * folders in front (`npx ocpool` links this package into `~/.npm/_npx/…/.bin`), which the shell the
@@ -66,11 +74,13 @@ export const invocationFacts = (env: NodeJS.ProcessEnv = process.env, cwd: strin
   if (realRoot === undefined || bin === undefined) return undefined
   const found = which("ocpool", shellPath(env))
   const nodeOnPath = which("node", env) !== undefined
+  const here = real(cwd) ?? cwd
   return {
     onPath: found === undefined ? undefined : (real(found) ?? found),
     root: realRoot,
     bin,
-    cwd: real(cwd) ?? cwd,
+    cwd: here,
+    project: nearestProject(here),
     binRunnable: nodeOnPath && executable(bin),
     nodeOnPath,
     node: process.execPath

@@ -7,12 +7,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
+import { editDistance } from "../../../src/core/editDistance.js"
 import {
   authProvidersOf,
   checkSlotModels,
   closest,
   configProvidersOf,
-  editDistance,
   mergeConfigProviders,
   parseModelCatalog,
   type ConfigProvider,
