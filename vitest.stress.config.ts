@@ -7,6 +7,8 @@ export default defineConfig({
     environment: "node",
     // a temporary HOME for the run; the run fails if the real one changed (test/support/homeGuard.ts)
     globalSetup: ["test/support/homeGuard.ts"],
+    // and each test file one of its own (test/support/fileHome.ts)
+    setupFiles: ["test/support/fileHome.ts"],
     pool: "forks",
     testTimeout: 300_000
   }
