@@ -358,7 +358,8 @@ export const mcpSnippets = (env: NodeJS.ProcessEnv = process.env): string => {
     `  command = ${tomlString(server.command)}`,
     `  args = ${tomlArray(server.args)}`,
     ...(note === undefined ? [] : [note]),
-    `or let ocpool add it: ${commandLine(invocationHere(env), "init --mcp claude-code|codex|cursor")}`
+    // one runnable command per harness: `claude-code|codex|cursor` pasted into a shell is two pipes
+    `or let ocpool add it: ${commandLine(invocationHere(env), "init --mcp claude-code")} (or codex, or cursor)`
   ].join("\n")
 }
 

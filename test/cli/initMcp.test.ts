@@ -363,6 +363,9 @@ describe("ocpool init --mcp print and flags", () => {
     expect(r.stdout).toContain('"mcpServers": { "ocpool": { "command": "ocpool", "args": ["mcp"] } }')
     expect(r.stdout).toContain("[mcp_servers.ocpool]")
     expect(r.stdout).toContain("~/.cursor/mcp.json")
+    // the command it suggests runs as pasted: no `a|b|c` a shell would read as pipes
+    expect(r.stdout).toMatch(/or let ocpool add it: .*init --mcp claude-code \(or codex, or cursor\)$/m)
+    expect(r.stdout).not.toContain("claude-code|")
     expect(existsSync(join(h, ".claude.json"))).toBe(false)
   })
 
