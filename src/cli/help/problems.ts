@@ -127,8 +127,6 @@ export const leftover = (located: Located, word: string, args: ReadonlyArray<str
   if (word.startsWith("-") && word !== "-") {
     const known = flagNames(located.doc).includes(name)
     if (known && args.filter((a) => a.split("=")[0] === name).length > 1) return `${where(located.doc)}${name} given more than once`
-    const flag = valueFlag(located.doc, name)
-    if (flag !== undefined && !word.includes("=")) return `${where(located.doc)}${name} needs a value (${name} ${flag.value})`
     return `${where(located.doc)}unknown flag '${name}'${didYouMean(name, flagNames(located.doc))}`
   }
   if (located.doc.subcommands.length > 0) return `${where(located.doc)}unknown command '${word}'${didYouMean(word, located.doc.subcommands)}`

@@ -4,27 +4,17 @@
  * person runs `ocpool` from a directory (core/invocation.ts): which `ocpool` PATH finds, resolved to its
  * real path, whether the bin can run by its own path.
  */
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs"
+import { accessSync, constants, existsSync, realpathSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { BARE, commandLine, invocationOf, type Invocation, type InvocationFacts } from "../../core/invocation.js"
 import { which } from "../process/runArgv.js"
+import { nearestPackage } from "./pluginEntry.js"
 
-/** The root of this installation: the nearest directory above `from` with opencode-pool's package.json. */
+/** The root of this installation: the directory of the nearest named package.json above `from`, when it is opencode-pool's. */
 export const installationRoot = (from: string = fileURLToPath(import.meta.url)): string | undefined => {
-  let dir = dirname(from)
-  for (let i = 0; i < 6; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown }
-      if (pkg.name === "opencode-pool") return dir
-    } catch {
-      // not here
-    }
-    const up = dirname(dir)
-    if (up === dir) break
-    dir = up
-  }
-  return undefined
+  const found = nearestPackage(from)
+  return found?.name === "opencode-pool" ? found.dir : undefined
 }
 
 const real = (path: string): string | undefined => {

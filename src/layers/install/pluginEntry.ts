@@ -16,7 +16,7 @@ const LEVELS = 8
 const PACKAGE_JSON_MAX_BYTES = 1 << 20
 
 /** The nearest package.json above `file` that has a name: that name and its directory; `undefined` when none is found or one is unreadable. */
-const nearestPackage = (file: string): { readonly name: string; readonly dir: string } | undefined => {
+export const nearestPackage = (file: string): { readonly name: string; readonly dir: string } | undefined => {
   let dir = dirname(file)
   for (let i = 0; i < LEVELS; i++) {
     let text: string | undefined
