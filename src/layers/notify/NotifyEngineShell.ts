@@ -42,25 +42,42 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
       return Effect.logWithLevel(effectLevelOf(line.level), line.message)
     }
 
+    // generators defined once, not one made per effect (docs/PERFORMANCE.md, "Generators")
+    const sendPopup = Effect.fnUntraced(function* (e: Extract<NotifyEffect, { readonly type: "send" }>) {
+      const send = notifier.send(e.notification, e.root).pipe(
+        Effect.tap((d) => reportDelivery(e.notification.kind, d)),
+        // when the send returned (the popup was up by then)
+        Effect.flatMap((d) => Effect.map(Clock.currentTimeMillis, (doneAt): SentPopup => ({ ok: d.ok, id: d.id, doneAt })))
+      )
+      const pending = closesByKey() ? closing.get(e.root) : undefined
+      const fiber = yield* FiberSet.run(fibers, pending === undefined ? send : Effect.zipRight(Fiber.await(pending), send))
+      if (config.fade) {
+        const list = raised.get(e.root) ?? []
+        list.push(fiber)
+        raised.set(e.root, list)
+      }
+    })
+
+    /** The popups `sends` raised for a root closed at `at` at the earliest, each shown at least FADE_MIN_MS. */
+    const closeLater = Effect.fnUntraced(function* (e: Extract<NotifyEffect, { readonly type: "close" }>, sends: ReadonlyArray<Fiber.Fiber<SentPopup>>) {
+      const now = yield* Clock.currentTimeMillis
+      if (e.at > now) yield* Effect.sleep(Duration.millis(e.at - now))
+      const shown = popupsShown(yield* Effect.forEach(sends, Fiber.join))
+      if (shown === undefined) return
+      // the machine counts FADE_MIN_MS from its decision; a popup a slow hop showed later stays that long too
+      const after = yield* Clock.currentTimeMillis
+      const closeAt = fadeCloseAt(shown.shownAt, after)
+      if (closeAt > after) yield* Effect.sleep(Duration.millis(closeAt - after))
+      const d = yield* notifier.close(e.root, shown.ids)
+      yield* Effect.logDebug(d.ok ? `closed the popup of ${e.root} via ${d.channel}` : `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
+    })
+
     const carryOut = (e: NotifyEffect): Effect.Effect<void> => {
       switch (e.type) {
         case "log":
           return Effect.logWithLevel(effectLevelOf(e.level), e.message)
         case "send":
-          return Effect.gen(function* () {
-            const send = notifier.send(e.notification, e.root).pipe(
-              Effect.tap((d) => reportDelivery(e.notification.kind, d)),
-              // when the send returned (the popup was up by then)
-              Effect.flatMap((d) => Effect.map(Clock.currentTimeMillis, (doneAt): SentPopup => ({ ok: d.ok, id: d.id, doneAt })))
-            )
-            const pending = closesByKey() ? closing.get(e.root) : undefined
-            const fiber = yield* FiberSet.run(fibers, pending === undefined ? send : Effect.zipRight(Fiber.await(pending), send))
-            if (config.fade) {
-              const list = raised.get(e.root) ?? []
-              list.push(fiber)
-              raised.set(e.root, list)
-            }
-          })
+          return sendPopup(e)
         case "close": {
           const sends = raised.get(e.root) ?? []
           raised.delete(e.root)
@@ -69,21 +86,7 @@ export const makeNotifyEngine = (config: NotifyConfig, notifier: NotifierService
           const forget = Effect.sync(() => {
             if (self !== undefined && closing.get(e.root) === self) closing.delete(e.root)
           })
-          return FiberSet.run(
-            fibers,
-            Effect.gen(function* () {
-              const now = yield* Clock.currentTimeMillis
-              if (e.at > now) yield* Effect.sleep(Duration.millis(e.at - now))
-              const shown = popupsShown(yield* Effect.forEach(sends, Fiber.join))
-              if (shown === undefined) return
-              // the machine counts FADE_MIN_MS from its decision; a popup a slow hop showed later stays that long too
-              const after = yield* Clock.currentTimeMillis
-              const closeAt = fadeCloseAt(shown.shownAt, after)
-              if (closeAt > after) yield* Effect.sleep(Duration.millis(closeAt - after))
-              const d = yield* notifier.close(e.root, shown.ids)
-              yield* Effect.logDebug(d.ok ? `closed the popup of ${e.root} via ${d.channel}` : `closing the popup of ${e.root} failed via ${d.channel}: ${d.reason ?? "unknown reason"}`)
-            }).pipe(Effect.ensuring(forget))
-          ).pipe(
+          return FiberSet.run(fibers, closeLater(e, sends).pipe(Effect.ensuring(forget))).pipe(
             Effect.map((f) => {
               if (closesByKey() && f.unsafePoll() === null) closing.set(e.root, (self = f))
             })

@@ -91,8 +91,7 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
       const pollMs = Math.max(10, config.pollMs ?? POLL_MS)
 
       /** One machine step in one transaction; recorded when it changed something. */
-      const step = (op: PermitOp) =>
-        Effect.gen(function* () {
+      const step = Effect.fnUntraced(function* (op: PermitOp) {
           const now = yield* Clock.currentTimeMillis
           const { s, read } = yield* shared.transact(now, NEEDS, (snapshot) => {
             const s = stepPermits(snapshot.permits, capacities, op, now)

@@ -186,8 +186,7 @@ export const makeEngine = (config: EngineConfig) =>
           }))
 
     /** The refresh machine's record saved when its state changed; the CLI's marker taken when a run starts. */
-    const keepContext = (before: EngineState, out: Applied, now: number): Effect.Effect<void> =>
-      Effect.gen(function* () {
+    const keepContext = Effect.fnUntraced(function* (before: EngineState, out: Applied, now: number) {
         if (refresh === undefined || out.state.machine.context === before.machine.context) return
         if (out.decisions.some((d) => d.type === "context_start")) yield* refresh.store.takeQueued(refresh.root)
         const saved = yield* Effect.either(refresh.store.save(recordOf(out.state.machine.context, refresh.root, now, self.host, self.pid)))
@@ -198,8 +197,8 @@ export const makeEngine = (config: EngineConfig) =>
       })
 
     /** `given`: a snapshot the caller read for a read-only event (the status view shows the same one). */
-    const decide = (m: EngineMemory, given0: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) =>
-      Effect.gen(function* () {
+    // generators defined once (not one made per call: docs/PERFORMANCE.md, "Generators")
+    const decide = Effect.fnUntraced(function* (m: EngineMemory, given0: EngineEvent, given?: { readonly now: number; readonly snapshot: PoolSnapshot }) {
         if (m.closed) return [undefined, m] as const
         const now = given?.now ?? (yield* Clock.currentTimeMillis)
         const event = yield* withContext(given0)
@@ -307,7 +306,7 @@ export const makeEngine = (config: EngineConfig) =>
         yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
         yield* advisePrices(pool.slots)
       }).pipe(spanned("PoolEngine.reload")),
-      statusText: (permits?: ReadonlyArray<BudgetJson>) => Effect.gen(function* () {
+      statusText: traced("PoolEngine.statusText")(function* (permits?: ReadonlyArray<BudgetJson>) {
         // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
         const now = yield* Clock.currentTimeMillis
         const snapshot: SharedSnapshot = yield* readLogged(now, ALL_RECORDS)
@@ -332,7 +331,7 @@ export const makeEngine = (config: EngineConfig) =>
         const fleet = onFiles !== undefined && onFiles > 0 ? `\nfleet fallbacks: ${onFiles} (PostgreSQL did not answer; decided on the state directory)` : ""
         // the compact view of the same snapshot last (issue 24): the picture the live view draws
         return `${renderStatus(view, { now, processes, reaper: { intervalMs: config.reapMs, lastSweepAt: state.lastSweepAt } })}${failOpens > 0 ? `\nlock fail-opens: ${failOpens}` : ""}${fleet}${GLANCE}\n${compactView(view, now).join("\n")}`
-      }).pipe(spanned("PoolEngine.statusText")),
+      }),
       state: spanned(stateNow, "PoolEngine.state"),
       settle: spanned(Effect.zipRight(FiberSet.awaitEmpty(advice), FiberMap.awaitEmpty(aborts)), "PoolEngine.settle"),
       aborting: spanned(FiberMap.size(aborts), "PoolEngine.aborting")

@@ -123,8 +123,8 @@ const make = (o: PgStateOptions) =>
       for (const q of c.quota ?? []) pending.quota.set(q.model, q)
     }
     /** What this process decided on files, on the server: its claims table (its file removed), the cooldowns (a longer one already there kept) and quota records. */
-    const publishPending = (now: number) =>
-      Effect.gen(function* () {
+    const publishPending = Effect.fnUntraced(
+      function* (now: number) {
         yield* claims.republish(now)
         yield* engines.republish(now)
         const cool = [...pending.cool.values()].filter((c) => !isCooldownExpired(c, now))
@@ -132,7 +132,10 @@ const make = (o: PgStateOptions) =>
         if (pending.quota.size > 0) yield* quotaPg.write([...pending.quota.values()])
         pending.cool.clear()
         pending.quota.clear()
-      }).pipe(Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
+      },
+      Effect.catchAll(() => Effect.void),
+      Effect.catchAllDefect(() => Effect.void)
+    )
     // a decision made on files and the rejoin never interleave: whichever comes second publishes the other's work
     const gate = yield* Effect.makeSemaphore(1)
 
@@ -216,21 +219,20 @@ const make = (o: PgStateOptions) =>
         )
       )
 
-    const fleet = (now: number): Effect.Effect<FleetAnswer> => {
-      const view = Effect.gen(function* () {
-        yield* ensureSchema
-        const t0 = yield* Clock.currentTimeNanos
-        yield* orDown(sql`SELECT 1`)
-        const roundTripMs = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
-        return { _tag: "Fleet" as const, view: { url, schema: o.schema, host: state.host, roundTripMs, schemaVersion: yield* orDown(schemaVersion(sql)), hosts: yield* hosts(now) } }
-      })
-      return view.pipe(
+    const fleetView = Effect.fnUntraced(function* (now: number) {
+      yield* ensureSchema
+      const t0 = yield* Clock.currentTimeNanos
+      yield* orDown(sql`SELECT 1`)
+      const roundTripMs = Number((yield* Clock.currentTimeNanos) - t0) / 1e6
+      return { _tag: "Fleet" as const, view: { url, schema: o.schema, host: state.host, roundTripMs, schemaVersion: yield* orDown(schemaVersion(sql)), hosts: yield* hosts(now) } }
+    })
+    const fleet = (now: number): Effect.Effect<FleetAnswer> =>
+      fleetView(now).pipe(
         Effect.timeoutFail({ duration: Math.max(1_000, o.lockWaitMs), onTimeout: () => new FleetDown({ reason: `no answer within ${Math.max(1_000, o.lockWaitMs)} ms`, schemaMissing: false }) }),
         Effect.catchAllDefect(asDown),
         Effect.catchAll((down) => Effect.succeed({ _tag: "Unreachable" as const, url, schema: o.schema, host: state.host, reason: down.reason })),
         spanned("SharedState.fleet")
       )
-    }
 
     /**
      * What a decision on the server wrote that this host needs when the server is away (issue 32): its
@@ -290,28 +292,19 @@ const make = (o: PgStateOptions) =>
     }
 
     // the heartbeat: the lease renewed, the claims re-published (a newer publish is never overwritten), the expired reaped
-    const beat = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      yield* either(
-        now,
-        Math.max(1_000, o.lockWaitMs),
-        Effect.gen(function* () {
-          yield* orDown(renewLease(sql, id, now, (yield* Ref.get(mode)).fallbacks.count))
-          yield* Effect.orDie(claims.republish(now))
-          yield* Effect.orDie(engines.republish(now))
-          yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)
-          yield* orDown(sql`DELETE FROM claims c USING holders h WHERE h.host = c.host AND h.pid = c.pid AND h.lease_until < ${now}`)
-          // another host's engines go with its lease (this host's are judged by their pids, and pruned when one registers)
-          yield* orDown(
-            sql`DELETE FROM engines e WHERE e.host <> ${id.host} AND NOT EXISTS (SELECT 1 FROM holders h WHERE h.host = e.host AND h.pid = e.pid AND h.lease_until >= ${now})`
-          )
-          yield* orDown(sql`DELETE FROM holders h WHERE h.lease_until < ${now - o.leaseMs} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`)
-        }),
-        Effect.void,
-        false,
-        true
+    const renewAndReap = Effect.fnUntraced(function* (now: number) {
+      yield* orDown(renewLease(sql, id, now, (yield* Ref.get(mode)).fallbacks.count))
+      yield* Effect.orDie(claims.republish(now))
+      yield* Effect.orDie(engines.republish(now))
+      yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)
+      yield* orDown(sql`DELETE FROM claims c USING holders h WHERE h.host = c.host AND h.pid = c.pid AND h.lease_until < ${now}`)
+      // another host's engines go with its lease (this host's are judged by their pids, and pruned when one registers)
+      yield* orDown(
+        sql`DELETE FROM engines e WHERE e.host <> ${id.host} AND NOT EXISTS (SELECT 1 FROM holders h WHERE h.host = e.host AND h.pid = e.pid AND h.lease_until >= ${now})`
       )
+      yield* orDown(sql`DELETE FROM holders h WHERE h.lease_until < ${now - o.leaseMs} AND NOT EXISTS (SELECT 1 FROM permits p WHERE p.host = h.host AND p.pid = h.pid)`)
     })
+    const beat = Effect.flatMap(Clock.currentTimeMillis, (now) => either(now, Math.max(1_000, o.lockWaitMs), renewAndReap(now), Effect.void, false, true))
     // a view (`ocpool status`, `doctor`) is no holder: it neither keeps a lease nor reaps
     if (o.view !== true) yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(heartbeatEvery(o.leaseMs))))
     // leaving: the holder row goes once this process holds nothing there (never waiting long for a server that is away)

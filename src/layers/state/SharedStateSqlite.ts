@@ -219,26 +219,33 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
       )
     })
 
+    /** The database did not come free in time: `body` decided on what it reads, its writes queued (warned at most once a minute). */
+    const failingOpen = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        const now = Date.now()
+        return Ref.modify(failOpens, (m) => {
+          const next = failOpen(m, now)
+          return [next.warning, next.memory]
+        }).pipe(
+          Effect.flatMap((warn) => (warn === undefined ? Effect.void : say("warn", `${STATE_DB} busy; deciding on what it reads without the lock and writing when it is free`))),
+          Effect.zipRight(tx.alone(body)),
+          Effect.zipLeft(flushSoon)
+        )
+      })
+
+    // flatMap chains, not a generator per call: a generator function made afresh on every call gets a
+    // hidden class of its own, which keeps what the call captured until the next full collection
+    // (every spawn's data promoted to the old generation: the p99 of bench:route, docs/PERFORMANCE.md)
     const lock: StateLock = {
-      withLock: (body, waitMs, needs) =>
-        Effect.gen(function* () {
-          // a permit step waits as long as it takes: a fail-open one could lose a request or grant twice
-          const wait = needs?.permits === true ? Number.POSITIVE_INFINITY : (waitMs ?? lockWaitMs)
-          const done = yield* tx.immediate(wait, Effect.zipRight(writePending, body)).pipe(
-            // a database that cannot be written at all (disk full, read-only): decided as a fail-open
-            Effect.catchAllDefect((e) => Effect.as(say("warn", `${STATE_DB}: ${sqliteReason(e)}`), undefined))
-          )
-          if (done !== undefined) return done.value
-          const now = Date.now()
-          const warn = yield* Ref.modify(failOpens, (m) => {
-            const next = failOpen(m, now)
-            return [next.warning, next.memory]
-          })
-          if (warn !== undefined) yield* say("warn", `${STATE_DB} busy; deciding on what it reads without the lock and writing when it is free`)
-          const value = yield* tx.alone(body)
-          yield* flushSoon
-          return value
-        }),
+      withLock: (body, waitMs, needs) => {
+        // a permit step waits as long as it takes: a fail-open one could lose a request or grant twice
+        const wait = needs?.permits === true ? Number.POSITIVE_INFINITY : (waitMs ?? lockWaitMs)
+        return tx.immediate(wait, Effect.zipRight(writePending, body)).pipe(
+          // a database that cannot be written at all (disk full, read-only): decided as a fail-open
+          Effect.catchAllDefect((e) => Effect.as(say("warn", `${STATE_DB}: ${sqliteReason(e)}`), undefined)),
+          Effect.flatMap((done) => (done !== undefined ? Effect.succeed(done.value) : failingOpen(body)))
+        )
+      },
       failOpens: Effect.map(Ref.get(failOpens), (m) => m.count)
     }
 

@@ -31,18 +31,20 @@ export const startTimeOf = (pid: number): string | null => {
 }
 
 /**
- * Start tokens cached for `ttlMs` per pid: the critical section checks every peer on every pick, and a
- * `/proc` read per peer is most of its cost. A dead pid is still seen at once (`kill(pid, 0)` is not
- * cached); only a pid reused by a new process is seen up to `ttlMs` later.
+ * Start tokens cached for up to `ttlMs` per pid: the critical section checks every peer on every pick,
+ * and a `/proc` read per peer is most of its cost. A dead pid is still seen at once (`kill(pid, 0)` is
+ * not cached); only a pid reused by a new process is seen up to `ttlMs` later. Each entry lives a
+ * random half to whole `ttlMs`, so the peers read together at a cold pick are read again at different
+ * picks: a busy pool pays one read now and then, never all 32 in one pick (a 4–5 ms spawn, bench:route).
  */
-export const startTimeCache = (ttlMs: number) => {
-  const cache = new Map<number, { readonly at: number; readonly token: string | null }>()
+export const startTimeCache = (ttlMs: number, random: () => number = Math.random) => {
+  const cache = new Map<number, { readonly until: number; readonly token: string | null }>()
   return (pid: number, now: number): string | null => {
     const hit = cache.get(pid)
-    if (hit !== undefined && now - hit.at < ttlMs) return hit.token
+    if (hit !== undefined && now < hit.until) return hit.token
     const token = startTimeOf(pid)
     if (cache.size > 4096) cache.clear()
-    cache.set(pid, { at: now, token })
+    cache.set(pid, { until: now + ttlMs * (0.5 + random() / 2), token })
     return token
   }
 }

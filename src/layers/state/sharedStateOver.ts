@@ -156,17 +156,16 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })
 
-    // the one generic method: `Effect.fn` would lose its type parameter, so the span is put on by hand
+    // the one generic method: `Effect.fn` would lose its type parameter, so the span is put on by hand;
+    // a flatMap chain, not a generator made afresh per call (docs/PERFORMANCE.md, "Generators")
     const transact = <A>(now: number, needs: Needs, decide: (snapshot: SharedSnapshot) => { readonly value: A; readonly commit: Commit }) =>
       lock
         .withLock(
-          Effect.gen(function* () {
-            const snapshot = yield* read(now, needs)
-            // a transaction logs the kinds it could not read; views decide for themselves
-            yield* Effect.forEach(snapshot.problems, (p) => warn(problemText(p)), { discard: true })
+          Effect.flatMap(read(now, needs), (snapshot) => {
             const decided = decide(snapshot)
-            yield* commit(now, decided.commit)
-            return decided.value
+            const committed = Effect.as(commit(now, decided.commit), decided.value)
+            // a transaction logs the kinds it could not read; views decide for themselves
+            return snapshot.problems.length === 0 ? committed : Effect.zipRight(Effect.forEach(snapshot.problems, (p) => warn(problemText(p)), { discard: true }), committed)
           }),
           // a permit step that went ahead without the lock could lose another's request or grant twice:
           // it waits longer (state.db: as long as it takes); a spawn keeps the short wait: a late pick is worse

@@ -15,13 +15,13 @@ import { decodeClaimFile, encodeClaimFile } from "../../core/claimFile.js"
 import { STRIKE_DECAY_MS } from "../../core/constants.js"
 import type { Cooldown } from "../../core/cooldown.js"
 import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../core/cooldownFile.js"
-import type { PermitEntry } from "../../core/permits/types.js"
+import type { PermitChanges, PermitEntry } from "../../core/permits/types.js"
 import { bySession, decodeFallback, encodeFallback, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { decodeQuota, encodeQuota, isStale, type QuotaRecord } from "../../core/quota/record.js"
 import { holderGone, isLocal } from "../../core/state/holder.js"
 import { ENGINES_MAX, engineLive, type EngineRegistration, type EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
-import type { ContextEntry, OwnClaims } from "../../services/state/SharedState.js"
+import type { ContextChanges, ContextEntry, OwnClaims } from "../../services/state/SharedState.js"
 import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { judgePermits, type PermitJudge } from "./permitJudge.js"
 import { pidState, startTimeCache, startTimeOf } from "./proc.js"
@@ -104,8 +104,7 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
       }
     )
 
-  const readPeers = (now: number) =>
-    Effect.gen(function* () {
+  const readPeers = Effect.fnUntraced(function* (now: number) {
       const rows = yield* x.all<ClaimRow>(
         x.dialect.local
           ? q`SELECT c.host, c.pid, c.instance, c.gen, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`
@@ -139,8 +138,7 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
     })
 
   /** Writes `own` under gen `g`, the holder's lease renewed. */
-  const write = (own: OwnClaims, now: number, g: number) =>
-    Effect.gen(function* () {
+  const write = Effect.fnUntraced(function* (own: OwnClaims, now: number, g: number) {
       const body = encodeClaimFile({ pid: id.pid, startTime: id.startToken, host: id.host, writtenAt: now, reaped: own.reaped, claims: own.claims })
       yield* x.run(
         q`INSERT INTO holders (host, pid, start_token, lease_until, seen_at) VALUES (${id.host}, ${id.pid}, ${id.startToken}, ${now + id.leaseMs}, ${now})
@@ -276,8 +274,7 @@ export const sqlPermits = (x: SqlExec, judge: PermitJudge, leaseMs: number): Per
           return judgePermits(entries, (e: PermitEntry) => lease.get(e.id) ?? now, judge, now)
         })
       ),
-    write: (changes, now) =>
-      Effect.gen(function* () {
+    write: Effect.fnUntraced(function* (changes: PermitChanges, now: number) {
         if (changes.remove.length > 0) yield* x.run(q`DELETE FROM permits WHERE id IN (${list(changes.remove)})`)
         for (const e of changes.put)
           yield* x.run(
@@ -293,8 +290,7 @@ export const sqlContext = (x: SqlExec): ContextRecords => {
   const q = sqlOf(x.dialect)
   return {
     readAll: x.all<ContextEntry>(q`SELECT key, body FROM context ORDER BY key`).pipe(Effect.map((rows) => rows.map((r) => ({ key: r.key, body: r.body })))),
-    write: (changes) =>
-      Effect.gen(function* () {
+    write: Effect.fnUntraced(function* (changes: ContextChanges) {
         if (changes.remove.length > 0) yield* x.run(q`DELETE FROM context WHERE key IN (${list(changes.remove)})`)
         for (const e of changes.put) yield* x.run(q`INSERT INTO context (key, body) VALUES (${e.key}, ${e.body}) ON CONFLICT (key) DO UPDATE SET body = excluded.body`)
       })
@@ -353,8 +349,7 @@ export const sqlEngines = (x: SqlExec, id: SqlIdentity) => {
             )
           )
         ),
-    register: (e, now) =>
-      Effect.gen(function* () {
+    register: Effect.fnUntraced(function* (e: EngineRegistration, now: number) {
         last = e
         // the rows of this host's processes that ended without unregistering go (a view only shows them as gone)
         const mine = yield* x.all<Pick<EngineRow, "host" | "pid" | "instance" | "start_token">>(q`SELECT host, pid, instance, start_token FROM engines WHERE host = ${id.host}`)
