@@ -37,12 +37,12 @@ export const startTimeOf = (pid: number): string | null => {
  * random half to whole `ttlMs`, so the peers read together at a cold pick are read again at different
  * picks: a busy pool pays one read now and then, never all 32 in one pick (a 4–5 ms spawn, bench:route).
  */
-export const startTimeCache = (ttlMs: number, random: () => number = Math.random) => {
+export const startTimeCache = (ttlMs: number, random: () => number = Math.random, read: (pid: number) => string | null = startTimeOf) => {
   const cache = new Map<number, { readonly until: number; readonly token: string | null }>()
   return (pid: number, now: number): string | null => {
     const hit = cache.get(pid)
     if (hit !== undefined && now < hit.until) return hit.token
-    const token = startTimeOf(pid)
+    const token = read(pid)
     if (cache.size > 4096) cache.clear()
     cache.set(pid, { until: now + ttlMs * (0.5 + random() / 2), token })
     return token

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { groupAlive, groupAliveBySignal, groupAliveProc, startTimeOf } from "../../../src/layers/state/proc.js"
+import { groupAlive, groupAliveBySignal, groupAliveProc, startTimeCache, startTimeOf } from "../../../src/layers/state/proc.js"
 
 const linux = process.platform === "linux"
 
@@ -75,5 +75,29 @@ describe("groupAlive", () => {
   it("US-51 a pgid no group can have is no group (0 would be this process's own group, 1 and below every process)", () => {
     for (const pgid of [0, -1, 1, 1.5, Number.NaN]) expect(groupAlive(pgid, null)).toBe(false)
     expect(groupAlive(4_194_303, null)).toBe(false)
+  })
+})
+
+describe("startTimeCache", () => {
+  it("US-41 start tokens read together expire apart: a busy pick never reads every peer's /proc file at once", () => {
+    const reads: Array<number> = []
+    const draws = [0, 0.5, 0.999, 0.25]
+    let k = 0
+    const cached = startTimeCache(1_000, () => draws[k++ % draws.length]!, (pid) => (reads.push(pid), `t${pid}`))
+    // a cold pick reads its three peers
+    for (const pid of [11, 12, 13]) expect(cached(pid, 0)).toBe(`t${pid}`)
+    expect(reads).toEqual([11, 12, 13])
+    // each entry lives a random half to whole TTL (500, 750, ~1000 ms): the peers are read again one at a time
+    const readAt = (at: number) => {
+      reads.length = 0
+      for (const pid of [11, 12, 13]) cached(pid, at)
+      return [...reads]
+    }
+    expect(readAt(499)).toEqual([])
+    expect(readAt(500)).toEqual([11])
+    expect(readAt(749)).toEqual([])
+    expect(readAt(750)).toEqual([12])
+    expect(readAt(998)).toEqual([])
+    expect(readAt(1_000)).toEqual([13])
   })
 })
