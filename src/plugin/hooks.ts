@@ -5,6 +5,7 @@
  * `tool.execute.before` refusing a hand-named slot variant, which must fail the task call (SPEC §6.3)
  * and which no hostile input can suppress. After `dispose` the hooks do nothing.
  */
+import { effectOf, effectsOf } from "../core/engine/effects.js"
 import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { JsonRecord } from "../core/json.js"
@@ -140,7 +141,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   /** Each switch to a fallback (US-50) is one notification, when notifications exist. */
   const announceSwitches = async (applied: ReadonlyArray<Applied | undefined>): Promise<void> => {
     for (const out of applied) {
-      for (const sw of out?.switches ?? []) await run(notifications.apply({ type: "switched", session: sw.session, text: sw.text }), "notification")
+      for (const { order: sw } of effectsOf(out, "Switch")) await run(notifications.apply({ type: "switched", session: sw.session, text: sw.text }), "notification")
     }
   }
 
@@ -224,10 +225,11 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       }
       if (at === undefined) return
       const out = await run(engine.apply({ type: "coach", session: at.session, model: at.model }), "coaching")
-      if (out?.coach === undefined) return
+      const coach = effectOf(out, "Coach")
+      if (coach === undefined) return
       // the end is read again: the array may have grown while the engine decided; every read is guarded
       const end = appendIndex(at.system)
-      if (end === undefined || !assign(at.system, String(end), out.coach)) {
+      if (end === undefined || !assign(at.system, String(end), coach.line)) {
         await log("error", `coaching could not add its line to the system prompt of ${at.session}`)
       }
     },
@@ -245,8 +247,9 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
       }
       if (m === undefined) return
       const out = await run(engine.apply({ type: "message", session: m.session, model: m.model, agent: m.agent }), "fallback")
-      if (out?.model !== undefined && !assign(m.message, "model", promptTarget(out.model))) {
-        await log("error", `fallback could not rewrite the message of ${m.session} to ${out.model}; it runs on ${m.model}`)
+      const rewrite = effectOf(out, "Model")
+      if (rewrite !== undefined && !assign(m.message, "model", promptTarget(rewrite.model))) {
+        await log("error", `fallback could not rewrite the message of ${m.session} to ${rewrite.model}; it runs on ${m.model}`)
       }
     },
     event: async (input) => {

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { effectOf } from "../../src/core/engine/effects.js"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { contextQueuedIn, contextRecordIn, seedContextQueued } from "../support/stateDb.js"
@@ -174,7 +175,7 @@ describe("the context map's automatic refresh in the plugin (issue 23)", () => {
     const r = await boot({ fallbackModels: ["zen/alpha"] })
     await edit(r, ROOT, "edit", { filePath: join(r.project, "src/a.ts") })
     await turn(r, ROOT)
-    const coach = async (session: string) => (await Effect.runPromise(r.b.hooks.engine.apply({ type: "coach", session, model: "go/gamma" })))?.coach
+    const coach = async (session: string) => effectOf(await Effect.runPromise(r.b.hooks.engine.apply({ type: "coach", session, model: "go/gamma" })), "Coach")?.line
     expect(await coach(ROOT)).toMatch(/GO|THROTTLE|STOP/)
     expect(await coach("ses_created_1")).toBeUndefined()
     await Effect.runPromise(r.b.hooks.engine.apply({ type: "message", session: "ses_created_1", model: "go/gamma", agent: "context-2" }))

@@ -11,21 +11,9 @@
 import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
 import { costOf, lookupPrice, type PriceTable, type Tokens } from "../prices.js"
 import type { GroupBy } from "./flags.js"
-import { dayOrder } from "./rows.js"
+import { dayOrder, type UsageRow } from "./rows.js"
 
-/** One group of assistant messages as the database aggregates them. */
-export interface UsageRow {
-  readonly sessionId: string
-  readonly agent: string
-  /** `provider/model`. */
-  readonly model: string
-  /** `YYYY-MM-DD` (UTC) of the messages, or `unknown` for a time that is not a date, when grouping by day; otherwise empty. */
-  readonly day: string
-  readonly calls: number
-  readonly tokens: Tokens
-  /** The sum of the costs opencode recorded. */
-  readonly cost: number
-}
+export type { UsageRow } from "./rows.js"
 
 export type Cost = number | undefined
 

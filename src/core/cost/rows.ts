@@ -15,7 +15,21 @@
 import { Either, Schema } from "effect"
 import { DAY_MS } from "../constants.js"
 import { TIME_MAX_MS } from "../limits.js"
-import type { UsageRow } from "./report.js"
+import type { Tokens } from "../prices.js"
+
+/** One group of assistant messages as the database aggregates them. */
+export interface UsageRow {
+  readonly sessionId: string
+  readonly agent: string
+  /** `provider/model`. */
+  readonly model: string
+  /** `YYYY-MM-DD` (UTC) of the messages, or `unknown` for a time that is not a date, when grouping by day; otherwise empty. */
+  readonly day: string
+  readonly calls: number
+  readonly tokens: Tokens
+  /** The sum of the costs opencode recorded. */
+  readonly cost: number
+}
 
 /** The day of a message whose `time_created` is not a time within the date range. */
 export const UNKNOWN_DAY = "unknown"

@@ -9,7 +9,7 @@ import { coach } from "../quota/coach.js"
 import { isChild } from "../session/tree.js"
 import { COACHED_MAX, slotsOf } from "./state.js"
 import { local, type Handlers } from "./turn.js"
-import { isRefreshSession } from "./context.js"
+import { isRefreshSession } from "./refreshSessions.js"
 
 export const coachHandlers: Handlers<"coach"> = {
   coach: local((turn, event) => {
@@ -20,6 +20,6 @@ export const coachHandlers: Handlers<"coach"> = {
     const c = coach({ model: event.model, quota: turn.state.quotas.get(event.model), slots: slotsOf(turn.state), cooldowns: turn.machine.cooldowns, fallbackLeft, now: at })
     if (turn.state.coached.get(event.session) === c.key) return
     turn.set("coached", withNewest(turn.state.coached, event.session, c.key, COACHED_MAX))
-    turn.coachLine = c.line
+    turn.effect({ _tag: "Coach", line: c.line })
   })
 }

@@ -13,8 +13,8 @@ import { withNewest } from "../newest.js"
 import { isChild } from "../session/tree.js"
 import { getClaim } from "../trace/claimTable.js"
 import type { EngineState } from "./state.js"
-import { prepareSweep } from "./sweep.js"
-import { endTask } from "./task.js"
+import { endTask, prepareSweep } from "./claimSteps.js"
+import { isRefreshSession } from "./refreshSessions.js"
 import { local, type Handlers, type Turn } from "./turn.js"
 
 /** How many refresh sessions are remembered (their later idles and errors are not the user's). */
@@ -25,10 +25,6 @@ export interface IdleContext {
   readonly map: MapStamp
   readonly requested: boolean
 }
-
-/** Whether `session` is (or was) one of the refresh's own sessions. */
-export const isRefreshSession = (state: EngineState, session: string): boolean =>
-  state.machine.context.inFlight?.session === session || state.refreshSessions.has(session)
 
 /** Whether an idle of `session` may start a run: a root session (not a refresh's), a project, and something to do. */
 export const idleMayStart = (state: EngineState, session: string, context: IdleContext | undefined): boolean => {
@@ -79,14 +75,17 @@ const spawnRun = (turn: Turn, start: Extract<ContextDecision, { type: "context_s
     return
   }
   const root = turn.machine.context.root ?? ""
-  turn.refresh = {
-    run: start.run,
-    claim: start.claim,
-    agent: route.agent,
-    model: route.model,
-    title: REFRESH_TITLE[start.kind],
-    prompt: refreshPrompt(root, start, { bytes: map.bytes, maxBytes: turn.machine.context.maxBytes })
-  }
+  turn.effect({
+    _tag: "Refresh",
+    order: {
+      run: start.run,
+      claim: start.claim,
+      agent: route.agent,
+      model: route.model,
+      title: REFRESH_TITLE[start.kind],
+      prompt: refreshPrompt(root, start, { bytes: map.bytes, maxBytes: turn.machine.context.maxBytes })
+    }
+  })
 }
 
 /** A root session's idle (after the task bookkeeping): a stale run is closed, then the machine decides. */

@@ -1,82 +1,89 @@
 /**
  * The engine's log lines for the machine's decisions (routes, refusals, cooling, switches, failed
- * aborts, reaped claims) and the times they print. Pure text; the lines go out with the step's outcome.
+ * aborts, reaped claims). Pure text: it formats and decides nothing (what a decision makes the shell
+ * write or do is collected by the turn, turn.ts); the lines go out with the step's outcome.
  */
 import type { Claim } from "../claims.js"
 import { refusalLine } from "../spawn/handNamed.js"
 import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceState } from "../trace/machine.js"
-import { slotsOf } from "./state.js"
-import type { Turn } from "./turn.js"
-
-export { clockTime, clockTimeFrom, isoTime } from "../time.js"
 import { clockTime, isoTime } from "../time.js"
+import type { LogLevel, LogLine } from "./events.js"
+import { slotsOf, type EngineState } from "./state.js"
+
+/** What a decision's line reads besides the decision: the engine state after the line, the turn's time, why an abort failed. */
+export interface DecisionContext {
+  readonly state: EngineState
+  readonly at: number
+  readonly abortReason: string | undefined
+}
 
 /** The log line and notification text of a switch (issue 12). */
 export const switchText = (from: string, to: string, until: number): string => `Switched to ${to}: ${from} hit its quota, resets ${clockTime(until)}`
 
-const reapLine = (turn: Turn, c: Claim, outcome: "aborted" | "unbound" | "gave_up"): string => {
+const reapLine = (turn: DecisionContext, c: Claim, outcome: "aborted" | "unbound" | "gave_up"): string => {
   const last = c.targetSession === null ? undefined : turn.state.sampled.get(c.targetSession)
   const silence = c.targetSession === null ? "-" : `${Math.round((turn.at - Math.max(last ?? c.acquiredAt, c.acquiredAt)) / 1000)}s`
   return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${Math.round((turn.at - c.acquiredAt) / 1000)}s silence=${silence} outcome=${outcome}`
 }
 
-/** Logs one decision of the line just applied (`before`: the machine's state before it); a switch is also collected. */
-export const logDecision = (turn: Turn, d: Decision, before: TraceState): void => {
+/** The log lines of one decision of the line just applied (`before`: the machine's state before it). */
+export const decisionLines = (turn: DecisionContext, d: Decision, before: TraceState): ReadonlyArray<LogLine> => {
+  const lines: Array<LogLine> = []
+  const log = (level: LogLevel, message: string) => void lines.push({ level, message })
+  logInto(log, turn, d, before)
+  return lines
+}
+
+const logInto = (log: (level: LogLevel, message: string) => void, turn: DecisionContext, d: Decision, before: TraceState): void => {
+  const machine = turn.state.machine
   switch (d.type) {
     case "route": {
       const slots = slotsOf(turn.state)
       const pos = slots.findIndex((s) => s.index === d.slot)
-      turn.log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slots[pos]?.weight ?? 0)} pass=${d.pass}`)
+      log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slots[pos]?.weight ?? 0)} pass=${d.pass}`)
       return
     }
     case "refuse":
-      turn.log("warn", refusalLine(d))
+      log("warn", refusalLine(d))
       return
     case "cool":
-      for (const m of d.models) turn.cooled.add(m)
-      turn.log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${Math.round((d.until - d.at) / 1000)}s until ${isoTime(d.until)}`)
+      log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${Math.round((d.until - d.at) / 1000)}s until ${isoTime(d.until)}`)
       return
-    case "switch": {
-      const text = switchText(d.from, d.to, d.until)
-      const original = turn.machine.episodes.get(d.session)?.original ?? d.from
-      turn.switches.push({ session: d.session, original, from: d.from, to: d.to, via: d.via, agent: turn.state.primaries.get(d.session)?.agent, until: d.until, text })
-      // the session's model changes when the "continue" message on the fallback is created (`message`):
-      // until then a late report of the same failure still names the original, which switches nothing
-      turn.log("info", text)
+    case "switch":
+      log("info", switchText(d.from, d.to, d.until))
       return
-    }
     case "model":
-      turn.log("info", `session ${d.session}: message on ${d.requested} runs on ${d.model} while ${d.requested} cools`)
+      log("info", `session ${d.session}: message on ${d.requested} runs on ${d.model} while ${d.requested} cools`)
       return
     case "abort": {
       if (d.ok) return
-      const c = getClaim(turn.machine.table, d.claim)
-      if (c !== undefined) turn.log("warn", `abort failed claim=${d.claim} session=${d.session} attempt=${c.abortAttempts}/3: ${turn.abortReason ?? "failed"}`)
+      const c = getClaim(machine.table, d.claim)
+      if (c !== undefined) log("warn", `abort failed claim=${d.claim} session=${d.session} attempt=${c.abortAttempts}/3: ${turn.abortReason ?? "failed"}`)
       return
     }
     case "release": {
       const c = getClaim(before.table, d.claim)
       if (c === undefined) return
-      if (d.reason === "hung") turn.log("warn", reapLine(turn, c, "aborted"))
-      else if (d.reason === "unbound") turn.log("warn", reapLine(turn, c, "unbound"))
+      if (d.reason === "hung") log("warn", reapLine(turn, c, "aborted"))
+      else if (d.reason === "unbound") log("warn", reapLine(turn, c, "unbound"))
       else if (d.reason === "gave_up") {
-        turn.log("error", reapLine(turn, c, "gave_up"))
-        turn.log("error", `abort gave up after 3 attempts: session ${c.targetSession ?? "-"} is still running; stop it by hand`)
-      } else if (d.reason === "signal") turn.log("info", `released claim=${d.claim} after ${turn.state.signalled.get(d.claim) ?? "signal"}`)
+        log("error", reapLine(turn, c, "gave_up"))
+        log("error", `abort gave up after 3 attempts: session ${c.targetSession ?? "-"} is still running; stop it by hand`)
+      } else if (d.reason === "signal") log("info", `released claim=${d.claim} after ${turn.state.signalled.get(d.claim) ?? "signal"}`)
       return
     }
     case "context_start":
-      turn.log("info", `context map: ${d.kind} ${d.run} starts (${d.paths.length + d.more} ${d.paths.length + d.more === 1 ? "path" : "paths"}${d.requested ? ", asked for" : ""}${d.condense ? ", over budget: asked to condense" : ""})`)
+      log("info", `context map: ${d.kind} ${d.run} starts (${d.paths.length + d.more} ${d.paths.length + d.more === 1 ? "path" : "paths"}${d.requested ? ", asked for" : ""}${d.condense ? ", over budget: asked to condense" : ""})`)
       return
     case "context_skip":
-      turn.log("debug", d.reason === "in_flight" ? `context map: ${d.run ?? "a run"} still in flight; ${d.pending} pending` : `context map: next run after ${isoTime(d.until ?? d.at)}; ${d.pending} pending`)
+      log("debug", d.reason === "in_flight" ? `context map: ${d.run ?? "a run"} still in flight; ${d.pending} pending` : `context map: next run after ${isoTime(d.until ?? d.at)}; ${d.pending} pending`)
       return
     case "context_done":
-      if (d.outcome === "ok") turn.log("info", `context map: ${d.run} updated the map`)
-      else if (d.outcome === "unchanged") turn.log("warn", `context map: ${d.run} ended without changing the map (no map file was written)`)
-      else turn.log("warn", `context map: ${d.run} failed${d.reason === undefined ? "" : ` (${d.reason})`}; ${d.requeued} ${d.requeued === 1 ? "path goes" : "paths go"} back in the queue`)
+      if (d.outcome === "ok") log("info", `context map: ${d.run} updated the map`)
+      else if (d.outcome === "unchanged") log("warn", `context map: ${d.run} ended without changing the map (no map file was written)`)
+      else log("warn", `context map: ${d.run} failed${d.reason === undefined ? "" : ` (${d.reason})`}; ${d.requeued} ${d.requeued === 1 ? "path goes" : "paths go"} back in the queue`)
       return
     default:
       return

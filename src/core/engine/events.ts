@@ -8,10 +8,12 @@ import type { Slot } from "../pool.js"
 import type { QuotaObservation } from "../quota/headers.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
-import type { AbortRequest } from "../trace/machine.js"
 import type { LogLevel } from "../options.js"
 import type { EngineState } from "./state.js"
 import type { LastRun, MapStamp } from "../context/refresh.js"
+import type { EngineEffect } from "./effects.js"
+
+export type { RefreshOrder, SwitchOrder } from "./effects.js"
 
 export type { LogLevel } from "../options.js"
 
@@ -98,56 +100,19 @@ export interface Applied {
   /** The input lines applied to the trace machine, in order: what the recorder writes. */
   readonly lines: ReadonlyArray<TraceInput>
   readonly decisions: ReadonlyArray<Decision>
-  /** Aborts to carry out; each outcome comes back as an `aborted` event. */
-  readonly aborts: ReadonlyArray<AbortRequest>
+  readonly logs: ReadonlyArray<LogLine>
   /** Whether this process's claims (or its reaped count) changed and must be published. */
   readonly publish: boolean
   /** Cooldown records to write (the machine's records after this event). */
   readonly cool: ReadonlyArray<Cooldown>
   /** Models whose record the machine dropped (a success after the window): their files go. */
   readonly uncool: ReadonlyArray<string>
-  readonly logs: ReadonlyArray<LogLine>
-  /** For `spawn`: the agent to run (`<base>-<n>`), or the refusal of a hand-named variant. */
-  readonly agent?: string | undefined
-  readonly refused?: { readonly requested: string; readonly base: string } | undefined
   /** For `response`: the quota the headers stated, for the quota records every process reads. */
   readonly observed?: { readonly model: string; readonly observation: QuotaObservation } | undefined
-  /** For `coach`: the line to add to the request's system prompt, or undefined (a child, or nothing new to say). */
-  readonly coach?: string | undefined
-  /** Root sessions to continue on a fallback model (US-50): the shell aborts (or waits for idle), then prompts "continue". */
-  readonly switches?: ReadonlyArray<SwitchOrder> | undefined
-  /** For `message`: the model the user message runs on instead of the one it named (US-50). */
-  readonly model?: string | undefined
-  /** For `message`: the session whose fallback episode ended (its original recovered). */
+  /** For `message`: the session whose fallback episode ended (its original recovered): its record goes. */
   readonly ended?: string | undefined
-  /** A context map refresh run to start (issue 23): create its session, prompt it, answer `contextBound` or `contextEnd`. */
-  readonly refresh?: RefreshOrder | undefined
-}
-
-/** A `context_start` decision with what the shell needs to carry it out. */
-export interface RefreshOrder {
-  readonly run: string
-  readonly claim: string
-  /** The slot variant the spawn routed to (`context-<n>`), and its model. */
-  readonly agent: string
-  readonly model: string
-  readonly title: string
-  readonly prompt: string
-}
-
-/** A `switch` decision with what the shell needs to carry it out. */
-export interface SwitchOrder {
-  readonly session: string
-  /** The model the episode started on (`from` is a fallback when that one ran out too). */
-  readonly original: string
-  readonly from: string
-  readonly to: string
-  readonly via: "abort" | "idle"
-  /** The agent of the session's last user message, so "continue" runs as the same agent. */
-  readonly agent: string | undefined
-  readonly until: number
-  /** `Switched to <to>: <from> hit its quota, resets <HH:MM>Z`: the log line and the notification's text. */
-  readonly text: string
+  /** What the shell carries out, each by its feature's runner (effects.ts). */
+  readonly effects: ReadonlyArray<EngineEffect>
 }
 
 /**

@@ -7,7 +7,7 @@ import { withNewest } from "../newest.js"
 import { isChild } from "../session/tree.js"
 import { PRIMARIES_MAX } from "./state.js"
 import { local, type Handlers, type Turn } from "./turn.js"
-import { isRefreshSession } from "./context.js"
+import { isRefreshSession } from "./refreshSessions.js"
 
 /** Remembers a root session's model and agent; children are never primaries. */
 export const rememberPrimary = (turn: Turn, session: string, model: string | undefined, agent: string | undefined): void => {
@@ -33,7 +33,10 @@ export const fallbackHandlers: Handlers<"message" | "switched"> = {
     if (turn.machine.episodes.has(event.session)) {
       const decided = turn.apply({ at: turn.at, type: "message", session: event.session, model: event.model })
       const rewrite = decided.find((x) => x.type === "model")
-      if (rewrite?.type === "model") model = turn.model = rewrite.model
+      if (rewrite?.type === "model") {
+        model = rewrite.model
+        turn.effect({ _tag: "Model", model })
+      }
       if (!turn.machine.episodes.has(event.session)) turn.ended = event.session
     }
     rememberPrimary(turn, event.session, model, event.agent)

@@ -6,7 +6,7 @@
 import { claimsTargeting } from "../trace/claimTable.js"
 import { lineage, withAnswer, withAsk, withBusy, withoutBusy } from "../session/tree.js"
 import { ACTIVITY_SAMPLE_MS, type EngineState } from "./state.js"
-import { endTask } from "./task.js"
+import { endTask } from "./claimSteps.js"
 import { endRunOnIdle, idleEndsRun, idleMayRefresh, idleMayStart } from "./context.js"
 import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers, type Turn } from "./turn.js"
 

@@ -7,7 +7,7 @@ import { OPENCODE_HIDDEN_AGENTS } from "../constants.js"
 import { isTargeted } from "../trace/claimTable.js"
 import { rememberPrimary } from "./fallback.js"
 import { SPIN_REQUESTS, SPIN_WINDOW_MS } from "./state.js"
-import { sweepLine } from "./sweep.js"
+import { sweepLine } from "./claimSteps.js"
 import { NONE, TRANSACT, type Handlers } from "./turn.js"
 
 export const spinHandlers: Handlers<"request"> = {

@@ -5,25 +5,16 @@
  */
 import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
 import { childAgent } from "../session/title.js"
-import { withChild, withoutBusy } from "../session/tree.js"
+import { withChild } from "../session/tree.js"
 import { handNamedVariant } from "../spawn/handNamed.js"
 import { getClaim, unboundOf } from "../trace/claimTable.js"
 import type { EngineState } from "./state.js"
-import { prepareSweep } from "./sweep.js"
-import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers, type Turn } from "./turn.js"
+import { endTask, prepareSweep } from "./claimSteps.js"
+import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers } from "./turn.js"
 
 /** Whether ending claim `key` is a success (it then reads shared state: a success clears a record). */
 const endsInSuccess = (state: EngineState, key: string, ok: boolean): boolean =>
   ok && !state.signalled.has(key) && getClaim(state.machine.table, key) !== undefined
-
-/** A task's end: a signalled claim's end is not a success. */
-export const endTask = (turn: Turn, key: string, ok: boolean): void => {
-  const c = getClaim(turn.machine.table, key)
-  if (c === undefined) return
-  const success = ok && !turn.state.signalled.has(key)
-  if (c.targetSession !== null) turn.state = withoutBusy(turn.state, c.targetSession)
-  turn.apply(success ? { at: turn.at, type: "release", claim: key, ok: true, ...turn.shared() } : { at: turn.at, type: "release", claim: key, ok: false })
-}
 
 export const taskHandlers: Handlers<"spawn" | "taskEnd" | "child"> = {
   spawn: {
@@ -36,14 +27,14 @@ export const taskHandlers: Handlers<"spawn" | "taskEnd" | "child"> = {
       if (variant === undefined && !isPooledBase(event.base)) return
       if (variant !== undefined) {
         turn.apply({ at, type: "spawn", claim, base: event.base, session: event.owner })
-        turn.refused = variant
+        turn.effect({ _tag: "Refuse", requested: variant.requested, base: variant.base })
         return
       }
       const prepared = prepareSweep(turn)
       const decisions = turn.apply({ at, type: "spawn", claim, base: event.base, session: event.owner, ...prepared, ...turn.shared(true), abort: "pending" })
       turn.set("lastSweepAt", at)
       const route = decisions.find((x) => x.type === "route")
-      if (route?.type === "route") turn.agent = route.agent
+      if (route?.type === "route") turn.effect({ _tag: "Route", agent: route.agent })
       if (event.taskId !== undefined && event.taskId !== "") turn.apply({ at, type: "bind", claim, session: event.taskId, activity: true })
     }
   },

@@ -1,8 +1,9 @@
 /**
  * One event's turn of the engine: the state as it changes, the trace lines fed to the machine, its
- * decisions, and the effects collected for the shell (aborts, logs, the spawn's agent, coaching, switches).
- * Mutable only inside one `engineStep` call; the handlers (one module per feature) work through it, and
- * `outcome` turns it into the immutable `Applied`.
+ * decisions, the logs, and the effects collected for the shell (effects.ts). Applying a line collects
+ * what its decisions make the shell write or do (the models cooled, the aborts, the switches);
+ * decisionLog.ts only formats. Mutable only inside one `engineStep` call; the handlers (one module per
+ * feature) work through it, and `outcome` turns it into the immutable `Applied`.
  */
 import type { Claim } from "../claims.js"
 import type { Cooldown } from "../cooldown.js"
@@ -10,9 +11,10 @@ import type { QuotaObservation } from "../quota/headers.js"
 import { getClaim, liveTarget } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
-import { step, type AbortRequest, type TraceState } from "../trace/machine.js"
-import { logDecision } from "./decisionLog.js"
-import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine, RefreshOrder, SwitchOrder } from "./events.js"
+import { step, type TraceState } from "../trace/machine.js"
+import { decisionLines, switchText } from "./decisionLog.js"
+import type { EngineEffect } from "./effects.js"
+import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine } from "./events.js"
 import { readsShared } from "./sharedLines.js"
 import { peerCooling, peerLoad, type PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
@@ -30,19 +32,13 @@ export class Turn {
   state: EngineState
   readonly lines: Array<TraceInput> = []
   readonly decisions: Array<Decision> = []
-  readonly aborts: Array<AbortRequest> = []
   readonly logs: Array<LogLine> = []
+  /** What the shell carries out, in order (effects.ts). */
+  readonly effects: Array<EngineEffect> = []
   /** Models the machine cooled in this turn: their records are written. */
   readonly cooled = new Set<string>()
-  agent: string | undefined
-  refused: { readonly requested: string; readonly base: string } | undefined
   observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
-  coachLine: string | undefined
-  readonly switches: Array<SwitchOrder> = []
-  model: string | undefined
   ended: string | undefined
-  /** A context map refresh run to start (issue 23). */
-  refresh: RefreshOrder | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
   abortReason: string | undefined
 
@@ -60,6 +56,11 @@ export class Turn {
 
   log(level: LogLevel, message: string): void {
     this.logs.push({ level, message })
+  }
+
+  /** An effect for the shell (effects.ts). */
+  effect(e: EngineEffect): void {
+    this.effects.push(e)
   }
 
   set<K extends keyof EngineState>(key: K, value: EngineState[K]): void {
@@ -95,14 +96,27 @@ export class Turn {
     for (const w of r.warnings) this.log("warn", w)
     for (const d of r.decisions) {
       this.decisions.push(d)
-      logDecision(this, d, before)
+      this.collect(d)
+      for (const l of decisionLines(this, d, before)) this.logs.push(l)
     }
     for (const a of requested) {
-      this.aborts.push(a)
+      this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
       const c = getClaim(r.state.table, a.claim)
       this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`)
     }
     return r.decisions
+  }
+
+  /** What a decision makes the shell write (a cooled model's record) or do (a switch). */
+  private collect(d: Decision): void {
+    if (d.type === "cool") for (const m of d.models) this.cooled.add(m)
+    else if (d.type === "switch") {
+      // the session's model changes when the "continue" message on the fallback is created (`message`):
+      // until then a late report of the same failure still names the original, which switches nothing
+      const original = this.machine.episodes.get(d.session)?.original ?? d.from
+      const agent = this.state.primaries.get(d.session)?.agent
+      this.effects.push({ _tag: "Switch", order: { session: d.session, original, from: d.from, to: d.to, via: d.via, agent, until: d.until, text: switchText(d.from, d.to, d.until) } })
+    }
   }
 
   liveTarget(session: string): Claim | undefined {
@@ -120,26 +134,29 @@ export class Turn {
     }
     const uncool: Array<string> = []
     for (const m of was.cooldowns.keys()) if (!after.cooldowns.has(m)) uncool.push(m)
+    // the refresh machine's record is saved whenever its state changed, before a run it started is carried out
+    const effects = after.context === was.context ? this.effects : withSave(this.effects, this.decisions.some((d) => d.type === "context_start"))
     return {
       _tag: "Applied",
       state: this.state,
       lines: this.lines,
       decisions: this.decisions,
-      aborts: this.aborts,
+      logs: this.logs,
       publish: after.table !== was.table || after.reaped !== was.reaped,
       cool,
       uncool,
-      logs: this.logs,
-      agent: this.agent,
-      refused: this.refused,
       observed: this.observed,
-      coach: this.coachLine,
-      switches: this.switches.length === 0 ? undefined : this.switches,
-      model: this.model,
       ended: this.ended,
-      refresh: this.refresh
+      effects
     }
   }
+}
+
+/** `effects` with `SaveContext` before the first `Refresh` (or last). */
+const withSave = (effects: ReadonlyArray<EngineEffect>, started: boolean): ReadonlyArray<EngineEffect> => {
+  const at = effects.findIndex((e) => e._tag === "Refresh")
+  const save: EngineEffect = { _tag: "SaveContext", started }
+  return at < 0 ? [...effects, save] : [...effects.slice(0, at), save, ...effects.slice(at)]
 }
 
 const withoutPending = (line: TraceInput): TraceInput => {

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { PoolSnapshot } from "../../../src/core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../../src/core/engine/state.js"
 import { engineStep, type Applied, type EngineEvent } from "../../../src/core/engine/step.js"
+import { effectsOf } from "../../../src/core/engine/effects.js"
 import type { MapStamp } from "../../../src/core/context/refresh.js"
 
 const T0 = 1_796_115_600_000
@@ -24,7 +25,7 @@ const run = (events: ReadonlyArray<readonly [number, EngineEvent]>, from: Engine
     outs.push(o)
     state = o.state
   }
-  return { state, outs, decisions: outs.flatMap((o) => o.decisions), orders: outs.flatMap((o) => (o.refresh === undefined ? [] : [o.refresh])) }
+  return { state, outs, decisions: outs.flatMap((o) => o.decisions), orders: outs.flatMap((o) => effectsOf(o, "Refresh").map((e) => e.order)) }
 }
 
 const started = (): ReturnType<typeof run> =>
@@ -55,7 +56,7 @@ describe("the context map's refresh in the engine", () => {
       ],
       s.state
     )
-    expect(later.outs.flatMap((o) => o.aborts)).toEqual([{ claim: order.claim, session: "ctx" }])
+    expect(later.outs.flatMap((o) => effectsOf(o, "Abort").map(({ claim, session }) => ({ claim, session })))).toEqual([{ claim: order.claim, session: "ctx" }])
     // the abort is confirmed; the run is over and its path waits again
     const done = run(
       [

@@ -4,6 +4,7 @@ import { FastCheck as fc } from "effect"
 import type { Cooldown } from "../../../src/core/cooldown.js"
 import { initialEngineState } from "../../../src/core/engine/state.js"
 import { engineStep, type Applied } from "../../../src/core/engine/step.js"
+import { effectOf } from "../../../src/core/engine/effects.js"
 import { coach, type CoachInput } from "../../../src/core/quota/coach.js"
 import { coachTarget } from "../../../src/plugin/events.js"
 import { T0 } from "../../helpers.js"
@@ -74,7 +75,7 @@ describe("coaching in the engine (US-49)", () => {
     const ask = (session: string, at: number) => {
       const out = applied(engineStep(state, { type: "coach", session, model: "zen/m1" }, at))
       state = out.state
-      return out.coach
+      return effectOf(out, "Coach")?.line
     }
     expect(ask("ses_root", T0 + 1)).toMatch(/^opencode-pool quota: GO\. zen\/m1: no quota stated; pool: 0 of 4 slot\(s\) cooling\./)
     expect(ask("ses_root", T0 + 2)).toBeUndefined()
