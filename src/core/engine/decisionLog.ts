@@ -9,7 +9,7 @@ import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceState } from "../trace/machine.js"
 import { clockTime, isoTime } from "../time.js"
-import type { LogLevel, LogLine } from "./events.js"
+import type { EngineEvent, LogLevel, LogLine } from "./events.js"
 import { slotsOf, type EngineState } from "./state.js"
 
 /** What a decision's line reads besides the decision: the engine state after the line, the turn's time, why an abort failed. */
@@ -89,3 +89,7 @@ const logInto = (log: (level: LogLevel, message: string) => void, turn: Decision
       return
   }
 }
+
+/** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
+export const failureLabel = (event: EngineEvent): string =>
+  event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`

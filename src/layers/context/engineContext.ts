@@ -6,6 +6,7 @@
  * state changed; the CLI's ask taken when a run starts).
  */
 import { Effect, Option } from "effect"
+import { realpathSync } from "node:fs"
 import { loadEvent, recordOf, stampOf } from "../../core/context/load.js"
 import type { RefreshEffect, RefreshOrder, SaveContextEffect } from "../../core/engine/effects.js"
 import type { EngineEvent } from "../../core/engine/step.js"
@@ -17,6 +18,15 @@ import type { EngineLink, StepDone } from "../pool/runner.js"
 
 /** The context map's refresh, when it is on and has a store: the project root, the map's budget, the store. */
 export type EngineContext = { readonly root: string; readonly maxBytes: number; readonly store: ContextStoreService } | undefined
+
+/** The project root the context map is kept for: the directory's real path (as `ocpool context --project` resolves it). */
+export const contextRoot = (directory: string): string => {
+  try {
+    return realpathSync(directory)
+  } catch {
+    return directory
+  }
+}
 
 /** The refresh of `config` (absent: off), with the store the context provides (none: off too). */
 export const engineContext = (config: { readonly root: string; readonly maxBytes: number } | undefined): Effect.Effect<EngineContext> =>

@@ -1,18 +1,15 @@
 /**
- * The engine's shell: every opencode event goes through `apply`, which, holding the engine's memory (a
- * `SerialRef`: one event at a time), reads the clock, asks the core (`engineStep`) — inside a
- * `SharedState` transaction when the decision reads shared state — records the lines and decisions,
- * logs, and hands each effect of the step to the runner its feature registered (engineRunners.ts).
- * The layer owns the lifetime: the engine registers itself in the shared state when it starts (issue
- * 33: a view can tell that this opencode has the plugin loaded, idle or not), the reaper and the
- * pool-file watcher run in its scope, and its finalizer stops every write and removes the claims and
- * the registration.
+ * The engine's shell: each event, holding the engine's memory (one at a time), is decided by the core
+ * (`engineStep`), in a `SharedState` transaction when it writes shared state; its lines and decisions
+ * are recorded, its logs written, and each effect handed to its feature's runner (engineRunners.ts).
+ * The layer registers the engine in the shared state (issue 33), starts the reaper and the pool-file
+ * watcher in its scope, and its finalizer stops every write and removes the claims and registration.
  */
 import { Clock, Effect, FiberMap, Layer } from "effect"
-import { realpathSync } from "node:fs"
 import { causeLine } from "../../core/causeLine.js"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../core/engine/state.js"
+import { failureLabel } from "../../core/engine/decisionLog.js"
 import { engineStep, needsOf, type Applied, type EngineEvent, type EventNeeds } from "../../core/engine/step.js"
 import type { Settings } from "../../core/options.js"
 import type { ResolvedPool } from "../../core/source.js"
@@ -20,10 +17,10 @@ import { NO_QUOTA_WRITTEN, type QuotaMemo } from "../../core/state/quotaMemo.js"
 import { VERSION } from "../../core/version.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
-import { PoolEngine, VariantRefused, type PoolEngineService } from "../../services/pool/PoolEngine.js"
+import { PoolEngine, VariantRefused, type EngineConfig, type PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { problemText, SharedState, type Needs } from "../../services/state/SharedState.js"
-import { engineContext, loadContext, withContextInput } from "../context/engineContext.js"
+import { contextRoot, engineContext, loadContext, withContextInput } from "../context/engineContext.js"
 import { makePriceAdvice } from "../cost/priceAdvice.js"
 import { makeSerialRef } from "../exclusive.js"
 import { commitOf } from "../quota/engineCommit.js"
@@ -31,36 +28,12 @@ import { spanned, traced } from "../traced.js"
 import { makeStatusText } from "../view/statusText.js"
 import { makeConfigInjection } from "./configInjection.js"
 import { makeRunners, runEffects } from "./engineRunners.js"
-import { reaperLoop, watchPool } from "./watchPool.js"
-
-export { CONTINUE_TEXT } from "../quota/runSwitch.js"
-export { reaperLoop, RELOAD_DEBOUNCE_MS, watchPool } from "./watchPool.js"
-
-export interface EngineConfig {
-  readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
-  readonly reapMs: number
-  /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
-  readonly delegate?: boolean
-  /** The context map (SPEC §13); `false` injects none of its agents, rules and commands. Default true. */
-  readonly contextMap?: boolean
-  /** The option `fallbackModels` (US-50), validated; none by default. */
-  readonly fallbacks?: ReadonlyArray<string>
-  /** The context map's automatic refresh (issue 23); absent (or without a ContextStore) nothing is collected and no run starts. */
-  readonly refresh?: { readonly root: string; readonly maxBytes: number } | undefined
-}
+import { startTimers } from "./watchPool.js"
 
 /** The engine's memory between events: its state, the quota records it last wrote (the write throttle's reference), and whether it was disposed. */
-interface EngineMemory {
-  readonly state: EngineState
-  readonly quotaWritten: QuotaMemo
-  readonly closed: boolean
-}
+type EngineMemory = { readonly state: EngineState; readonly quotaWritten: QuotaMemo; readonly closed: boolean }
 
 type Given = { readonly now: number; readonly snapshot: PoolSnapshot }
-
-/** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
-const failureLabel = (event: EngineEvent): string =>
-  event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`
 
 /** The records a decision reads: cooldowns, and peers' claims only when it routes or shows load (a spawn never reads quota files). */
 const recordsFor = (needs: EventNeeds): Needs => ({ claims: needs.peers, cooldowns: true })
@@ -151,24 +124,13 @@ export const makeEngine = (config: EngineConfig) =>
     return service
   })
 
-const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
-
-/** The project root the context map is kept for: the directory's real path (as `ocpool context --project` resolves it). */
-const realRoot = (directory: string): string => {
-  try {
-    return realpathSync(directory)
-  } catch {
-    return directory
-  }
-}
-
 /** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
 export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<string>, directory?: string) =>
   Layer.scoped(
     PoolEngine,
     Effect.gen(function* () {
       const log = yield* AppLog
-      const refresh = settings.contextMap.enabled && directory !== undefined ? { root: realRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
+      const refresh = settings.contextMap.enabled && directory !== undefined ? { root: contextRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
       const { fallbackModels: fallbacks, delegate, reapMs } = settings
       const timing = { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }
       const engine = yield* makeEngine({ timing, reapMs, delegate, contextMap: settings.contextMap.enabled, fallbacks, refresh })
@@ -179,10 +141,7 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)
       yield* engine.loadContext
-      yield* log.log("info", `reaper armed: every ${Math.round(reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
-      // forked into the layer's scope (a plain fork would end with the fiber that builds the layer)
-      yield* Effect.forkScoped(reaperLoop(engine, reapMs))
-      yield* Effect.forkScoped(yield* watchPool(poolConfig.watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`)))))
+      yield* startTimers(engine, settings, poolConfig.watched)
       return engine
     })
   )

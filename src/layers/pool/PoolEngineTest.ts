@@ -6,7 +6,8 @@ import { Effect, Layer } from "effect"
 import type { MemoryState } from "../state/MemoryState.js"
 import { sharedStateLayer, type SharedStateOptions } from "../state/sharedStateLayer.js"
 import { StateDirMemory } from "../state/StateDirMemory.js"
-import { makeEngine, type EngineConfig } from "./PoolEngineShell.js"
+import type { EngineConfig } from "../../services/pool/PoolEngine.js"
+import { makeEngine } from "./PoolEngineShell.js"
 
 /** Memory process `pid` on `shared`: its identity and its shared-state port (`wrap`: the test's view of the port, a commit counter say). */
 export const memoryProcess = (shared: MemoryState, pid: number, host = "memory", wrap?: SharedStateOptions["wrap"]) =>

@@ -4,6 +4,9 @@
 import { Duration, Effect, Queue, Stream } from "effect"
 import { statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
+import { causeLine } from "../../core/causeLine.js"
+import type { Settings } from "../../core/options.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 
 export const RELOAD_DEBOUNCE_MS = 250
@@ -46,4 +49,15 @@ export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<vo
       streams.push(Stream.fromQueue(changes))
     }
     return Stream.mergeAll(streams, { concurrency: "unbounded" }).pipe(Stream.debounce(Duration.millis(RELOAD_DEBOUNCE_MS)), Stream.runForEach(() => reload))
+  })
+
+const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
+
+/** The engine's timers forked into the layer's scope (a plain fork would end with the fiber that builds the layer). */
+export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">, settings: Pick<Settings, "reapMs" | "hangMinAgeMs" | "hangSilenceMs">, watched: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const log = yield* AppLog
+    yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
+    yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
+    yield* Effect.forkScoped(yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`)))))
   })

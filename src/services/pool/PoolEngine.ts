@@ -21,6 +21,20 @@ export class VariantRefused extends Error {
   }
 }
 
+/** What an engine is made with (the plugin's settings, or a test's). */
+export interface EngineConfig {
+  readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
+  readonly reapMs: number
+  /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
+  readonly delegate?: boolean
+  /** The context map (SPEC §13); `false` injects none of its agents, rules and commands. Default true. */
+  readonly contextMap?: boolean
+  /** The option `fallbackModels` (US-50), validated; none by default. */
+  readonly fallbacks?: ReadonlyArray<string>
+  /** The context map's automatic refresh (issue 23); absent (or without a ContextStore) nothing is collected and no run starts. */
+  readonly refresh?: { readonly root: string; readonly maxBytes: number } | undefined
+}
+
 export interface PoolEngineService {
   /** Applies one event (one at a time) and carries out its effects; `undefined` once disposed. */
   readonly apply: (event: EngineEvent) => Effect.Effect<Applied | undefined>
