@@ -13,8 +13,8 @@ import { basename, dirname } from "node:path"
 
 const RETRY_MS = 1_000
 
-/** Events in `dir` (none when there is no directory to watch). */
-export const dirChanges = (dir: string | undefined): Stream.Stream<string | undefined> =>
+/** Events in `dir` (none when there is no directory to watch); `persistent: false`: the watch never keeps the process alive. */
+export const dirChanges = (dir: string | undefined, options: { readonly persistent?: boolean } = {}): Stream.Stream<string | undefined> =>
   dir === undefined
     ? Stream.never
     : Stream.asyncScoped<string | undefined>((emit) =>
@@ -31,7 +31,7 @@ export const dirChanges = (dir: string | undefined): Stream.Stream<string | unde
               watcher?.close()
               watcher = undefined
               try {
-                watcher = watch(dir, { persistent: true }, (event, file) => {
+                watcher = watch(dir, { persistent: options.persistent ?? true }, (event, file) => {
                   void emit.single(file ?? undefined)
                   // the directory itself went away: wait for it through its parent
                   if (event === "rename" && !existsSync(dir)) attach()
@@ -40,7 +40,7 @@ export const dirChanges = (dir: string | undefined): Stream.Stream<string | unde
               } catch {
                 try {
                   const name = basename(dir)
-                  watcher = watch(dirname(dir), { persistent: true }, (_event, file) => {
+                  watcher = watch(dirname(dir), { persistent: options.persistent ?? true }, (_event, file) => {
                     if (file === name && existsSync(dir)) {
                       void emit.single(undefined)
                       attach()

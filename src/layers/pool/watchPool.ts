@@ -1,13 +1,14 @@
 /**
  * The engine's timers: the reaper's sweeps (SPEC §8.1) and the pool file's hot reload (SPEC §3.4).
  */
-import { Duration, Effect, Queue, Stream } from "effect"
-import { statSync, watch, type FSWatcher } from "node:fs"
+import { Deferred, Duration, Effect, Stream, type Scope } from "effect"
+import { existsSync, statSync } from "node:fs"
 import { basename, dirname } from "node:path"
 import { causeLine } from "../../core/causeLine.js"
 import type { Settings } from "../../core/options.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
+import { dirChanges } from "../fs/dirChanges.js"
 
 export const RELOAD_DEBOUNCE_MS = 250
 
@@ -17,38 +18,49 @@ export const reaperLoop = (engine: Pick<PoolEngineService, "sweep">, reapMs: num
 
 /**
  * Pool-file watching for hot reload (SPEC §3.4): each path's directory is watched (a file an editor
- * replaces keeps being seen); changes to the named file are debounced into one reload. The watchers are
- * registered before this returns — node's `fs.watch` directly, as a `Stream`: `@effect/platform`'s
- * `FileSystem.watch` registers only after another asynchronous `stat`, so an edit made just after boot
- * could be missed. A directory that cannot be watched is skipped: the next boot sees it.
+ * replaces keeps being seen) through the one directory watcher (layers/fs/dirChanges.ts); changes to
+ * the named file are debounced into one reload. Forked into the scope; it returns once every watch of
+ * an existing directory is in place (its first element), so an edit made just after boot is seen; a
+ * directory that cannot be watched is not waited for longer than READY_WAIT_MS.
  */
-export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<void>) =>
+export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const streams: Array<Stream.Stream<void>> = []
-    for (const p of paths) {
-      const isDir = (() => {
-        try {
-          return statSync(p).isDirectory()
-        } catch {
-          return false
-        }
-      })()
-      const dir = isDir ? p : dirname(p)
-      const name = isDir ? undefined : basename(p)
-      let watcher: FSWatcher
-      const changes = yield* Queue.sliding<void>(1)
-      try {
-        watcher = watch(dir, { persistent: false }, (_event, file) => {
-          if (name === undefined || file === null || file === name) Queue.unsafeOffer(changes, undefined)
-        })
-      } catch {
-        continue
-      }
-      watcher.on("error", () => watcher.close())
-      yield* Effect.addFinalizer(() => Effect.sync(() => watcher.close()))
-      streams.push(Stream.fromQueue(changes))
-    }
-    return Stream.mergeAll(streams, { concurrency: "unbounded" }).pipe(Stream.debounce(Duration.millis(RELOAD_DEBOUNCE_MS)), Stream.runForEach(() => reload))
+    const waits: Array<Effect.Effect<void>> = []
+    const streams = yield* Effect.forEach(paths, (p) =>
+      Effect.map(Deferred.make<void>(), (ready) => {
+        const isDir = isDirectory(p)
+        const dir = isDir ? p : dirname(p)
+        const name = isDir ? undefined : basename(p)
+        if (existsSync(dir)) waits.push(Effect.race(Deferred.await(ready), realPause(READY_WAIT_MS)))
+        return dirChanges(dir, { persistent: false }).pipe(
+          Stream.tap(() => Deferred.succeed(ready, undefined)),
+          // the first element says the watch is in place; the others are changes
+          Stream.drop(1),
+          Stream.filter((file) => name === undefined || file === undefined || file === name)
+        )
+      })
+    )
+    yield* Effect.forkScoped(Stream.mergeAll(streams, { concurrency: "unbounded" }).pipe(Stream.debounce(Duration.millis(RELOAD_DEBOUNCE_MS)), Stream.runForEach(() => reload)))
+    yield* Effect.all(waits, { discard: true })
+  })
+
+/** How long boot waits for a pool file's watch to be in place. */
+const READY_WAIT_MS = 1_000
+
+const isDirectory = (p: string): boolean => {
+  try {
+    return statSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/** A pause on the real clock (a test's clock does not move the file system). */
+const realPause = (ms: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), ms)
+    timer.unref?.()
+    return Effect.sync(() => clearTimeout(timer))
   })
 
 const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
@@ -59,5 +71,5 @@ export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">,
     const log = yield* AppLog
     yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
     yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
-    yield* Effect.forkScoped(yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`)))))
+    yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`))))
   })
