@@ -1,9 +1,11 @@
 /** The quota-sensing fetch wrapper (issue 12, US-48): pass-through, what it reports, where it goes. */
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { quotaIn } from "../support/stateDb.js"
+import { Effect, TestClock } from "effect"
+import { cooldownIn, quotaIn } from "../support/stateDb.js"
 import { planWrap, rateLimitHeaders, requestModel } from "../../src/core/quota/wrap.js"
 import { FAILURE_BODY_MAX_BYTES, installQuotaFetch, quotaFetch, readBounded, type FailureReport, type ResponseReport } from "../../src/plugin/quotaFetch.js"
-import { bootsPerTest, settle, spawn } from "./boot.js"
+import { FAILURE_WAIT_MS } from "../../src/services/quota/FailureReads.js"
+import { bootsPerTest, childCreated, event, settle, sleep, spawn } from "./boot.js"
 
 const SLOTS = [
   { index: 1, provider: "zen", model: "zen/a", weight: 1 },
@@ -164,6 +166,50 @@ describe("quota sensing in the plugin (US-48)", () => {
     // the record every process (and ocpool quota) reads
     expect(quotaIn(b.stateDir, "zen/a")).toMatchObject({ model: "zen/a", requests: { remaining: 1, limit: 100 } })
   })
+})
+
+describe("a retry status waits for its failure's body (issue 19)", () => {
+  const { start } = bootsPerTest()
+  const P = <A>(f: () => Promise<A>) => Effect.promise(f)
+  const T0 = Date.UTC(2026, 0, 15, 9, 0, 0)
+  const FREE = { type: "retry", attempt: 1, message: "Free usage exceeded, subscribe to Go", next: T0 + 3_000 }
+
+  it.effect("US-42 on the plugin's clock: FAILURE_WAIT_MS for a body that never ends, then the retry applies without it; a body that arrives ends the wait at once", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(T0)
+      const clock = yield* TestClock.testClock()
+      const b = yield* P(() => start({ models: { slots: [{ model: "zen/alpha" }, { model: "go/gamma" }] } }, ["ok"], {}, 0, clock))
+      yield* P(() => spawn(b, "p", "c1"))
+      yield* P(() => childCreated(b, "s1", "p", "explore-1"))
+      b.hooks.sensing.fail({ session: "s1", status: 429, headers: {}, body: new Promise<string>(() => undefined) })
+      let done = false
+      const retried = event(b, "session.status", { sessionID: "s1", status: FREE }).then(() => void (done = true))
+      // real time for the hook to reach its wait; the plugin's clock stands still meanwhile
+      yield* P(() => sleep(30))
+      yield* TestClock.adjust(FAILURE_WAIT_MS - 1)
+      // more than the wait in real time: only the plugin's clock ends it
+      yield* P(() => sleep(FAILURE_WAIT_MS + 100))
+      expect(done).toBe(false)
+      expect(cooldownIn(b.stateDir, "zen/alpha")).toBeUndefined()
+      yield* TestClock.adjust(1)
+      yield* P(() => retried)
+      yield* P(() => settle(b))
+      expect(cooldownIn(b.stateDir, "zen/alpha")?.reason).toBe("quota")
+
+      // the second child's body arrives while its retry waits: the retry goes on at once, the clock unmoved
+      yield* P(() => spawn(b, "p", "c2"))
+      yield* P(() => childCreated(b, "s2", "p", "explore-2"))
+      let arrive: (body: string) => void = () => undefined
+      b.hooks.sensing.fail({ session: "s2", status: 429, headers: {}, body: new Promise<string>((resolve) => (arrive = resolve)) })
+      let second = false
+      const retried2 = event(b, "session.status", { sessionID: "s2", status: FREE }).then(() => void (second = true))
+      yield* P(() => sleep(30))
+      expect(second).toBe(false)
+      arrive('{"error":{"message":"Free usage exceeded"}}')
+      yield* P(() => retried2)
+      expect(second).toBe(true)
+    })
+  )
 })
 
 describe("coaching in the plugin (US-49)", () => {

@@ -1,0 +1,45 @@
+/**
+ * The plugin's composition root: the managed runtime of one opencode instance, every engine over the
+ * base layer (`live.ts`'s layers in opencode, memory or file layers in tests, benches and the fleet
+ * driver): the pool engine, the notification machine, the OmniRoute gateway, the heavy-work permits
+ * (issue 21) and their gate on the same shared state, and quota sensing's failure reads (issue 19).
+ * The runtime owns them all (the reaper, the watcher, the claim rows, the notifier); `dispose` ends it.
+ */
+import { Layer, ManagedRuntime } from "effect"
+import type { Settings } from "../core/options.js"
+import { soundsOn } from "../core/notify/sound.js"
+import { PoolEngineShell } from "../layers/pool/PoolEngineShell.js"
+import { NotifyEngineShell } from "../layers/notify/NotifyEngineShell.js"
+import { GatewayHttp } from "../layers/gateway/GatewayHttp.js"
+import { PermitGateShell } from "../layers/permits/PermitGateShell.js"
+import { permitsLayer } from "../layers/permits/permitsLayer.js"
+import { FailureReadsShell } from "../layers/quota/FailureReadsShell.js"
+import type { PoolServices } from "./services.js"
+
+export interface ComposeOptions {
+  readonly settings: Settings
+  readonly warnings: ReadonlyArray<string>
+  /** Where `OCPOOL_SOUND` is read (process.env by default). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** The project directory: the context map's root (issue 23). */
+  readonly directory?: string | undefined
+}
+
+/** The runtime of the hooks over `layer`: built at its first use. */
+export const composeRuntime = (layer: Layer.Layer<PoolServices>, o: ComposeOptions) => {
+  const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
+  const engines = Layer.mergeAll(
+    PoolEngineShell(o.settings, o.warnings, o.directory),
+    NotifyEngineShell(o.settings.notify, notifyConfig),
+    GatewayHttp(o.settings.omniroute),
+    FailureReadsShell()
+  )
+  const withEngines = Layer.provideMerge(engines, layer)
+  // heavy-work permits (issue 21): the gate over the permits port, on the same shared state
+  const gateLayer = PermitGateShell.pipe(Layer.provideMerge(permitsLayer(o.settings.permits)))
+  return ManagedRuntime.make(Layer.provideMerge(gateLayer, withEngines))
+}
+
+export type HookRuntime = ReturnType<typeof composeRuntime>
+/** Every service the hooks' runtime provides. */
+export type HookServices = ManagedRuntime.ManagedRuntime.Context<HookRuntime>

@@ -1,0 +1,23 @@
+/** The `pool_status` tool (SPEC §11): the engine's status text, with the heavy-work budgets (issue 21) this process knows. */
+import { Effect } from "effect"
+import { budgetsJsonOf } from "../../layers/permits/PermitsShell.js"
+import type { PermitsService } from "../../services/permits/Permits.js"
+import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
+import { POOL_STATUS_DESCRIPTION } from "../handoff.js"
+import type { Parts } from "./merge.js"
+import type { Runner } from "./runner.js"
+
+export const statusHooks = (r: Runner, engine: PoolEngineService, permits: PermitsService): Parts => ({
+  tool: {
+    pool_status: {
+      description: POOL_STATUS_DESCRIPTION,
+      args: {},
+      execute: async () => {
+        // the heavy-work budgets with the capacities this process knows: the text and the compact view show them
+        const budgets = await r.run(Effect.map(permits.status, budgetsJsonOf), "pool_status")
+        const text = await r.run(engine.statusText(budgets), "pool_status")
+        return text ?? "opencode-pool: status unavailable"
+      }
+    }
+  }
+})
