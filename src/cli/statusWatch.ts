@@ -25,7 +25,8 @@ import { ExitWith } from "./notify.js"
 import { colourOn, CurrentIo, writeTo, type CliIo } from "./output.js"
 import { ownSignals } from "./shared/ownSignals.js"
 import { cliPool, openState, portOf, readThrough, stateOf, type OpenedState } from "./stateView.js"
-import { checkPoolFile, viewOfState, type StatusFlags } from "./statusRun.js"
+import { checkPoolFile, viewBudgets, viewOfState, type StatusFlags } from "./statusRun.js"
+import type { BudgetInfo } from "../core/permits/view.js"
 import { stdoutReaderGone } from "../layers/process/pipeReaders.js"
 
 export interface WatchFlags extends StatusFlags {
@@ -92,7 +93,7 @@ const tailDecisions = (file: string): ReadonlyArray<string> => {
 }
 
 /** One read of the state as the status view, or a view of nothing but the reason it could not be read. */
-const readView = (opened: OpenedState, poolFile: string | undefined) =>
+const readView = (opened: OpenedState, poolFile: string | undefined, budgets: ReadonlyArray<BudgetInfo>) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const state = stateOf(opened, yield* readThrough(opened, ALL_RECORDS, now))
@@ -100,9 +101,9 @@ const readView = (opened: OpenedState, poolFile: string | undefined) =>
     if (state instanceof StateUnreadable) {
       // the view stays up: the next change may make it readable again
       const empty = { dir: opened.dir, exists: opened.exists, processes: [], cooldowns: new Map(), quota: [], fallbacks: [], permits: [], now, warnings: [`state dir ${state.dir} unreadable: ${state.reason}`] }
-      return { now, view: viewOfState(empty, pool) }
+      return { now, view: viewOfState(empty, pool, budgets) }
     }
-    return { now, view: viewOfState(state, pool) }
+    return { now, view: viewOfState(state, pool, budgets) }
   })
 
 /** Enters the alternate screen with the cursor hidden and raw keys; everything is put back when the scope closes. */
@@ -153,6 +154,8 @@ export const watchRun = (args: WatchFlags) =>
     let opened = yield* openState(args.stateDir)
     const screen = io.stdout.isTTY === true && !args.json
     const decisions = screen ? decisionsFile(args.trace, io.env) : undefined
+    // the budgets resolved once for the whole view (capacity `auto` from the cgroup and /proc)
+    const budgets = yield* viewBudgets
     const code = yield* Effect.scoped(
       Effect.gen(function* () {
         const events = yield* Queue.unbounded<Event>()
@@ -171,7 +174,7 @@ export const watchRun = (args: WatchFlags) =>
         const draw = screen ? screenDrawer(io, decisions) : ndjsonDrawer(io)
         // one session per state directory as found: a directory made after the view started is opened then
         for (;;) {
-          const ended = yield* session(opened, args.pool, events, draw, decisions)
+          const ended = yield* session(opened, args.pool, budgets, events, draw, decisions)
           if (ended !== "reopen") return ended
           opened = yield* openState(args.stateDir)
         }
@@ -189,7 +192,7 @@ type Drawer = (view: StatusView, now: number, batch: ReadonlyArray<Event>) => Ef
  * on each due countdown, at most one draw per MIN_FRAME_MS. Ends with an exit code, or "reopen" when
  * the state directory that did not exist now does.
  */
-const session = (opened: OpenedState, poolFile: string | undefined, events: Queue.Queue<Event>, draw: Drawer, decisions: string | undefined) =>
+const session = (opened: OpenedState, poolFile: string | undefined, budgets: ReadonlyArray<BudgetInfo>, events: Queue.Queue<Event>, draw: Drawer, decisions: string | undefined) =>
   Effect.scoped(
     Effect.gen(function* () {
       const context = yield* Layer.build(portOf(opened))
@@ -204,7 +207,7 @@ const session = (opened: OpenedState, poolFile: string | undefined, events: Queu
       let stale = true
       let batch: ReadonlyArray<Event> = []
       for (;;) {
-        if (stale || view === undefined) view = (yield* readView(opened, poolFile).pipe(Effect.provide(context))).view
+        if (stale || view === undefined) view = (yield* readView(opened, poolFile, budgets).pipe(Effect.provide(context))).view
         stale = false
         const now = yield* Clock.currentTimeMillis
         const ended = yield* draw(view, now, batch)
