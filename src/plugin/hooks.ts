@@ -27,7 +27,6 @@ import { appendIndex, bashCall, bashEnd, coachTarget, engineEventsOf, requestOf,
 import { heavyOf } from "../core/permits/heavy.js"
 import { PermitGate, PermitWaitEnded } from "../services/permits/PermitGate.js"
 import { Permits } from "../services/permits/Permits.js"
-import { budgetsJsonOf } from "../layers/permits/PermitsShell.js"
 import { PermitGateShell } from "../layers/permits/PermitGateShell.js"
 import { permitsLayer } from "../layers/permits/permitsLayer.js"
 import { spawnGate } from "../core/spawn/handNamed.js"
@@ -275,9 +274,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
         description: POOL_STATUS_DESCRIPTION,
         args: {},
         execute: async () => {
-          // the heavy-work budgets (issue 21) with the capacities this process knows: the text and the compact view show them
-          const budgets = await run(Effect.map(permits.status, budgetsJsonOf), "pool_status")
-          const text = await run(engine.statusText(budgets), "pool_status")
+          // the heavy-work budgets (issue 21) with the capacities this process knows, over the view's one snapshot
+          const text = await run(engine.statusText(permits.budgets), "pool_status")
           return text ?? "opencode-pool: status unavailable"
         }
       }

@@ -9,7 +9,7 @@
  * pool-file watcher run in its scope, and its finalizer stops every write and removes the claims and
  * the registration.
  */
-import type { BudgetJson } from "../../core/permits/view.js"
+import { budgetsJson, type BudgetInfo } from "../../core/permits/view.js"
 import { Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import { realpathSync, statSync, watch, type FSWatcher } from "node:fs"
 import { basename, dirname } from "node:path"
@@ -306,7 +306,7 @@ export const makeEngine = (config: EngineConfig) =>
         yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
         yield* advisePrices(pool.slots)
       }).pipe(spanned("PoolEngine.reload")),
-      statusText: traced("PoolEngine.statusText")(function* (permits?: ReadonlyArray<BudgetJson>) {
+      statusText: traced("PoolEngine.statusText")(function* (budgets?: ReadonlyArray<BudgetInfo>) {
         // one snapshot, and the view shows what the recorded `status` decision says (one status, issue 20)
         const now = yield* Clock.currentTimeMillis
         const snapshot: SharedSnapshot = yield* readLogged(now, ALL_RECORDS)
@@ -324,7 +324,8 @@ export const makeEngine = (config: EngineConfig) =>
           warnings: state.poolWarnings,
           quota,
           fallbacks,
-          ...(permits === undefined ? {} : { permits }),
+          // the heavy-work budgets over this snapshot's permits: one read for the whole view (issue 34)
+          ...(budgets === undefined ? {} : { permits: budgetsJson(budgets, snapshot.permits) }),
           ...(decided?.type === "status" ? { decided } : {})
         })
         const { failOpens, fallbacks: onFiles } = yield* store.stats
