@@ -20,7 +20,7 @@ import { type CliIo, CurrentIo, diagnostic, writeOut } from "./output.js"
 /** A problem @effect/cli describes, as plain text. */
 const helpText = (doc: HelpDoc.HelpDoc): string => stripVTControlCharacters(HelpDoc.toAnsiText(doc))
 import { costCommand } from "./cost.js"
-import { doctorCommand } from "./doctor.js"
+import { doctorCommand } from "./doctor/command.js"
 import { initCommand } from "./init.js"
 import { notifyCommand } from "./notify.js"
 import { quotaCommand } from "./quota.js"

@@ -6,9 +6,9 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Context, Effect, Layer, Option } from "effect"
-import { formatDuration } from "../core/duration.js"
-import { printable, printableJson, truncate } from "../core/printable.js"
+import { printable, printableJson } from "../core/printable.js"
 import type { PermitView } from "../core/permits/types.js"
+import { budgetsViewJson, budgetText } from "../core/permits/view.js"
 import { MachineFacts, type MachineFactsView } from "../services/permits/MachineFacts.js"
 import { Permits, type BudgetView } from "../services/permits/Permits.js"
 import type { StateUnreadable } from "./errors.js"
@@ -36,24 +36,6 @@ const GIB = 1024 ** 3
 /** `3.2 GiB`, `512 MiB`. */
 const bytes = (n: number): string => (n >= GIB ? `${(n / GIB).toFixed(1)} GiB` : `${Math.round(n / 1024 ** 2)} MiB`)
 
-/** `pid 123 on host h`, and the process group an `ocpool run` holder follows. */
-const holderText = (e: PermitView, host: string): string =>
-  `pid ${e.holder.pid}${e.holder.host === host ? "" : ` on ${printable(e.holder.host)}`}${e.holder.group === undefined ? "" : ` group ${e.holder.group.pgid}`}`
-
-const entryLine = (e: PermitView, now: number, host: string, position?: number): string => {
-  const session = e.holder.session === undefined ? "" : `  session ${printable(e.holder.session)}`
-  const time = position === undefined ? `since ${formatDuration(now - (e.grantedAt ?? now))}` : `waiting ${formatDuration(now - e.requestedAt)}`
-  const marks = [e.pausedAt !== undefined ? "[paused: client away]" : "", e.gone ? (position === undefined ? "[holder gone]" : "[requester gone]") : ""].filter((m) => m !== "").join(" ")
-  return `    ${position === undefined ? "" : `${position}. `}${e.id}  ${holderText(e, host)}${session}  via ${e.holder.via}  weight ${e.weight}  ${time}  ${truncate(printable(e.reason), 120)}${marks === "" ? "" : `  ${marks}`}`
-}
-
-/** The lines of one budget: its header, its holders, its queue. */
-export const budgetText = (b: BudgetView, now: number, host: string): ReadonlyArray<string> => [
-  `${printable(b.name)}: ${b.used}/${b.capacity} used, ${b.holders.length} holder${b.holders.length === 1 ? "" : "s"}, ${b.queue.length} waiting  (capacity ${printable(b.source)})`,
-  ...(b.holders.length === 0 ? [] : ["  holders:", ...b.holders.map((e) => entryLine(e, now, host))]),
-  ...(b.queue.length === 0 ? [] : ["  queue:", ...b.queue.map((e, i) => entryLine(e, now, host, i + 1))])
-]
-
 const pct = (n: number | undefined): string => (n === undefined ? "n/a" : `${n.toFixed(2)}%`)
 
 /** One line: effective CPUs with the limit found, memory with its limit, CPU and memory pressure. */
@@ -69,23 +51,6 @@ export const machineText = (m: MachineFactsView): string => {
   return `machine: ${cpus}, memory ${mem.length === 0 ? "n/a" : mem.join(" ")}, ${pressure}, cgroup ${m.cgroup.version}`
 }
 
-const entryJson = (e: PermitView, now: number, position?: number) => ({
-  id: e.id,
-  ...(position === undefined ? {} : { position }),
-  pid: e.holder.pid,
-  host: e.holder.host,
-  session: e.holder.session ?? null,
-  via: e.holder.via,
-  group: e.holder.group?.pgid ?? null,
-  weight: e.weight,
-  reason: e.reason,
-  requestedAt: e.requestedAt,
-  grantedAt: e.grantedAt ?? null,
-  ...(position === undefined ? { heldMs: now - (e.grantedAt ?? now) } : { waitingMs: now - e.requestedAt }),
-  gone: e.gone,
-  paused: e.pausedAt !== undefined
-})
-
 /** The machine's facts with every fact the kernel did not give as null (a stable JSON shape). */
 const machineJson = (m: MachineFactsView) => ({
   cpus: m.cpus,
@@ -96,14 +61,7 @@ const machineJson = (m: MachineFactsView) => ({
 
 /** `ocpool permits --json`: one object, every budget and the machine's facts; in fleet mode the hosts (issue 22). */
 export const permitsJson = (budgets: ReadonlyArray<BudgetView>, machine: MachineFactsView, now: number, fleet?: FleetEntry) => ({
-  budgets: budgets.map((b) => ({
-    name: b.name,
-    capacity: b.capacity,
-    source: b.source,
-    used: b.used,
-    holders: b.holders.map((e) => entryJson(e, now)),
-    queue: b.queue.map((e, i) => entryJson(e, now, i + 1))
-  })),
+  budgets: budgetsViewJson(budgets, now),
   machine: machineJson(machine),
   ...(fleet === undefined ? {} : { fleet })
 })

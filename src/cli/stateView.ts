@@ -151,9 +151,12 @@ export const readState = (flag: string | undefined) =>
     return state instanceof StateUnreadable ? yield* state : state
   })
 
-/** The CLI's pool: `--pool FILE`, the user config directory, the bundled preset, the built-in fallback (SPEC §9). */
-export const cliPool = (poolFile: string | undefined): ResolvedPool => {
+/** The CLI's pool and the paths it came from (a file named by `--pool`, the user config directory): what the live view watches. */
+export const cliPoolSources = (poolFile: string | undefined): { readonly pool: ResolvedPool; readonly watched: ReadonlyArray<string> } => {
   const g = gatherSources({ models: undefined, modelsFile: undefined, maxSlots: 4, directory: process.cwd(), poolFile })
   const r = resolvePool(g.sources, 4)
-  return { ...r, warnings: [...g.notes, ...r.warnings] }
+  return { pool: { ...r, warnings: [...g.notes, ...r.warnings] }, watched: g.watched }
 }
+
+/** The CLI's pool: `--pool FILE`, the user config directory, the bundled preset, the built-in fallback (SPEC §9). */
+export const cliPool = (poolFile: string | undefined): ResolvedPool => cliPoolSources(poolFile).pool

@@ -7,7 +7,8 @@ import { printableJson } from "../core/printable.js"
 import { readTextFile } from "../layers/fs/safeRead.js"
 import { FileUnreadable } from "./errors.js"
 import { cliPool, readState, type StateSnapshot } from "./stateView.js"
-import { budgetsJson } from "../core/permits/view.js"
+import { budgetsJson, type BudgetInfo } from "../core/permits/view.js"
+import { MachineFactsProc } from "../layers/permits/MachineFactsProc.js"
 import { cliBudgets } from "./shared/budgets.js"
 
 export interface StatusFlags {
@@ -24,8 +25,11 @@ export const checkPoolFile = (poolFile: string | undefined) =>
     return read._tag === "Text" ? Effect.void : Effect.fail(new FileUnreadable({ path: poolFile, reason: read._tag === "Missing" ? "no such file or directory" : read.reason }))
   })
 
-/** The §9 view of one read of the state, over `pool`. */
-export const viewOfState = (state: StateSnapshot, pool: ResolvedPool): StatusView =>
+/** The budgets a CLI view shows, `auto` resolved from this machine's facts (one read of them). */
+export const viewBudgets: Effect.Effect<ReadonlyArray<BudgetInfo>> = Effect.provide(Effect.suspend(() => cliBudgets()), MachineFactsProc())
+
+/** The §9 view of one read of the state, over `pool`, with the budgets this process knows. */
+export const viewOfState = (state: StateSnapshot, pool: ResolvedPool, budgets: ReadonlyArray<BudgetInfo>): StatusView =>
   statusView({
     origin: pool.origin,
     slots: pool.slots,
@@ -33,7 +37,7 @@ export const viewOfState = (state: StateSnapshot, pool: ResolvedPool): StatusVie
     cooldowns: state.cooldowns,
     quota: state.quota,
     fallbacks: state.fallbacks,
-    permits: budgetsJson(cliBudgets(), state.permits),
+    permits: budgetsJson(budgets, state.permits),
     now: state.now,
     warnings: [...pool.warnings, ...state.warnings],
     // fleet mode (issue 22): the hosts sharing the PostgreSQL state, or the line saying it did not answer
@@ -46,6 +50,6 @@ export const statusRun = (args: StatusFlags) =>
   Effect.gen(function* () {
     yield* checkPoolFile(args.pool)
     const state = yield* readState(args.stateDir)
-    const view = viewOfState(state, cliPool(args.pool))
+    const view = viewOfState(state, cliPool(args.pool), yield* viewBudgets)
     yield* Console.log(args.json ? printableJson(JSON.stringify(view)) : renderStatus(view, { now: state.now, processes: state.processes }))
   })

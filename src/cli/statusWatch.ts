@@ -24,8 +24,11 @@ import { StateUnreadable } from "./errors.js"
 import { ExitWith } from "./notify.js"
 import { colourOn, CurrentIo, writeTo, type CliIo } from "./output.js"
 import { ownSignals } from "./shared/ownSignals.js"
-import { cliPool, openState, portOf, readThrough, stateOf, type OpenedState } from "./stateView.js"
-import { checkPoolFile, viewOfState, type StatusFlags } from "./statusRun.js"
+import { cliPoolSources, openState, portOf, readThrough, stateOf, type OpenedState } from "./stateView.js"
+import { checkPoolFile, viewBudgets, viewOfState, type StatusFlags } from "./statusRun.js"
+import type { ResolvedPool } from "../core/source.js"
+import { configDir } from "../layers/pool/PoolConfigFile.js"
+import type { BudgetInfo } from "../core/permits/view.js"
 import { stdoutReaderGone } from "../layers/process/pipeReaders.js"
 
 export interface WatchFlags extends StatusFlags {
@@ -42,6 +45,7 @@ const TAIL_BYTES = 16 << 10
 
 type Event =
   | { readonly _tag: "Changed" }
+  | { readonly _tag: "Pool" }
   | { readonly _tag: "Decisions" }
   | { readonly _tag: "Reopen" }
   | { readonly _tag: "Keys"; readonly text: string }
@@ -51,6 +55,40 @@ type Event =
 const CHANGED: Event = { _tag: "Changed" }
 const DECISIONS: Event = { _tag: "Decisions" }
 const REOPEN: Event = { _tag: "Reopen" }
+const POOL: Event = { _tag: "Pool" }
+
+/**
+ * The pool the view shows (issue 34): resolved once, and again only after one of its files changed
+ * (the file `--pool` names, `pool.txt`/`pool.json` in the user config directory), never per redraw.
+ */
+interface PoolMemo {
+  readonly current: () => ResolvedPool
+  /** One element each time a watched pool file may have changed. */
+  readonly changes: Stream.Stream<void>
+  readonly changed: () => void
+}
+
+const poolMemo = (poolFile: string | undefined): PoolMemo => {
+  let { pool, watched } = cliPoolSources(poolFile)
+  let stale = false
+  const config = configDir()
+  // the user config directory: its pool files; a named file: its own name in its directory (an editor replaces it)
+  const changes = watched.map((p) => {
+    const [dir, names] = p === config ? [p, ["pool.txt", "pool.json"]] : [dirname(p), [basename(p)]]
+    return Stream.filter(dirChanges(dir), (f) => f === undefined || names.includes(f))
+  })
+  return {
+    current: () => {
+      if (stale) {
+        pool = cliPoolSources(poolFile).pool
+        stale = false
+      }
+      return pool
+    },
+    changes: Stream.as(Stream.mergeAll(changes, { concurrency: "unbounded" }), undefined),
+    changed: () => void (stale = true)
+  }
+}
 
 /**
  * The recorded decisions file of the trace: `--trace FILE`, else `$OCPOOL_TRACE`. A `%p` in it (each
@@ -91,18 +129,17 @@ const tailDecisions = (file: string): ReadonlyArray<string> => {
   }
 }
 
-/** One read of the state as the status view, or a view of nothing but the reason it could not be read. */
-const readView = (opened: OpenedState, poolFile: string | undefined) =>
+/** One read of the state as the status view, or a view of nothing but the reason it could not be read; the pool and the budgets as resolved before. */
+const readView = (opened: OpenedState, pool: ResolvedPool, budgets: ReadonlyArray<BudgetInfo>) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const state = stateOf(opened, yield* readThrough(opened, ALL_RECORDS, now))
-    const pool = cliPool(poolFile)
     if (state instanceof StateUnreadable) {
       // the view stays up: the next change may make it readable again
       const empty = { dir: opened.dir, exists: opened.exists, processes: [], cooldowns: new Map(), quota: [], fallbacks: [], permits: [], now, warnings: [`state dir ${state.dir} unreadable: ${state.reason}`] }
-      return { now, view: viewOfState(empty, pool) }
+      return { now, view: viewOfState(empty, pool, budgets) }
     }
-    return { now, view: viewOfState(state, pool) }
+    return { now, view: viewOfState(state, pool, budgets) }
   })
 
 /** Enters the alternate screen with the cursor hidden and raw keys; everything is put back when the scope closes. */
@@ -153,6 +190,9 @@ export const watchRun = (args: WatchFlags) =>
     let opened = yield* openState(args.stateDir)
     const screen = io.stdout.isTTY === true && !args.json
     const decisions = screen ? decisionsFile(args.trace, io.env) : undefined
+    // resolved once for the whole view: the budgets (capacity `auto` from the cgroup and /proc), the pool (again when its files change)
+    const budgets = yield* viewBudgets
+    const pool = poolMemo(args.pool)
     const code = yield* Effect.scoped(
       Effect.gen(function* () {
         const events = yield* Queue.unbounded<Event>()
@@ -168,10 +208,11 @@ export const watchRun = (args: WatchFlags) =>
         }
         // off a terminal, a reader that goes away (`| head -1`) ends the view even while nothing changes
         if (!screen && io.stdout === process.stdout) yield* Effect.forkScoped(Effect.andThen(stdoutReaderGone(), () => offer({ _tag: "Stop", code: 0 })))
+        yield* Effect.forkScoped(Stream.runForEach(pool.changes, () => Queue.offer(events, POOL)))
         const draw = screen ? screenDrawer(io, decisions) : ndjsonDrawer(io)
         // one session per state directory as found: a directory made after the view started is opened then
         for (;;) {
-          const ended = yield* session(opened, args.pool, events, draw, decisions)
+          const ended = yield* session(opened, pool, budgets, events, draw, decisions)
           if (ended !== "reopen") return ended
           opened = yield* openState(args.stateDir)
         }
@@ -189,7 +230,7 @@ type Drawer = (view: StatusView, now: number, batch: ReadonlyArray<Event>) => Ef
  * on each due countdown, at most one draw per MIN_FRAME_MS. Ends with an exit code, or "reopen" when
  * the state directory that did not exist now does.
  */
-const session = (opened: OpenedState, poolFile: string | undefined, events: Queue.Queue<Event>, draw: Drawer, decisions: string | undefined) =>
+const session = (opened: OpenedState, pool: PoolMemo, budgets: ReadonlyArray<BudgetInfo>, events: Queue.Queue<Event>, draw: Drawer, decisions: string | undefined) =>
   Effect.scoped(
     Effect.gen(function* () {
       const context = yield* Layer.build(portOf(opened))
@@ -204,7 +245,7 @@ const session = (opened: OpenedState, poolFile: string | undefined, events: Queu
       let stale = true
       let batch: ReadonlyArray<Event> = []
       for (;;) {
-        if (stale || view === undefined) view = (yield* readView(opened, poolFile).pipe(Effect.provide(context))).view
+        if (stale || view === undefined) view = (yield* readView(opened, pool.current(), budgets).pipe(Effect.provide(context))).view
         stale = false
         const now = yield* Clock.currentTimeMillis
         const ended = yield* draw(view, now, batch)
@@ -222,6 +263,10 @@ const session = (opened: OpenedState, poolFile: string | undefined, events: Queu
           if (e._tag === "Stop") return e.code
           if (e._tag === "Reopen") return "reopen" as const
           if (e._tag === "Changed") stale = true
+          if (e._tag === "Pool") {
+            pool.changed()
+            stale = true
+          }
         }
       }
     })

@@ -1,6 +1,6 @@
 /** `ocpool doctor`'s `state-backend` check (issue 22) and which backend the CLI reads (src/cli/shared/backend.ts). */
 import { describe, expect, it } from "@effect/vitest"
-import { backendCheck } from "../../src/cli/doctor.js"
+import { backendCheck } from "../../src/cli/doctor/command.js"
 import { cliBackend, fleetFacts, scrubPassword } from "../../src/cli/shared/backend.js"
 import type { FleetAnswer } from "../../src/services/state/SharedState.js"
 import { SCHEMA_VERSION } from "../../src/core/state/fleet.js"

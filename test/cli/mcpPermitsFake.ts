@@ -58,6 +58,7 @@ export const makeFakePermits = (capacities: Readonly<Record<string, number>> = {
     })
 
   const service: PermitsService = {
+    budgets: Object.entries(capacities).map(([name, capacity]) => ({ name, capacity, source: "option" })),
     request: (req) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         count("request")

@@ -70,6 +70,7 @@ export const makeFake = (budgets: ReadonlyArray<FakeBudget> = [{ name: "heavy", 
   const ownedBy = (t: Pick<PermitTicket, "id" | "token">) => entries.find((e) => e.id === t.id)
 
   const service: Permits["Type"] = {
+    budgets,
     request: (req) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis

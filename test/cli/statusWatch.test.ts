@@ -239,6 +239,24 @@ describe("ocpool top off a terminal (issue 24)", () => {
     }
   })
 
+  it("US-6 the pool is resolved once and again when its file changes (issue 34): an edited pool file is the next line's slots", async () => {
+    const dir = stateDir()
+    const file = poolFile()
+    const r = offTerminal(["top", "--state-dir", dir, "--pool", file])
+    try {
+      await r.waitFor(/\n/)
+      expect((JSON.parse(r.out().split("\n")[0]!) as { slots: Array<{ model: string }> }).slots.map((s) => s.model)).toEqual(["zen/alpha", "go/gamma"])
+      writeFileSync(file, "go/gamma 1\nzen/beta 1\n")
+      await r.waitFor(/zen\/beta/)
+      const last = JSON.parse(r.out().trim().split("\n").at(-1)!) as { slots: Array<{ model: string }> }
+      expect(last.slots.map((s) => s.model)).toEqual(["go/gamma", "zen/beta"])
+      r.child.kill("SIGTERM")
+      expect(await r.exited).toBe(143)
+    } finally {
+      r.child.kill("SIGKILL")
+    }
+  })
+
   it("US-6 a closed stdout ends it quietly with 0 at the next change", async () => {
     const dir = stateDir()
     const r = offTerminal(["status", "--watch", "--json", "--state-dir", dir, "--pool", poolFile()])

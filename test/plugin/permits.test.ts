@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { formatDecision } from "../../src/core/trace/format.js"
 import { replayText } from "../../src/core/trace/replay.js"
+import type { SharedStateService } from "../../src/services/state/SharedState.js"
 import { boot, event, tmp, type Booted } from "./boot.js"
 
 const booted: Array<Booted> = []
@@ -75,6 +76,21 @@ describe("heavy bash commands in the plugin (issue 21)", () => {
     const status = await a.hooks.tool!.pool_status!.execute({} as never, {} as never)
     expect(status).toMatch(/heavy: 1\/1 units used, 0 waiting/)
     expect(status).not.toContain("pytest")
+  })
+
+  it("US-51 pool_status reads the shared state once: the permits it shows come from the view's one snapshot (issue 34)", async () => {
+    const reads: Array<string> = []
+    const counting = (inner: SharedStateService): SharedStateService => ({
+      ...inner,
+      read: (now, needs) => (reads.push(Object.keys(needs).filter((k) => needs[k as keyof typeof needs] === true).sort().join(",")), inner.read(now, needs))
+    })
+    const a = await boot({ permits: { heavy: 1 } }, ["ok"], {}, 0, undefined, ["ok"], { wrapState: counting })
+    booted.push(a)
+    await before(a, bash("ses_a", "call_1", "npm test"))
+    reads.length = 0
+    const status = await a.hooks.tool!.pool_status!.execute({} as never, {} as never)
+    expect(status).toMatch(/permits:\n {2}heavy: 1\/1 units used, 0 waiting/)
+    expect(reads.filter((r) => r.includes("permits"))).toHaveLength(1)
   })
 
   it("US-51 heavyCommands:false turns gating off: a heavy command never waits", async () => {

@@ -129,6 +129,10 @@ export const parsePermitSettings = (
   return { permits, heavy, warnings }
 }
 
+/** Every budget with its capacity in units and how it was found (layers/permits/permitsLayer.ts `resolveBudgets` reads the facts). */
+export const budgetsOf = (settings: ReadonlyArray<BudgetSetting>, facts: EffectiveCpus): ReadonlyArray<{ readonly name: string; readonly capacity: number; readonly source: string }> =>
+  settings.map((s) => ({ name: s.name, ...capacityOf(s, facts) }))
+
 /** A budget's capacity in units, and how it was found (`ocpool permits`, `BudgetView.source`). */
 export const capacityOf = (setting: BudgetSetting, facts: EffectiveCpus): { readonly capacity: number; readonly source: string } =>
   setting.capacity === "auto"

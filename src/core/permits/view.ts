@@ -1,7 +1,11 @@
 /**
- * The heavy-work queue as the status views show it (issue 21): `ocpool status`, `pool_status` and
- * `ocpool permits` share these lines and this JSON. Pure; the caller escapes what came from files.
+ * The heavy-work queue as every view shows it (issue 21; one home since issue 34): `ocpool status`,
+ * `pool_status` and the live view (`budgetsJson`, `budgetLines`, `permitSection`), `ocpool permits`
+ * (`budgetViews`, `budgetText`, `budgetsViewJson`) and `doctor` (`budgetSummary`) render through these.
+ * Pure; the caller escapes what came from files unless a function says it does.
  */
+import { formatDuration } from "../duration.js"
+import { printable, truncate } from "../printable.js"
 import type { PermitView } from "./types.js"
 
 export interface PermitEntryJson {
@@ -29,10 +33,24 @@ export interface BudgetJson {
   readonly queue: ReadonlyArray<PermitEntryJson>
 }
 
+/** A budget this process knows: its capacity in units and how it was found (core/permits/settings.ts `capacityOf`). */
 export interface BudgetInfo {
   readonly name: string
   readonly capacity: number
   readonly source: string
+}
+
+/** A budget as the permits service shows it (`Permits.status`, `ocpool permits`). */
+export interface BudgetView {
+  readonly name: string
+  readonly capacity: number
+  /** How the capacity was found: `auto: 4 CPUs (cgroup v2 cpu.max 400000 100000) / 2`, `option`, `OCPOOL_PERMITS`. */
+  readonly source: string
+  readonly used: number
+  /** Held entries, oldest grant first. */
+  readonly holders: ReadonlyArray<PermitView>
+  /** Queued entries in FIFO order. */
+  readonly queue: ReadonlyArray<PermitView>
 }
 
 const entryJson = (e: PermitView): PermitEntryJson => ({
@@ -116,3 +134,74 @@ export const permitSection = (budgets: ReadonlyArray<BudgetJson>, now: number): 
   const busy = budgets.filter((b) => b.holders.length > 0 || b.queue.length > 0)
   return busy.length === 0 ? [] : ["permits:", ...busy.flatMap((b) => budgetLines(b, now).map((l) => `  ${l}`))]
 }
+
+/** The source of a budget some entry names but this process does not know (capacity 0). */
+export const UNKNOWN_SOURCE = "unknown: not configured in this process"
+
+/** Budgets with their entries: known ones in configuration order, then any other budget seen in the entries. */
+export const budgetViews = (budgets: ReadonlyArray<BudgetInfo>, entries: ReadonlyArray<PermitView>): ReadonlyArray<BudgetView> =>
+  byBudget(budgets, entries).map((b) => ({
+    name: b.name,
+    capacity: b.info?.capacity ?? 0,
+    source: b.info?.source ?? UNKNOWN_SOURCE,
+    used: b.used,
+    holders: b.holders,
+    queue: b.queue
+  }))
+
+/** The views as the status JSON shows them. */
+export const budgetsJsonOf = (views: ReadonlyArray<BudgetView>): ReadonlyArray<BudgetJson> =>
+  budgetsJson(
+    views.filter((v) => v.source !== UNKNOWN_SOURCE).map((v) => ({ name: v.name, capacity: v.capacity, source: v.source })),
+    views.flatMap((v) => [...v.holders, ...v.queue])
+  )
+
+/** `doctor`'s summary of one budget: `heavy 1/2 used, 0 waiting (capacity option)`. */
+export const budgetSummary = (b: BudgetJson): string =>
+  `${b.name} ${b.used}/${b.capacity ?? "?"} used, ${b.queue.length} waiting${b.source === null ? "" : ` (capacity ${b.source})`}`
+
+/** `pid 123 on host h`, and the process group an `ocpool run` holder follows. */
+const holderText = (e: PermitView, host: string): string =>
+  `pid ${e.holder.pid}${e.holder.host === host ? "" : ` on ${printable(e.holder.host)}`}${e.holder.group === undefined ? "" : ` group ${e.holder.group.pgid}`}`
+
+const entryLine = (e: PermitView, now: number, host: string, position?: number): string => {
+  const session = e.holder.session === undefined ? "" : `  session ${printable(e.holder.session)}`
+  const time = position === undefined ? `since ${formatDuration(now - (e.grantedAt ?? now))}` : `waiting ${formatDuration(now - e.requestedAt)}`
+  const marks = [e.pausedAt !== undefined ? "[paused: client away]" : "", e.gone ? (position === undefined ? "[holder gone]" : "[requester gone]") : ""].filter((m) => m !== "").join(" ")
+  return `    ${position === undefined ? "" : `${position}. `}${e.id}  ${holderText(e, host)}${session}  via ${e.holder.via}  weight ${e.weight}  ${time}  ${truncate(printable(e.reason), 120)}${marks === "" ? "" : `  ${marks}`}`
+}
+
+/** `ocpool permits`: the lines of one budget, its header, its holders, its queue (texts from peers escaped); `host`: this host (others' entries are marked `on HOST`). */
+export const budgetText = (b: BudgetView, now: number, host: string): ReadonlyArray<string> => [
+  `${printable(b.name)}: ${b.used}/${b.capacity} used, ${b.holders.length} holder${b.holders.length === 1 ? "" : "s"}, ${b.queue.length} waiting  (capacity ${printable(b.source)})`,
+  ...(b.holders.length === 0 ? [] : ["  holders:", ...b.holders.map((e) => entryLine(e, now, host))]),
+  ...(b.queue.length === 0 ? [] : ["  queue:", ...b.queue.map((e, i) => entryLine(e, now, host, i + 1))])
+]
+
+const viewEntryJson = (e: PermitView, now: number, position?: number) => ({
+  id: e.id,
+  ...(position === undefined ? {} : { position }),
+  pid: e.holder.pid,
+  host: e.holder.host,
+  session: e.holder.session ?? null,
+  via: e.holder.via,
+  group: e.holder.group?.pgid ?? null,
+  weight: e.weight,
+  reason: e.reason,
+  requestedAt: e.requestedAt,
+  grantedAt: e.grantedAt ?? null,
+  ...(position === undefined ? { heldMs: now - (e.grantedAt ?? now) } : { waitingMs: now - e.requestedAt }),
+  gone: e.gone,
+  paused: e.pausedAt !== undefined
+})
+
+/** `ocpool permits --json`'s budgets: each with its holders (time held) and its queue (position, time waiting). */
+export const budgetsViewJson = (budgets: ReadonlyArray<BudgetView>, now: number) =>
+  budgets.map((b) => ({
+    name: b.name,
+    capacity: b.capacity,
+    source: b.source,
+    used: b.used,
+    holders: b.holders.map((e) => viewEntryJson(e, now)),
+    queue: b.queue.map((e, i) => viewEntryJson(e, now, i + 1))
+  }))

@@ -9,18 +9,14 @@ import { createHash, randomBytes } from "node:crypto"
 import { stepPermits } from "../../core/permits/machine.js"
 import type { Capacities, PermitAnswer, PermitOp, PermitStep, PermitView } from "../../core/permits/types.js"
 import type { TraceInput } from "../../core/trace/input.js"
-import { budgetsJson, byBudget, type BudgetJson } from "../../core/permits/view.js"
-import { Permits, type BudgetView, type PermitTicket, type WaitOutcome } from "../../services/permits/Permits.js"
+import { budgetViews, type BudgetInfo } from "../../core/permits/view.js"
+import { Permits, type PermitTicket, type WaitOutcome } from "../../services/permits/Permits.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { SharedState } from "../../services/state/SharedState.js"
 import { spanned, traced } from "../traced.js"
 
 /** A budget this process knows: its capacity and how it was found. */
-export interface Budget {
-  readonly name: string
-  readonly capacity: number
-  readonly source: string
-}
+export type Budget = BudgetInfo
 
 export interface PermitsConfig {
   readonly budgets: ReadonlyArray<Budget>
@@ -61,25 +57,8 @@ const lineOf = (at: number, op: PermitOp, capacities: Capacities, entries: Reado
 
 const changed = (s: PermitStep): boolean => s.decisions.length > 0 || s.changes.put.length > 0 || s.changes.remove.length > 0
 
-/** Budgets with their entries: known ones in configuration order, then any other budget seen in the entries. */
-export const budgetViews = (budgets: ReadonlyArray<Budget>, entries: ReadonlyArray<PermitView>): ReadonlyArray<BudgetView> =>
-  byBudget(budgets, entries).map((b) => ({
-    name: b.name,
-    capacity: b.info?.capacity ?? 0,
-    source: b.info?.source ?? UNKNOWN_SOURCE,
-    used: b.used,
-    holders: b.holders,
-    queue: b.queue
-  }))
-
-const UNKNOWN_SOURCE = "unknown: not configured in this process"
-
-/** The views as the status JSON shows them (core/permits/view.ts). */
-export const budgetsJsonOf = (views: ReadonlyArray<BudgetView>): ReadonlyArray<BudgetJson> =>
-  budgetsJson(
-    views.filter((v) => v.source !== UNKNOWN_SOURCE).map((v) => ({ name: v.name, capacity: v.capacity, source: v.source })),
-    views.flatMap((v) => [...v.holders, ...v.queue])
-  )
+/** The budgets' views and their status JSON, where every view renders them (core/permits/view.ts). */
+export { budgetsJsonOf, budgetViews } from "../../core/permits/view.js"
 
 export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never, SharedState> =>
   Layer.effect(
@@ -179,6 +158,6 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
         return budgetViews(config.budgets, snapshot.permits)
       }).pipe(spanned("Permits.status"))
 
-      return { request, poll, wait, release, cancel, rebind, free, status }
+      return { budgets: config.budgets, request, poll, wait, release, cancel, rebind, free, status }
     })
   )

@@ -287,6 +287,8 @@ const make = (o: PgStateOptions) =>
       ),
       stats: Effect.zipWith(file.stats, Ref.get(mode), (s, m) => ({ failOpens: s.failOpens, fallbacks: m.fallbacks.count })),
       fleet,
+      // the fallback's database and leftovers (the state directory's), and the server's answer
+      inspect: (now) => Effect.zipWith(file.inspect(now).pipe(Effect.withTracerEnabled(false)), fleet(now), (local, answer) => ({ ...local, fleet: answer })).pipe(spanned("SharedState.inspect")),
       // the fleet's NOTIFYs, and the fallback directory's files (decisions made there while the server is away)
       changes: Stream.merge(pg.changes, file.changes)
     }

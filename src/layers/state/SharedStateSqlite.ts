@@ -28,6 +28,7 @@ import { SharedState, type Commit, type SharedStateService } from "../../service
 import { StateDir, type StateDirService } from "../../services/state/StateDir.js"
 import { dirChanges } from "../fs/dirChanges.js"
 import { hasLegacy, markImported, readLegacy } from "./legacyImport.js"
+import { stateDirHealth } from "./stateDbFacts.js"
 import { procJudge } from "./permitJudge.js"
 import { RecordsError, sharedStateOver, wroteSomething, type StateLock } from "./sharedStateOver.js"
 import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
@@ -271,7 +272,10 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
       // outside a transaction a commit is one of its own, with a spawn's wait
       commit: (now: number, c: Commit) => (wroteSomething(c) ? lock.withLock(over.commit(now, c)) : Effect.void.pipe(spanned("SharedState.commit"))),
       read: (now, needs) => tx.snapshot(over.read(now, needs)),
-      removeOwn: lock.withLock(over.removeOwn, LEAVE_WAIT_MS)
+      removeOwn: lock.withLock(over.removeOwn, LEAVE_WAIT_MS),
+      // a directory's database (the one this port has open, or why it could not), never the connection's
+      // own memory; without a directory the records live in this process only
+      inspect: (_now) => (state.dir === undefined ? over.inspect(_now) : Effect.sync(() => stateDirHealth(state.dir)).pipe(spanned("SharedState.inspect")))
     }
     return service
   })
@@ -287,7 +291,9 @@ export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view
     if (!view || (dir !== undefined && existsSync(join(dir, STATE_DB)))) return yield* makePort(state, lockWaitMs)
     // nothing to read yet: an empty state, without loading SQLite at all (a view's start stays quick)
     const empty = yield* memoryPort(memoryState(), state.pid, state.host)
-    if (dir === undefined) return empty
+    // a view of a directory that is not there yet: no database yet, nothing left by an earlier version
+    const inspect = (_now: number) => Effect.sync(() => stateDirHealth(dir)).pipe(spanned("SharedState.inspect"))
+    if (dir === undefined) return { ...empty, inspect }
     const scope = yield* Effect.scope
     let real: SharedStateService | undefined
     const current: Effect.Effect<SharedStateService> = Effect.suspend(() =>
@@ -304,6 +310,7 @@ export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view
       removeOwn: Effect.flatMap(current, (p) => p.removeOwn),
       stats: Effect.flatMap(current, (p) => p.stats),
       fleet: (now) => Effect.flatMap(current, (p) => p.fleet(now)),
+      inspect,
       changes: Stream.map(dirChanges(dir), () => undefined)
     } satisfies SharedStateService
   })

@@ -15,7 +15,18 @@ import type { QuotaRecord } from "../../core/quota/record.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
-import { problemText, type Commit, type ContextChanges, type ContextEntry, type Needs, type OwnClaims, type ReadProblem, type SharedSnapshot, type SharedStateService } from "../../services/state/SharedState.js"
+import {
+  problemText,
+  type Commit,
+  type ContextChanges,
+  type ContextEntry,
+  type Needs,
+  type OwnClaims,
+  type ReadProblem,
+  type SharedSnapshot,
+  type SharedStateService,
+  type StateInspection
+} from "../../services/state/SharedState.js"
 import { spanned, traced } from "../traced.js"
 
 /** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
@@ -106,6 +117,9 @@ const NO_PERMITS: ReadonlyArray<PermitView> = []
 const NO_CONTEXT: ReadonlyArray<ContextEntry> = []
 const NO_ENGINES: ReadonlyArray<EngineView> = []
 
+/** What a port over parts alone says of itself: records in memory, nothing left by an earlier version, no fleet (the backends on files and PostgreSQL say more). */
+export const IN_MEMORY: StateInspection = { store: { _tag: "InMemory" }, leftovers: { toImport: [], unused: [] }, fleet: { _tag: "NotFleet" } }
+
 /** Whether a commit writes anything at all (an empty one does not wake the views). */
 export const wroteSomething = (c: Commit): boolean =>
   c.cool.length > 0 ||
@@ -184,6 +198,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
         "SharedState.stats"
       ),
       fleet: () => Effect.succeed({ _tag: "NotFleet" as const }).pipe(spanned("SharedState.fleet")),
+      inspect: () => Effect.succeed(IN_MEMORY).pipe(spanned("SharedState.inspect")),
       changes: parts.changes?.stream ?? Stream.never
     }
     return service

@@ -7,7 +7,7 @@ import { Clock, Effect } from "effect"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { slotsOf, type EngineState } from "../../core/engine/state.js"
 import type { Applied, EngineEvent } from "../../core/engine/step.js"
-import type { BudgetJson } from "../../core/permits/view.js"
+import { budgetsJson, type BudgetInfo } from "../../core/permits/view.js"
 import { renderStatus, statusView } from "../../core/status.js"
 import { compactView, GLANCE } from "../../core/view/live.js"
 import { ALL_RECORDS, SharedState, type Needs, type SharedSnapshot } from "../../services/state/SharedState.js"
@@ -26,7 +26,7 @@ export const makeStatusText = (deps: StatusDeps) =>
   Effect.gen(function* () {
     const store = yield* SharedState
     const self = yield* StateDir
-    return traced("PoolEngine.statusText")(function* (permits?: ReadonlyArray<BudgetJson>) {
+    return traced("PoolEngine.statusText")(function* (budgets?: ReadonlyArray<BudgetInfo>) {
       const now = yield* Clock.currentTimeMillis
       const snapshot = yield* deps.read(now, ALL_RECORDS)
       const out = yield* deps.apply({ type: "status" }, { now, snapshot })
@@ -42,7 +42,8 @@ export const makeStatusText = (deps: StatusDeps) =>
         warnings: state.poolWarnings,
         quota: snapshot.quota,
         fallbacks: snapshot.fallbacks,
-        ...(permits === undefined ? {} : { permits }),
+        // the heavy-work budgets over this snapshot's permits: one read for the whole view (issue 34)
+        ...(budgets === undefined ? {} : { permits: budgetsJson(budgets, snapshot.permits) }),
         ...(decided?.type === "status" ? { decided } : {})
       })
       const { failOpens, fallbacks: onFiles } = yield* store.stats

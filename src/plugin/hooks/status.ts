@@ -1,6 +1,4 @@
 /** The `pool_status` tool (SPEC §11): the engine's status text, with the heavy-work budgets (issue 21) this process knows. */
-import { Effect } from "effect"
-import { budgetsJsonOf } from "../../layers/permits/PermitsShell.js"
 import type { PermitsService } from "../../services/permits/Permits.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { POOL_STATUS_DESCRIPTION } from "../handoff.js"
@@ -13,9 +11,8 @@ export const statusHooks = (r: Runner, engine: PoolEngineService, permits: Permi
       description: POOL_STATUS_DESCRIPTION,
       args: {},
       execute: async () => {
-        // the heavy-work budgets with the capacities this process knows: the text and the compact view show them
-        const budgets = await r.run(Effect.map(permits.status, budgetsJsonOf), "pool_status")
-        const text = await r.run(engine.statusText(budgets), "pool_status")
+        // the heavy-work budgets with the capacities this process knows, over the view's one snapshot
+        const text = await r.run(engine.statusText(permits.budgets), "pool_status")
         return text ?? "opencode-pool: status unavailable"
       }
     }

@@ -6,6 +6,10 @@
  */
 import { Context, type Effect } from "effect"
 import type { CancelCause, PermitAnswer, PermitHolder, PermitView } from "../../core/permits/types.js"
+import type { BudgetInfo, BudgetView } from "../../core/permits/view.js"
+
+/** A budget as the views show it (core/permits/view.ts). */
+export type { BudgetView }
 
 /** What a requester asks for. */
 export interface PermitRequest {
@@ -38,19 +42,6 @@ export interface WaitProgress {
   readonly holders: ReadonlyArray<PermitView>
 }
 
-/** A budget as the views show it. */
-export interface BudgetView {
-  readonly name: string
-  readonly capacity: number
-  /** How the capacity was found: `auto: 4 CPUs (cgroup v2 cpu.max 400000 100000) / 2`, `option`, `OCPOOL_PERMITS`. */
-  readonly source: string
-  readonly used: number
-  /** Held entries, oldest grant first. */
-  readonly holders: ReadonlyArray<PermitView>
-  /** Queued entries in FIFO order. */
-  readonly queue: ReadonlyArray<PermitView>
-}
-
 export interface PermitsService {
   /** Queues a request and grants it at once when the FIFO order allows. */
   readonly request: (req: PermitRequest) => Effect.Effect<{ readonly ticket: PermitTicket; readonly answer: PermitAnswer }>
@@ -68,6 +59,8 @@ export interface PermitsService {
   readonly rebind: (ticket: Pick<PermitTicket, "id" | "token">, group: { readonly pgid: number; readonly startToken: string | null }) => Effect.Effect<PermitAnswer>
   /** `ocpool permits release ID [--force]`: frees an entry whose holder is gone (or any, forced). */
   readonly free: (id: string, force: boolean) => Effect.Effect<{ readonly answer: PermitAnswer; readonly found: PermitView | undefined }>
+  /** The budgets this process knows, their capacities resolved once when the service was made (issue 34: `pool_status` renders them over its one snapshot). */
+  readonly budgets: ReadonlyArray<BudgetInfo>
   /** Every budget this process knows, and entries of budgets it does not (with capacity 0 and source `unknown`). */
   readonly status: Effect.Effect<ReadonlyArray<BudgetView>>
 }

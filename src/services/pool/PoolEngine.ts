@@ -3,7 +3,7 @@
  * out (claims published, cooldown, quota and fallback records written through `SharedState`, aborts
  * called, lines recorded, logs). One event at a time; after dispose nothing is written.
  */
-import type { BudgetJson } from "../../core/permits/view.js"
+import type { BudgetInfo } from "../../core/permits/view.js"
 import { Context, type Effect } from "effect"
 import type { EngineEvent, Applied } from "../../core/engine/step.js"
 import type { EngineState } from "../../core/engine/state.js"
@@ -50,10 +50,11 @@ export interface PoolEngineService {
   /** Loads the pool again (a watched file changed) and binds the variants again. */
   readonly reload: Effect.Effect<void>
   /**
-   * `pool_status`'s text, its compact view last (issue 24). `permits`: the heavy-work budgets as the
-   * permits service knows them (its capacities), shown when some permit is held or waited for.
+   * `pool_status`'s text, its compact view last (issue 24), from one snapshot of the shared state.
+   * `budgets`: the heavy-work budgets the permits service knows (its capacities); that snapshot's
+   * permits are shown under them when some permit is held or waited for.
    */
-  readonly statusText: (permits?: ReadonlyArray<BudgetJson>) => Effect.Effect<string>
+  readonly statusText: (budgets?: ReadonlyArray<BudgetInfo>) => Effect.Effect<string>
   /** The current state (read-only; tests and status). */
   readonly state: Effect.Effect<EngineState>
   /** Waits until no abort is in flight (tests). */

@@ -137,6 +137,31 @@ export type FleetAnswer =
   | { readonly _tag: "Fleet"; readonly view: FleetView }
   | { readonly _tag: "Unreachable"; readonly url: string; readonly schema: string; readonly host: string; readonly reason: string }
 
+/**
+ * The health of the store a backend decides on (issue 34, `doctor`): the state directory's database
+ * (`state.db`: PostgreSQL's fallback too), its size, its WAL's, its schema version and `PRAGMA
+ * quick_check`; none yet; one that cannot be read; or shared state in memory (the test twin).
+ */
+export type StoreHealth =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Unreadable"; readonly reason: string }
+  | { readonly _tag: "Database"; readonly bytes: number; readonly walBytes: number; readonly schemaVersion: number; readonly quickCheck: string }
+  | { readonly _tag: "InMemory" }
+
+/** The files an earlier version (the retired file backend) left: those the next start imports, and those nothing reads any more. */
+export interface Leftovers {
+  readonly toImport: ReadonlyArray<string>
+  readonly unused: ReadonlyArray<string>
+}
+
+/** What a backend says of itself (issue 34): what `doctor`'s state checks show, asked through the port. */
+export interface StateInspection {
+  readonly store: StoreHealth
+  readonly leftovers: Leftovers
+  /** PostgreSQL's health in fleet mode (as `fleet` answers); `NotFleet` otherwise. */
+  readonly fleet: FleetAnswer
+}
+
 /** Every method is the span `SharedState.<method>` (a transaction's read and commit inside its own). */
 export interface SharedStateService {
   /** Under the lock: read what `needs` asks for, decide, write the commit. Failures are logged, never raised. */
@@ -150,6 +175,8 @@ export interface SharedStateService {
   readonly stats: Effect.Effect<SharedStateStats>
   /** The fleet, when the backend is PostgreSQL (hosts, round trip, schema version); `NotFleet` otherwise. */
   readonly fleet: (now: number) => Effect.Effect<FleetAnswer>
+  /** The backend's health (issue 34): its store (database or memory), an earlier version's leftovers, PostgreSQL's answer; never fails. */
+  readonly inspect: (now: number) => Effect.Effect<StateInspection>
   /**
    * One element each time the records may have changed, whoever changed them (issue 24: the live
    * view re-reads on it instead of polling). Coarse and possibly spurious: a consumer re-reads and

@@ -2,7 +2,9 @@
 import { memoryState } from "../../../src/layers/state/MemoryState.js"
 import { sharedStateLayer } from "../../../src/layers/state/sharedStateLayer.js"
 import { StateDirMemory } from "../../../src/layers/state/StateDirMemory.js"
-import { Layer } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SharedState } from "../../../src/services/state/SharedState.js"
 import { sharedStateContract } from "./sharedState.contract.js"
 
 sharedStateContract({
@@ -18,4 +20,13 @@ sharedStateContract({
       holders: { host: "memory", live: (n) => n, dead: 99, liveGroup: 2, deadGroup: 99 }
     }
   }
+})
+
+describe("what the memory backend says of itself (issue 34)", () => {
+  it.effect("US-46 records in memory, nothing left by an earlier version, no fleet", () =>
+    Effect.gen(function* () {
+      const seen = yield* Effect.scoped(Effect.flatMap(SharedState, (p) => p.inspect(0)).pipe(Effect.provide(sharedStateLayer({ backend: "memory", shared: memoryState(), pid: 1 }).pipe(Layer.provide(StateDirMemory(1))))))
+      expect(seen).toEqual({ store: { _tag: "InMemory" }, leftovers: { toImport: [], unused: [] }, fleet: { _tag: "NotFleet" } })
+    })
+  )
 })

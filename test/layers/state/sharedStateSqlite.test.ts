@@ -286,3 +286,45 @@ describe("contention on state.db (issue 32)", () => {
     })
   }, 20_000)
 })
+
+describe("what the SQLite backend says of itself (issue 34: doctor asks the port)", () => {
+  const inspectAt = (dir: string, view: boolean) =>
+    Effect.scoped(
+      Effect.flatMap(SharedState, (p) => p.inspect(Date.now())).pipe(
+        Effect.provide(sharedStateLayer({ backend: "sqlite", lockWaitMs: 5_000, view }).pipe(Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: null }), AppLogMemory([])))))
+      )
+    )
+
+  it.live("US-46 a view of a directory without state.db: none yet, an earlier version's files named (to import, unused), no fleet; the view made nothing", () => {
+    const dir = stateDir()
+    writeFileSync(join(dir, "pool.lock"), "")
+    writeFileSync(join(dir, "claims.123.json"), "{}")
+    writeFileSync(join(dir, cooldownFileName("zen/a")), "{}")
+    return Effect.gen(function* () {
+      const seen = yield* inspectAt(dir, true)
+      expect(seen).toEqual({ store: { _tag: "Missing" }, leftovers: { toImport: [cooldownFileName("zen/a")], unused: ["claims.123.json", "pool.lock"] }, fleet: { _tag: "NotFleet" } })
+      expect(readdirSync(dir)).not.toContain("state.db")
+    })
+  })
+
+  it.live("US-46 once a process made state.db: its size, schema version and quick_check; the imported files are no longer to import", () => {
+    const dir = stateDir()
+    writeFileSync(join(dir, cooldownFileName("zen/a")), "{}")
+    return Effect.gen(function* () {
+      const seen = yield* inspectAt(dir, false)
+      expect(seen.store).toMatchObject({ _tag: "Database", schemaVersion: SQLITE_SCHEMA_VERSION, quickCheck: "ok" })
+      expect(seen.store._tag === "Database" && seen.store.bytes > 0).toBe(true)
+      expect(seen.leftovers.toImport).toEqual([])
+      expect(seen.fleet).toEqual({ _tag: "NotFleet" })
+    })
+  })
+
+  it.live("US-46 a state.db that is not a database is unreadable, with SQLite's reason", () => {
+    const dir = stateDir()
+    writeFileSync(join(dir, "state.db"), "not a database, only text long enough to fill a header page ".repeat(100))
+    return Effect.gen(function* () {
+      const seen = yield* inspectAt(dir, true)
+      expect(seen.store._tag).toBe("Unreadable")
+    })
+  })
+})

@@ -6,12 +6,12 @@
  * env vars that are set. Only ids and names leave this module; no credential value is kept or shown.
  */
 import { join } from "node:path"
-import { authProvidersOf, checkSlotModels, configProvidersOf, mergeConfigProviders, parseModelCatalog, type CatalogRead, type ConfigProvider, type ModelCheckFacts } from "../core/setup/modelCheck.js"
-import type { Slot } from "../core/pool.js"
-import { CATALOG_MAX_BYTES } from "../layers/cost/PriceSources.js"
-import { readTextFile } from "../layers/fs/safeRead.js"
-import { noHomeReason, xdgDir } from "../layers/fs/xdg.js"
-import type { Check } from "./doctor.js"
+import { authProvidersOf, checkSlotModels, configProvidersOf, mergeConfigProviders, parseModelCatalog, type CatalogRead, type ConfigProvider, type ModelCheckFacts } from "../../core/setup/modelCheck.js"
+import type { Slot } from "../../core/pool.js"
+import { CATALOG_MAX_BYTES } from "../../layers/cost/PriceSources.js"
+import { readTextFile } from "../../layers/fs/safeRead.js"
+import { noHomeReason, xdgDir } from "../../layers/fs/xdg.js"
+import type { Check } from "./check.js"
 
 /** The catalog server opencode caches as `models.json` (another one's cache has a name of its own). */
 const DEFAULT_MODELS_URL = "https://models.opencode.ai"
