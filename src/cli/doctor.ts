@@ -5,7 +5,6 @@ import { accessSync, closeSync, constants, existsSync, lstatSync, statSync } fro
 import { hostname } from "node:os"
 import { isAbsolute, join } from "node:path"
 import { isLive } from "../core/claims.js"
-import { isEpochMs } from "../core/limits.js"
 import { printable, printableJson } from "../core/printable.js"
 import { isCooling } from "../core/cooldown.js"
 import { describeSlots } from "../core/pool.js"
@@ -39,6 +38,7 @@ import { cliBackend, rawUrl, readFleet, scrubPassword, type CliBackend } from ".
 import { fleetBackendText, fleetEntry, type FleetFacts } from "../core/status.js"
 import { backendLabel, SCHEMA_VERSION } from "../core/state/fleet.js"
 import { STATE_DB } from "../core/stateTrust.js"
+import { isoTimeOr } from "../core/time.js"
 import { leftoversIn, stateDbFacts } from "../layers/state/stateDbFacts.js"
 import { sessionBusMissing } from "./receive.js"
 import { pluginLoadedCheck } from "./doctorEngines.js"
@@ -181,9 +181,6 @@ const guarded = (id: string, run: () => Check | ReadonlyArray<Check>): Effect.Ef
     },
     catch: (e) => e
   }).pipe(Effect.catchAllCause((cause) => Effect.succeed([{ id, status: "fail" as const, detail: `the check itself failed: ${oneLine(Cause.squash(cause))}` }])))
-
-/** An epoch-ms time as ISO text, or the bare number when no date can show it. */
-const when = (ms: number): string => (isEpochMs(ms) ? new Date(ms).toISOString() : String(ms))
 
 /**
  * Why a pool file in the config directory is there but cannot be opened (a symbolic link loop, a
@@ -377,7 +374,7 @@ const stateChecks = (stateFlag: string | undefined): Effect.Effect<ReadonlyArray
     checks.push(
       yield* guarded("cooldowns", () => {
         const cooling = [...s.cooldowns.values()].filter((c) => isCooling(c, s.now))
-        return { id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${when(c.until)}`).join("; ") }
+        return { id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${isoTimeOr(c.until)}`).join("; ") }
       })
     )
     checks.push(yield* guarded("database", () => databaseCheck(s.dir)))

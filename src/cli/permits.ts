@@ -6,7 +6,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Context, Effect, Layer, Option } from "effect"
-import { formatDuration } from "../core/duration.js"
+import { formatDuration } from "../core/time.js"
 import { printable, printableJson, truncate } from "../core/printable.js"
 import type { PermitView } from "../core/permits/types.js"
 import { MachineFacts, type MachineFactsView } from "../services/permits/MachineFacts.js"

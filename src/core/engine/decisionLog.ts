@@ -1,6 +1,6 @@
 /**
  * The engine's log lines for the machine's decisions (routes, refusals, cooling, switches, failed
- * aborts, reaped claims) and the times they print. Pure text; the lines go out with the step's outcome.
+ * aborts, reaped claims) (times as core/time.ts writes them). Pure text; the lines go out with the step's outcome.
  */
 import type { Claim } from "../claims.js"
 import { refusalLine } from "../spawn/handNamed.js"
@@ -10,16 +10,15 @@ import type { TraceState } from "../trace/machine.js"
 import { slotsOf } from "./state.js"
 import type { Turn } from "./turn.js"
 
-export { clockTime, clockTimeFrom, isoTime } from "../time.js"
-import { clockTime, isoTime } from "../time.js"
+import { clockTime, isoTime, wholeSeconds } from "../time.js"
 
 /** The log line and notification text of a switch (issue 12). */
 export const switchText = (from: string, to: string, until: number): string => `Switched to ${to}: ${from} hit its quota, resets ${clockTime(until)}`
 
 const reapLine = (turn: Turn, c: Claim, outcome: "aborted" | "unbound" | "gave_up"): string => {
   const last = c.targetSession === null ? undefined : turn.state.sampled.get(c.targetSession)
-  const silence = c.targetSession === null ? "-" : `${Math.round((turn.at - Math.max(last ?? c.acquiredAt, c.acquiredAt)) / 1000)}s`
-  return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${Math.round((turn.at - c.acquiredAt) / 1000)}s silence=${silence} outcome=${outcome}`
+  const silence = c.targetSession === null ? "-" : wholeSeconds(turn.at - Math.max(last ?? c.acquiredAt, c.acquiredAt))
+  return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${wholeSeconds(turn.at - c.acquiredAt)} silence=${silence} outcome=${outcome}`
 }
 
 /** Logs one decision of the line just applied (`before`: the machine's state before it); a switch is also collected. */
@@ -36,7 +35,7 @@ export const logDecision = (turn: Turn, d: Decision, before: TraceState): void =
       return
     case "cool":
       for (const m of d.models) turn.cooled.add(m)
-      turn.log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${Math.round((d.until - d.at) / 1000)}s until ${isoTime(d.until)}`)
+      turn.log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${wholeSeconds(d.until - d.at)} until ${isoTime(d.until)}`)
       return
     case "switch": {
       const text = switchText(d.from, d.to, d.until)

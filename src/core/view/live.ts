@@ -13,8 +13,8 @@ import { STATED_RESET_MAX_MS } from "../constants.js"
 import type { CoolReason } from "../cooldown.js"
 import { budgetLines, type BudgetJson } from "../permits/view.js"
 import { printable } from "../printable.js"
-import { fleetSection, plural, remaining, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
-import { clockTime } from "../time.js"
+import { fleetSection, plural, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
+import { clockTime, remaining, remainingChangesIn } from "../time.js"
 
 /** The terminal a frame is drawn for. */
 export interface LiveSize {
@@ -443,15 +443,6 @@ export const compactView = (view: StatusView, now: number, cols = 72): ReadonlyA
 // ---------------------------------------------------------------------------------------------
 // countdowns
 
-/** The ms until `remaining(target - now)` reads differently (per second, per minute past an hour); undefined once it reads 0s. */
-const changeIn = (target: number, now: number): number | undefined => {
-  const d = target - now
-  if (!(d > 0) || !Number.isFinite(d)) return undefined
-  const s = Math.ceil(d / 1000)
-  const next = s >= 3600 ? 60 * Math.floor(s / 60) - 1 : s - 1
-  return d - next * 1000
-}
-
 /**
  * The ms until a countdown the views show would read differently: the nearest cooling end, shown
  * quota reset or fallback end. Undefined when nothing counts down (the shell then redraws only on a
@@ -466,7 +457,7 @@ export const nextTickIn = (view: StatusView, now: number): number | undefined =>
   for (const f of view.fallbacks ?? []) targets.push(f.until)
   let best: number | undefined
   for (const t of targets) {
-    const ms = changeIn(t, now)
+    const ms = remainingChangesIn(t - now)
     if (ms !== undefined && (best === undefined || ms < best)) best = ms
   }
   return best

@@ -24,6 +24,7 @@
  * as arrays, every repeated string (models, agents, reasons, explanation lines) through one string table,
  * and an explanation line that starts with its bar's claim stored without it.
  */
+import { isoTimeOr as iso, tickLabel } from "../time.js"
 import { BAR_OUTCOMES, type Bar, type BarOutcome, type Timeline } from "./timelineModel.js"
 
 /** More visible bars than this and the page (and the SVG) draws per-pixel aggregates instead. */
@@ -46,11 +47,6 @@ export const escapeMarkup = (s: string): string => s.replace(XML_INVALID, "\uFFF
 /** JSON for a `<script type="application/json">`: no `<` at all, so no `</script>` or `<!--` can end or bend it. */
 export const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, "\\u003c")
 
-/** An instant as ISO 8601 UTC, or the number when it is not a date. */
-const iso = (ms: number): string => {
-  const d = new Date(ms)
-  return Number.isFinite(d.getTime()) ? d.toISOString() : String(ms)
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The page's compact data
@@ -577,12 +573,6 @@ const SVG_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3,
 const svgStep = (range: number, width: number): number => {
   const want = range / Math.max(2, Math.floor(width / 140))
   return SVG_STEPS.find((s) => s >= want) ?? SVG_STEPS[SVG_STEPS.length - 1]!
-}
-
-const tickLabel = (ms: number, step: number): string => {
-  const s = iso(ms)
-  if (s.length < 20) return s
-  return step >= 864e5 ? s.slice(0, 10) : step >= 6e4 ? s.slice(11, 16) : step >= 1e3 ? s.slice(11, 19) : s.slice(11, 23)
 }
 
 const n1 = (x: number): string => (Math.round(x * 10) / 10).toString()

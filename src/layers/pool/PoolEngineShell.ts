@@ -41,6 +41,7 @@ import type { RefreshOrder } from "../../core/engine/events.js"
 import { spanned, traced } from "../traced.js"
 import { makeSerialRef } from "../exclusive.js"
 import { VERSION } from "../../core/version.js"
+import { minutesOrSeconds as minutes, wholeSeconds } from "../../core/time.js"
 
 export interface EngineConfig {
   readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
@@ -62,8 +63,6 @@ export interface EngineConfig {
 export const CONTINUE_TEXT = "continue"
 
 export const RELOAD_DEBOUNCE_MS = 250
-
-const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
 /** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
 const failureLabel = (event: EngineEvent): string =>
@@ -424,7 +423,7 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)
       yield* engine.loadContext
-      yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
+      yield* log.log("info", `reaper armed: every ${wholeSeconds(settings.reapMs)}; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
       // forked into the layer's scope (a plain fork would end with the fiber that builds the layer)
       yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
       yield* Effect.forkScoped(yield* watchPool(poolConfig.watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`)))))
