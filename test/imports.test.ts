@@ -27,12 +27,12 @@ const imports = sources(SRC).flatMap((file) =>
   specifiers(file).map((spec) => ({ file: relative(SRC, file), spec, area: areaOf(file), target: spec.startsWith(".") ? areaOf(resolve(dirname(file), spec)) : undefined }))
 )
 
-/** The packages the core may use: pure code only (effect's data types, a JSONC parser, path and string helpers). */
-const PURE_PACKAGES: ReadonlySet<string> = new Set(["effect", "jsonc-parser", "node:path", "node:util"])
+/** The packages the core may use: pure code only (effect's data types, a JSONC parser, Unicode's East Asian Width table, path and string helpers). */
+const PURE_PACKAGES: ReadonlySet<string> = new Set(["effect", "get-east-asian-width", "jsonc-parser", "node:path", "node:util"])
 
 
 describe("import boundaries (issue 20)", () => {
-  it("US-45 src/core imports only src/core and pure packages (effect, jsonc-parser, node:path, node:util)", () => {
+  it("US-45 src/core imports only src/core and pure packages (effect, get-east-asian-width, jsonc-parser, node:path, node:util)", () => {
     const bad = imports.filter((i) => i.area === "core" && (i.target !== undefined ? i.target !== "core" : !PURE_PACKAGES.has(i.spec.split("/")[0]!)))
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
   })
