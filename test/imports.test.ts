@@ -37,6 +37,12 @@ describe("import boundaries (issue 20)", () => {
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
   })
 
+  it("US-45 src/web (the timeline page's script, bundled for a browser) imports only src/core", () => {
+    const bad = imports.filter((i) => i.area === "web" && i.target !== "core")
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+    expect(imports.some((i) => i.area === "web" && i.target === "core")).toBe(true)
+  })
+
   it("US-45 no service or layer imports the plugin or the CLI", () => {
     const bad = imports.filter((i) => (i.area === "services" || i.area === "layers") && (i.target === "plugin" || i.target === "cli"))
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
