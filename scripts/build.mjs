@@ -5,8 +5,13 @@ import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { writeTimelineScript } from "./timelineScript.mjs"
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+
+// The timeline page's script (src/web/timeline.ts) bundled into the module the page embeds, before
+// anything is fingerprinted or bundled: a build always carries the script of its sources (DECISIONS 239).
+if (await writeTimelineScript()) console.log("src/core/view/timelineScript.ts rewritten from src/web/timeline.ts")
 
 /** A hash of everything the build reads (sources, presets, the manifest and lockfile, this script). */
 const fingerprint = () => {
@@ -19,7 +24,7 @@ const fingerprint = () => {
     }
   }
   for (const dir of ["src", "bench", "presets"]) if (existsSync(dir)) visit(dir)
-  for (const file of ["package.json", "package-lock.json", "scripts/build.mjs"]) if (existsSync(file)) hash.update(`${file}\0`).update(readFileSync(file)).update("\0")
+  for (const file of ["package.json", "package-lock.json", "scripts/build.mjs", "scripts/timelineScript.mjs"]) if (existsSync(file)) hash.update(`${file}\0`).update(readFileSync(file)).update("\0")
   return hash.digest("hex")
 }
 const STAMP = "dist/.sources-fingerprint"

@@ -27,14 +27,20 @@ const imports = sources(SRC).flatMap((file) =>
   specifiers(file).map((spec) => ({ file: relative(SRC, file), spec, area: areaOf(file), target: spec.startsWith(".") ? areaOf(resolve(dirname(file), spec)) : undefined }))
 )
 
-/** The packages the core may use: pure code only (effect's data types, a JSONC parser, path and string helpers). */
-const PURE_PACKAGES: ReadonlySet<string> = new Set(["effect", "jsonc-parser", "node:path", "node:util"])
+/** The packages the core may use: pure code only (effect's data types, a JSONC parser, Unicode's East Asian Width table, path and string helpers). */
+const PURE_PACKAGES: ReadonlySet<string> = new Set(["effect", "get-east-asian-width", "jsonc-parser", "node:path", "node:util"])
 
 
 describe("import boundaries (issue 20)", () => {
-  it("US-45 src/core imports only src/core and pure packages (effect, jsonc-parser, node:path, node:util)", () => {
+  it("US-45 src/core imports only src/core and pure packages (effect, get-east-asian-width, jsonc-parser, node:path, node:util)", () => {
     const bad = imports.filter((i) => i.area === "core" && (i.target !== undefined ? i.target !== "core" : !PURE_PACKAGES.has(i.spec.split("/")[0]!)))
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+  })
+
+  it("US-45 src/web (the timeline page's script, bundled for a browser) imports only src/web and src/core", () => {
+    const bad = imports.filter((i) => i.area === "web" && i.target !== "core" && i.target !== "web")
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+    expect(imports.some((i) => i.area === "web" && i.target === "core")).toBe(true)
   })
 
   it("US-45 no service or layer imports the plugin or the CLI", () => {

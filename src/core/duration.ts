@@ -1,7 +1,7 @@
 /**
  * Durations on the command line (`ocpool run --wait 30s --timeout 10m`): a number with a unit, `ms`, `s`,
  * `m` or `h` (`500ms`, `1.5s`, `10m`, `1h`), at most 7 days. Pure: a value in milliseconds or a
- * one-line reason the CLI turns into exit 2.
+ * one-line reason the CLI turns into exit 2. Written back by `formatDuration` (core/time.ts).
  */
 
 /** The longest duration accepted: longer waits and timeouts are mistakes, and stay far from timer overflow. */
@@ -26,16 +26,4 @@ export const parseDuration = (text: string): number | { readonly error: string }
   const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!)
   if (!(ms <= DURATION_MAX_MS)) return { error: "too long: at most 7 days (168h)" }
   return ms
-}
-
-/** A duration for people: `850ms`, `42s`, `3m05s`, `2h10m`. */
-export const formatDuration = (ms: number): string => {
-  if (!(ms >= 0)) return "0s"
-  if (ms < 1000) return `${Math.round(ms)}ms`
-  const s = Math.floor(ms / 1000)
-  if (s < 60) return `${s}s`
-  const m = Math.floor(s / 60)
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
-  const h = Math.floor(m / 60)
-  return `${h}h${String(m % 60).padStart(2, "0")}m`
 }

@@ -14,6 +14,7 @@ import type { Pass } from "./routing.js"
 import type { Decision } from "./trace/decision.js"
 import { liveLoadByModel, slotLoadsOf, slotStatus } from "./slotStatus.js"
 import { byStart, enginesLine, type EngineView } from "./state/engines.js"
+import { clockSeconds as clock, remaining, wholeSeconds } from "./time.js"
 
 export interface ProcessSnapshot {
   readonly pid: number
@@ -241,15 +242,6 @@ const computed = (slots: ReadonlyArray<Slot>, processes: ReadonlyArray<ProcessSn
   return slotStatus(slots, slotLoadsOf(slots, (m) => byModel.get(m) ?? 0), cooldowns, now)
 }
 
-const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19)
-
-/** `2h05m`, `4m10s`, `12s`. */
-export const remaining = (ms: number): string => {
-  const s = Math.max(0, Math.ceil(ms / 1000))
-  if (s >= 3600) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
-  if (s >= 60) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
-  return `${s}s`
-}
 
 const coolingText = (c: NonNullable<SlotStatus["cooling"]>, now: number): string => {
   const when = `until ${clock(c.until)}Z (${remaining(c.until - now)})`
@@ -352,8 +344,8 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
     }
   }
   if (reaper !== undefined) {
-    const last = reaper.lastSweepAt === undefined ? "never" : `${Math.round((now - reaper.lastSweepAt) / 1000)}s ago`
-    out.push(`reaper: every ${Math.round(reaper.intervalMs / 1000)}s, last sweep ${last}, reaped ${view.reaped}`)
+    const last = reaper.lastSweepAt === undefined ? "never" : `${wholeSeconds(now - reaper.lastSweepAt)} ago`
+    out.push(`reaper: every ${wholeSeconds(reaper.intervalMs)}, last sweep ${last}, reaped ${view.reaped}`)
   }
   for (const w of view.warnings) out.push(`warning: ${w}`)
   // claim keys, sessions, hosts and models come from files other processes wrote: no escape sequence reaches the terminal

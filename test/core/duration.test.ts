@@ -1,7 +1,8 @@
 /** `ocpool run --wait/--timeout DUR`: a number with a unit, in milliseconds, or a one-line reason. */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { DURATION_MAX_MS, formatDuration, parseDuration } from "../../src/core/duration.js"
+import { DURATION_MAX_MS, parseDuration } from "../../src/core/duration.js"
+import { formatDuration } from "../../src/core/time.js"
 
 describe("parseDuration", () => {
   it("US-51 each unit, decimals and zero", () => {

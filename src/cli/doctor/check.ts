@@ -1,6 +1,5 @@
 /** `ocpool doctor`'s checks (SPEC §12.2): one line each, and how a check that throws still gives its line. */
 import { Cause, Effect } from "effect"
-import { isEpochMs } from "../../core/limits.js"
 
 export type CheckStatus = "ok" | "warn" | "fail"
 export interface Check {
@@ -36,5 +35,3 @@ export const guarded = (id: string, run: () => Check | ReadonlyArray<Check>): Ef
     catch: (e) => e
   }).pipe(Effect.catchAllCause(failedItself(id)))
 
-/** An epoch-ms time as ISO text, or the bare number when no date can show it. */
-export const when = (ms: number): string => (isEpochMs(ms) ? new Date(ms).toISOString() : String(ms))

@@ -20,7 +20,8 @@ import type { MachineFacts } from "../../services/permits/MachineFacts.js"
 import { StateUnreadable } from "../errors.js"
 import { cliBackend, fleetFacts, rawUrl, readFleet, scrubPassword, type CliBackend } from "../shared/backend.js"
 import { openState, portOf, stateDirFor, stateOf, VIEW_RECORDS, type StateSnapshot } from "../stateView.js"
-import { bareOcpool, failedItself, guarded, oneLine, when, type Check } from "./check.js"
+import { bareOcpool, failedItself, guarded, oneLine, type Check } from "./check.js"
+import { isoTimeOr } from "../../core/time.js"
 import { permitsCheck } from "./permits.js"
 import { pluginLoadedCheck } from "./plugin.js"
 
@@ -177,7 +178,7 @@ export const stateChecks = (stateFlag: string | undefined): Effect.Effect<Readon
     checks.push(
       yield* guarded("cooldowns", () => {
         const cooling = [...s.cooldowns.values()].filter((c) => isCooling(c, s.now))
-        return { id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${when(c.until)}`).join("; ") }
+        return { id: "cooldowns", status: "ok", detail: cooling.length === 0 ? "no model cooling" : cooling.map((c) => `${c.model} ${c.reason} until ${isoTimeOr(c.until)}`).join("; ") }
       })
     )
     checks.push(yield* guarded("database", () => databaseCheck(s.dir, inspection.store)))

@@ -6,6 +6,7 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { resolve } from "node:path"
 import { DB_BUSY_BACKOFF_MS, EVENT_SWEEP_DAYS, EVENT_SWEEP_GRACE_HOURS, SESSION_SWEEP_DAYS, SESSION_SWEEP_GRACE_HOURS } from "../../core/constants.js"
+import { isoTime } from "../../core/time.js"
 import { SqliteNode } from "../../layers/opencodeDb/SqliteNode.js"
 import { DbHostProc } from "../../layers/retention/DbHostProc.js"
 import { RetentionLogFile } from "../../layers/retention/RetentionLogFile.js"
@@ -49,7 +50,7 @@ const sweepFailures =
     Effect.mapError(self, (e) =>
       e._tag === "IdEncodingUnknown"
         ? new SweepIncomplete({
-            message: `event id time encoding not recognised: ${e.id} decodes to ${new Date(e.decoded).toISOString()}, more than 24 h before its session was created (${new Date(e.sessionCreated).toISOString()}); nothing deleted`,
+            message: `event id time encoding not recognised: ${e.id} decodes to ${isoTime(e.decoded)}, more than 24 h before its session was created (${isoTime(e.sessionCreated)}); nothing deleted`,
             exitCode: 1
           })
         : dbFailure(db, e)

@@ -5,6 +5,7 @@ import { initialChunk, nextChunk } from "../../core/retention/chunks.js"
 import { appendCandidates, ceilingOf, idGuard, noCandidates, oldest, pageCandidates, type Ceiling, type Verdicts } from "../../core/retention/events.js"
 import { eventRunLine } from "../../core/retention/records.js"
 import { CLAMP_WARNING, eventWindow, graceCutoff } from "../../core/retention/window.js"
+import { isoTime } from "../../core/time.js"
 import { RetentionLog } from "../../services/retention/RetentionLog.js"
 import { RetentionStore } from "../../services/retention/RetentionStore.js"
 import { withBusyRetry } from "../shared/db.js"
@@ -195,7 +196,7 @@ export const sweepEvents = (o: EventSweepOptions) =>
       days: window.effectiveDays,
       clamped: window.clamped,
       graceHours: o.graceHours,
-      cutoff: new Date(window.cutoff).toISOString(),
+      cutoff: isoTime(window.cutoff),
       candidates,
       rows,
       bytes,

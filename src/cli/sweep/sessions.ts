@@ -4,6 +4,7 @@ import { CHECKPOINT_EVERY_CHUNKS } from "../../core/constants.js"
 import { addRows, archiveLine, sessionRunLine } from "../../core/retention/records.js"
 import { deletionOrder } from "../../core/retention/tables.js"
 import { planTrees } from "../../core/retention/trees.js"
+import { isoTime } from "../../core/time.js"
 import { RetentionLog } from "../../services/retention/RetentionLog.js"
 import { RetentionStore, type SessionRow } from "../../services/retention/RetentionStore.js"
 import { withBusyRetry } from "../shared/db.js"
@@ -134,8 +135,8 @@ export const sweepSessions = (o: SessionSweepOptions) =>
       dryRun: o.dryRun,
       days: o.days,
       graceHours: o.graceHours,
-      cutoffCreated: new Date(plan.cutoffCreated).toISOString(),
-      cutoffUpdated: new Date(plan.cutoffUpdated).toISOString(),
+      cutoffCreated: isoTime(plan.cutoffCreated),
+      cutoffUpdated: isoTime(plan.cutoffUpdated),
       directory: o.directory ?? null,
       limit: o.limit ?? null,
       roots,

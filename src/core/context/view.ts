@@ -8,6 +8,7 @@ import type { ContextRecord, InFlightRun, LastRun } from "./record.js"
 import { lastWritten, managerFile, mapBytes, mapFiles, type MapFacts } from "./mapFacts.js"
 import { MANAGER_FILE, MAP_DIR, MAP_FILES, PROMPT_PATHS_MAX, queuedPath } from "./map.js"
 import { plural } from "../status.js"
+import { ageText } from "../time.js"
 
 // ---------------------------------------------------------------------------------------------------
 // what changed since the map was last written
@@ -125,17 +126,6 @@ export const contextStatusView = ({ changed, facts, maxBytes, queuedAt, record, 
 
 // ---------------------------------------------------------------------------------------------------
 // text
-
-/** `42s`, `3m05s`, `2h10m`, `3d04h`: how long ago (a time in the future reads as 0s). */
-export const ageText = (ms: number): string => {
-  const s = Math.max(0, Math.floor(ms / 1000))
-  if (s < 60) return `${s}s`
-  const m = Math.floor(s / 60)
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
-  const h = Math.floor(m / 60)
-  if (h < 24) return `${h}h${String(m % 60).padStart(2, "0")}m`
-  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`
-}
 
 /** `812 B`, `3.1 KiB`, `24 KiB`, `1.5 MiB`. */
 export const sizeText = (bytes: number): string => {

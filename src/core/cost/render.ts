@@ -1,6 +1,7 @@
 /** The cost report as text (a table) and as the `--json` object (docs/COST.md). Pure. */
 import { formatUsd, type Tokens } from "../prices.js"
 import { echo, printableJson } from "../printable.js"
+import { isoTime } from "../time.js"
 import type { Cost, CostReport, Usage } from "./report.js"
 
 /** The cost cell: `unknown`, never 0, when a price is missing. */
@@ -43,7 +44,7 @@ export const unreadableLine = (n: number): string =>
   `${count(n)} ${n === 1 ? "row" : "rows"} unreadable, skipped: not a JSON object, or an assistant message with a missing or invalid agent, model, token count or cost`
 
 export const renderText = (report: CostReport, ctx: RenderContext): string => {
-  const window = ctx.from === undefined ? "all assistant messages" : `assistant messages since ${new Date(ctx.from).toISOString()} (${ctx.since})`
+  const window = ctx.from === undefined ? "all assistant messages" : `assistant messages since ${isoTime(ctx.from)} (${ctx.since})`
   const groups = table([
     [report.by.toUpperCase(), ...HEADERS],
     // keys come from the database: no control character reaches the terminal, none runs wider than 80
@@ -86,8 +87,8 @@ export const reportJsonText = (report: CostReport, ctx: JsonContext): string => 
 /** The `--json` object (docs/COST.md). */
 export const reportJson = (report: CostReport, ctx: JsonContext) => ({
   since: ctx.since,
-  from: ctx.from === undefined ? null : new Date(ctx.from).toISOString(),
-  to: new Date(ctx.to).toISOString(),
+  from: ctx.from === undefined ? null : isoTime(ctx.from),
+  to: isoTime(ctx.to),
   by: report.by,
   groups: report.groups.map((g) => ({ key: g.key, ...usageJson(g) })),
   total: usageJson(report.total),

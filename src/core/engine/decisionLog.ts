@@ -1,6 +1,6 @@
 /**
  * The engine's log lines for the machine's decisions (routes, refusals, cooling, switches, failed
- * aborts, reaped claims). Pure text: it formats and decides nothing (what a decision makes the shell
+ * aborts, reaped claims), times as core/time.ts writes them. Pure text: it formats and decides nothing (what a decision makes the shell
  * write or do is collected by the turn, turn.ts); the lines go out with the step's outcome.
  */
 import type { Claim } from "../claims.js"
@@ -8,7 +8,7 @@ import { refusalLine } from "../spawn/handNamed.js"
 import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceState } from "../trace/machine.js"
-import { clockTime, isoTime } from "../time.js"
+import { clockTime, isoTime, wholeSeconds } from "../time.js"
 import type { EngineEvent, LogLevel, LogLine } from "./events.js"
 import { slotsOf, type EngineState } from "./state.js"
 
@@ -24,8 +24,8 @@ export const switchText = (from: string, to: string, until: number): string => `
 
 const reapLine = (turn: DecisionContext, c: Claim, outcome: "aborted" | "unbound" | "gave_up"): string => {
   const last = c.targetSession === null ? undefined : turn.state.sampled.get(c.targetSession)
-  const silence = c.targetSession === null ? "-" : `${Math.round((turn.at - Math.max(last ?? c.acquiredAt, c.acquiredAt)) / 1000)}s`
-  return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${Math.round((turn.at - c.acquiredAt) / 1000)}s silence=${silence} outcome=${outcome}`
+  const silence = c.targetSession === null ? "-" : wholeSeconds(turn.at - Math.max(last ?? c.acquiredAt, c.acquiredAt))
+  return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${wholeSeconds(turn.at - c.acquiredAt)} silence=${silence} outcome=${outcome}`
 }
 
 /** The log lines of one decision of the line just applied (`before`: the machine's state before it). */
@@ -49,7 +49,7 @@ const logInto = (log: (level: LogLevel, message: string) => void, turn: Decision
       log("warn", refusalLine(d))
       return
     case "cool":
-      log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${Math.round((d.until - d.at) / 1000)}s until ${isoTime(d.until)}`)
+      log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${wholeSeconds(d.until - d.at)} until ${isoTime(d.until)}`)
       return
     case "switch":
       log("info", switchText(d.from, d.to, d.until))

@@ -8,6 +8,7 @@ import { isTargeted } from "../trace/claimTable.js"
 import { rememberPrimary } from "./fallback.js"
 import { SPIN_REQUESTS, SPIN_WINDOW_MS } from "./state.js"
 import { sweepLine } from "./claimSteps.js"
+import { wholeSeconds } from "../time.js"
 import { NONE, TRANSACT, type Handlers } from "./turn.js"
 
 export const spinHandlers: Handlers<"request"> = {
@@ -32,7 +33,7 @@ export const spinHandlers: Handlers<"request"> = {
       }
       requests.delete(event.session)
       turn.set("requests", requests)
-      turn.log("warn", `spinning session=${event.session} model=${c.model} requests=${times.length}/${SPIN_WINDOW_MS / 1000}s`)
+      turn.log("warn", `spinning session=${event.session} model=${c.model} requests=${times.length}/${wholeSeconds(SPIN_WINDOW_MS)}`)
       sweepLine(turn, [c.key])
     }
   }

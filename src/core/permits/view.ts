@@ -4,9 +4,10 @@
  * (`budgetViews`, `budgetText`, `budgetsViewJson`) and `doctor` (`budgetSummary`) render through these.
  * Pure; the caller escapes what came from files unless a function says it does.
  */
-import { formatDuration } from "../duration.js"
+import { formatDuration } from "../time.js"
 import { printable, truncate } from "../printable.js"
 import type { PermitView } from "./types.js"
+import { elapsed } from "../time.js"
 
 export interface PermitEntryJson {
   readonly id: string
@@ -100,14 +101,6 @@ export const budgetsJson = (budgets: ReadonlyArray<BudgetInfo>, entries: Readonl
     queue: b.queue.map(entryJson)
   }))
 
-/** `42s`, `3m05s`, `1h02m`. */
-const age = (ms: number): string => {
-  const s = Math.max(0, Math.round(ms / 1000))
-  if (s >= 3600) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
-  if (s >= 60) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
-  return `${s}s`
-}
-
 const who = (e: PermitEntryJson): string => `pid ${e.pid}${e.session === null ? "" : ` ${e.session}`} (${e.via})`
 
 /**
@@ -118,12 +111,12 @@ export const budgetLines = (b: BudgetJson, now: number): ReadonlyArray<string> =
   const cap = b.capacity === null ? "" : `/${b.capacity}`
   const out = [`${b.name}: ${b.used}${cap} unit${b.used === 1 && cap === "" ? "" : "s"} used, ${b.queue.length} waiting${b.source === null ? "" : ` (capacity ${b.source})`}`]
   for (const h of b.holders) {
-    out.push(`  holds  ${h.id}  w${h.weight}  ${who(h)}  ${age(now - (h.grantedAt ?? now))}  ${h.reason}${h.gone ? "  [holder gone]" : ""}`)
+    out.push(`  holds  ${h.id}  w${h.weight}  ${who(h)}  ${elapsed(now - (h.grantedAt ?? now))}  ${h.reason}${h.gone ? "  [holder gone]" : ""}`)
   }
   b.queue.forEach((q, i) => {
     const behind = i === 0 ? b.holders.map((h) => h.id).join(", ") : b.queue[i - 1]!.id
     out.push(
-      `  ${String(i + 1).padStart(2)}.    ${q.id}  w${q.weight}  ${who(q)}  waiting ${age(now - q.requestedAt)}${behind === "" ? "" : ` behind ${behind}`}  ${q.reason}${q.paused ? "  [paused: client away]" : ""}${q.gone ? "  [requester gone]" : ""}`
+      `  ${String(i + 1).padStart(2)}.    ${q.id}  w${q.weight}  ${who(q)}  waiting ${elapsed(now - q.requestedAt)}${behind === "" ? "" : ` behind ${behind}`}  ${q.reason}${q.paused ? "  [paused: client away]" : ""}${q.gone ? "  [requester gone]" : ""}`
     )
   })
   return out

@@ -7,6 +7,7 @@
  * while that host's holder lease does. The line `ocpool status` and `doctor` show. Pure.
  */
 import { holderGone, isLocal, type Holder, type HolderFacts } from "./holder.js"
+import { uptime } from "../time.js"
 
 /** What an engine says of itself when it registers; the backend adds who and where it is. */
 export interface EngineRegistration {
@@ -46,18 +47,11 @@ export const engineLive = (holder: Holder, leaseUntil: number | undefined, facts
 export const byStart = (engines: ReadonlyArray<EngineView>): ReadonlyArray<EngineView> =>
   [...engines].sort((a, b) => a.since - b.since || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0) || a.pid - b.pid)
 
-const age = (ms: number): string => {
-  const s = Math.max(0, Math.floor(ms / 1000))
-  if (s >= 3600) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
-  if (s >= 60) return `${Math.floor(s / 60)}m`
-  return `${s}s`
-}
-
 /** One process's engines (opencode runs one per project directory): `pid 1234 (v0.1.0, sqlite, since 3m)`. */
 const processText = (group: ReadonlyArray<EngineView>, now: number): string => {
   const e = group[0]!
   const projects = group.length > 1 ? `${group.length} projects, ` : ""
-  return `pid ${e.pid}${e.local ? "" : `@${e.host}`} (${projects}v${e.version}, ${e.backend}, since ${age(now - Math.min(...group.map((g) => g.since)))})`
+  return `pid ${e.pid}${e.local ? "" : `@${e.host}`} (${projects}v${e.version}, ${e.backend}, since ${uptime(now - Math.min(...group.map((g) => g.since)))})`
 }
 
 /** Entries grouped by process (host and pid), in the order given. */

@@ -1,7 +1,7 @@
 /** Output lines (TRACE.md §3): compact JSON, `at` and `type` first, then the fields in the listed order. */
 import type { Decision } from "./machine.js"
 import { PAUSE_AFTER_MS, type PermitDecision } from "../permits/types.js"
-import { isoTime as iso } from "../time.js"
+import { isoTime as iso, tenthSeconds as seconds } from "../time.js"
 import type { ContextDecision } from "../context/refresh.js"
 import { moreLine } from "../context/prompt.js"
 
@@ -86,8 +86,6 @@ const formatPermit = (d: PermitDecision): string => {
       return JSON.stringify({ at: d.at, type: d.type, act: d.act, id: d.id, budget: d.budget, reason: d.reason })
   }
 }
-
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10}s`
 
 /** One human sentence per decision (`ocpool replay --explain`). */
 export const explainDecision = (d: Decision): string => {

@@ -9,12 +9,13 @@
  * placed, and every line is cut to the terminal's width by `fit`, which counts wide characters as 2
  * and colour codes as 0.
  */
+import { eastAsianWidth } from "get-east-asian-width"
 import { STATED_RESET_MAX_MS } from "../constants.js"
 import type { CoolReason } from "../cooldown.js"
 import { budgetLines, type BudgetJson } from "../permits/view.js"
 import { printable } from "../printable.js"
-import { fleetSection, plural, remaining, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
-import { clockTime } from "../time.js"
+import { fleetSection, plural, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"
+import { clockTime, remaining, remainingChangesIn } from "../time.js"
 
 /** The terminal a frame is drawn for. */
 export interface LiveSize {
@@ -49,38 +50,19 @@ const SGR = /\x1b\[[0-9;]*m/g
 const SGR_AT = /\x1b\[[0-9;]*m/y
 const RESET = "\x1b[0m"
 
-/** East Asian Wide and Fullwidth ranges (the emoji among them are found by `Emoji_Presentation`). */
-const WIDE: ReadonlyArray<readonly [number, number]> = [
-  [0x1100, 0x115f],
-  [0x2e80, 0x303e],
-  [0x3041, 0x33ff],
-  [0x3400, 0x4dbf],
-  [0x4e00, 0x9fff],
-  [0xa000, 0xa4cf],
-  [0xa960, 0xa97f],
-  [0xac00, 0xd7a3],
-  [0xf900, 0xfaff],
-  [0xfe10, 0xfe19],
-  [0xfe30, 0xfe6f],
-  [0xff00, 0xff60],
-  [0xffe0, 0xffe6],
-  [0x1b000, 0x1b2ff],
-  [0x1f200, 0x1f2ff],
-  [0x20000, 0x2fffd],
-  [0x30000, 0x3fffd]
-]
 const EMOJI = /\p{Emoji_Presentation}/u
 const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u
 
-/** The columns one code point takes on a terminal: 0 (controls, combining marks), 1, or 2 (wide, emoji). */
+/**
+ * The columns one code point takes on a terminal: 0 (controls, combining marks, Hangul medial and final
+ * jamo), 2 (East Asian Wide and Fullwidth by Unicode's table, kept by get-east-asian-width; emoji), else 1.
+ */
 const charWidth = (ch: string): number => {
   const cp = ch.codePointAt(0) ?? 0
   if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0
   if (cp < 0x300) return 1
   if (ZERO_WIDTH.test(ch) || (cp >= 0x1160 && cp <= 0x11ff)) return 0
-  if (EMOJI.test(ch)) return 2
-  for (const [lo, hi] of WIDE) if (cp >= lo && cp <= hi) return 2
-  return 1
+  return eastAsianWidth(cp) === 2 || EMOJI.test(ch) ? 2 : 1
 }
 
 /** The columns `s` takes on a terminal: colour codes count 0, wide characters and emoji 2. */
@@ -443,15 +425,6 @@ export const compactView = (view: StatusView, now: number, cols = 72): ReadonlyA
 // ---------------------------------------------------------------------------------------------
 // countdowns
 
-/** The ms until `remaining(target - now)` reads differently (per second, per minute past an hour); undefined once it reads 0s. */
-const changeIn = (target: number, now: number): number | undefined => {
-  const d = target - now
-  if (!(d > 0) || !Number.isFinite(d)) return undefined
-  const s = Math.ceil(d / 1000)
-  const next = s >= 3600 ? 60 * Math.floor(s / 60) - 1 : s - 1
-  return d - next * 1000
-}
-
 /**
  * The ms until a countdown the views show would read differently: the nearest cooling end, shown
  * quota reset or fallback end. Undefined when nothing counts down (the shell then redraws only on a
@@ -466,7 +439,7 @@ export const nextTickIn = (view: StatusView, now: number): number | undefined =>
   for (const f of view.fallbacks ?? []) targets.push(f.until)
   let best: number | undefined
   for (const t of targets) {
-    const ms = changeIn(t, now)
+    const ms = remainingChangesIn(t - now)
     if (ms !== undefined && (best === undefined || ms < best)) best = ms
   }
   return best

@@ -5,11 +5,12 @@
  * the file is made printable by the view.
  */
 import { printable } from "../printable.js"
-import { isoTime } from "../time.js"
+import { isEpochMs } from "../limits.js"
+import { clockSeconds } from "../time.js"
 
 type Json = Readonly<Record<string, unknown>>
 
-const clock = (at: unknown): string => (typeof at === "number" && Number.isFinite(at) && Math.abs(at) <= 8.64e15 ? isoTime(at).slice(11, 19) : "--:--:--")
+const clock = (at: unknown): string => (isEpochMs(at) ? clockSeconds(at) : "--:--:--")
 const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : "?")
 const list = (v: unknown): string => (Array.isArray(v) ? v.map(str).join(",") : str(v))
 

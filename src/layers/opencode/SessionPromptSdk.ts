@@ -7,6 +7,7 @@
  */
 import { Effect, Layer } from "effect"
 import { IDLE_WAIT_POLL, isRunning } from "../../core/session/running.js"
+import { wholeSeconds } from "../../core/time.js"
 import { PromptFailed, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 import { stillRunningAfter } from "./untilIdle.js"
@@ -43,7 +44,7 @@ export const SessionPromptSdk = (client: PromptClient | undefined, directory: st
         const bad = failedStatus(s)
         return bad === undefined ? Effect.succeed(isRunning(s.data, id)) : Effect.fail(new PromptFailed({ reason: `status: HTTP ${bad}` }))
       })
-      if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ reason: `session still running after ${IDLE_WAIT_POLL.forMs / 1000}s` })
+      if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ reason: `session still running after ${wholeSeconds(IDLE_WAIT_POLL.forMs)}` })
     }),
     create: traced("SessionPrompt.create")(function* (title) {
       if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })

@@ -3,6 +3,7 @@
  * wrapped so a throw or a timeout becomes the caller's typed failure `<what>: <reason>`.
  */
 import { Duration, Effect } from "effect"
+import { wholeSeconds } from "../../core/time.js"
 
 /** What the SDK's calls resolve to (with `throwOnError` off). */
 export interface SdkResult {
@@ -13,7 +14,7 @@ export interface SdkResult {
 
 export const sdkCall = <E>(f: () => Promise<SdkResult>, what: string, timeoutMs: number, fail: (reason: string) => E): Effect.Effect<SdkResult, E> =>
   Effect.tryPromise({ try: f, catch: (e) => fail(`${what}: ${e instanceof Error ? e.message : String(e)}`) }).pipe(
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => fail(`${what}: timed out after ${Math.round(timeoutMs / 1000)}s`) })
+    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => fail(`${what}: timed out after ${wholeSeconds(timeoutMs)}`) })
   )
 
 /** The HTTP status of a call that failed (`error` when the SDK gave none), or undefined for a 2xx answer. */

@@ -6,6 +6,7 @@ import { existsSync, statSync } from "node:fs"
 import { basename, dirname } from "node:path"
 import { causeLine } from "../../core/causeLine.js"
 import type { Settings } from "../../core/options.js"
+import { minutesOrSeconds as minutes, wholeSeconds } from "../../core/time.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { dirChanges } from "../fs/dirChanges.js"
@@ -63,13 +64,11 @@ const realPause = (ms: number): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(timer))
   })
 
-const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
-
 /** The engine's timers forked into the layer's scope (a plain fork would end with the fiber that builds the layer). */
 export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">, settings: Pick<Settings, "reapMs" | "hangMinAgeMs" | "hangSilenceMs">, watched: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const log = yield* AppLog
-    yield* log.log("info", `reaper armed: every ${Math.round(settings.reapMs / 1000)}s; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
+    yield* log.log("info", `reaper armed: every ${wholeSeconds(settings.reapMs)}; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
     yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
     yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`))))
   })

@@ -22,6 +22,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { DEAD_FILE_MS } from "../../core/constants.js"
 import { STATE_DB } from "../../core/stateTrust.js"
+import { spokenDuration } from "../../core/time.js"
 import { failOpen, NO_FAIL_OPENS } from "../../core/lock/failOpen.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
 import { SharedState, type Commit, type SharedStateService } from "../../services/state/SharedState.js"
@@ -146,7 +147,7 @@ const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ rea
       Effect.either
     )
     if (opened._tag === "Left" || opened.right === undefined)
-      return yield* inMemory(`${path} could not be opened (${opened._tag === "Left" ? opened.left : `busy for ${OPEN_WAIT_MS / 1000} s`}); shared state kept in this process only`)
+      return yield* inMemory(`${path} could not be opened (${opened._tag === "Left" ? opened.left : `busy for ${spokenDuration(OPEN_WAIT_MS)}`}); shared state kept in this process only`)
     // renamed once what they held is committed (a second process importing them too only writes the same
     // records); in a directory that is not trusted nothing is renamed (imported again at each start)
     if (trusted) markImported(dir, opened.right.value)

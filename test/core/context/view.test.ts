@@ -3,7 +3,8 @@ import { describe, expect, it } from "@effect/vitest"
 import type { MapFacts } from "../../../src/core/context/mapFacts.js"
 import { NO_MAP } from "../../../src/core/context/mapFacts.js"
 import type { ContextRecord } from "../../../src/core/context/record.js"
-import { ageText, contextStatusLines, contextStatusView, gitChangedPaths, sizeText } from "../../../src/core/context/view.js"
+import { contextStatusLines, contextStatusView, gitChangedPaths, sizeText } from "../../../src/core/context/view.js"
+import { ageText } from "../../../src/core/time.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const MIN = 60_000

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spokenDuration, waitedLine } from "../../../src/core/permits/waited.js"
+import { waitedLine } from "../../../src/core/permits/waited.js"
+import { spokenDuration } from "../../../src/core/time.js"
 
 describe("the waited line (issue 21)", () => {
   it("US-51 names the wait, the budget and how many commands ran before, as the issue writes it", () => {

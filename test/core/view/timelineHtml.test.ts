@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { AGGREGATE_BARS, MAX_ROWS, packRows, timelineData, timelineHtml, timelineSvg, type TimelineData } from "../../../src/core/view/timelineHtml.js"
+import { AGGREGATE_BARS, MAX_ROWS, packRows, timelineData, timelineHtml, type TimelineData } from "../../../src/core/view/timelineHtml.js"
+import { timelineSvg } from "../../../src/core/view/timelineSvg.js"
 import { BAR_OUTCOMES, type Bar, type Cool, type Mark, type Timeline } from "../../../src/core/view/timelineModel.js"
 
 const T0 = 1_796_115_600_000
