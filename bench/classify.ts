@@ -6,7 +6,7 @@
  * reader of them pays). The target: every payload in under 1 ms, the worst one included.
  */
 import { join } from "node:path"
-import type { Slot } from "../src/core/pool.js"
+import type { Slot } from "../src/core/pool/pool.js"
 import { decideLimit, providerOf } from "../src/core/signals.js"
 import { loadCorpus, opencodeErrorText } from "../test/support/providerCorpus.js"
 import { arg, median, ROOT } from "./common.js"

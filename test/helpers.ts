@@ -1,5 +1,5 @@
 /** Small builders shared by the tests. */
-import type { Claim } from "../src/core/claims.js"
+import type { Claim } from "../src/core/pool/claims.js"
 import { formatDecision } from "../src/core/trace/format.js"
 import type { Decision } from "../src/core/trace/machine.js"
 import { replayText } from "../src/core/trace/replay.js"

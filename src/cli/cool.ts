@@ -10,7 +10,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { benchCooldown, checkModel, coolingNow, planClear, type ClearSelector } from "../core/cool/manual.js"
-import type { Cooldown } from "../core/cooldown.js"
+import type { Cooldown } from "../core/pool/cooldown.js"
 import { parseDuration } from "../core/duration.js"
 import { printable, printableJson } from "../core/printable.js"
 import { clockTimeFrom, formatDuration } from "../core/time.js"

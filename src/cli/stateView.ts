@@ -1,7 +1,7 @@
 /** Reads the shared state directory for `ocpool status`, `ocpool quota` and `ocpool doctor`, through the same shared-state port the plugin uses. */
 import { Clock, Effect, Layer } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
-import type { CooldownTable } from "../core/cooldown.js"
+import type { CooldownTable } from "../core/pool/cooldown.js"
 import type { QuotaRecord } from "../core/quota/record.js"
 import type { ResolvedPool } from "../core/source.js"
 import type { FleetFacts, ProcessSnapshot } from "../core/status.js"

@@ -2,7 +2,7 @@
 import { Console, Effect } from "effect"
 import { renderStatus, statusView, type StatusView } from "../core/status.js"
 import type { ResolvedPool } from "../core/source.js"
-import { POOL_FILE_MAX_BYTES } from "../core/limits.js"
+import { POOL_FILE_MAX_BYTES } from "../core/readLimits.js"
 import { printableJson } from "../core/printable.js"
 import { readTextFile } from "../layers/fs/safeRead.js"
 import { FileUnreadable } from "./errors.js"

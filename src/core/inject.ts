@@ -18,7 +18,7 @@ import {
 } from "./context/agents.js"
 import { MAP_COMMANDS } from "./context/commands.js"
 import { deepCopy, isRecord, type JsonRecord } from "./json.js"
-import { describeSlots, type Slot } from "./pool.js"
+import { describeSlots, type Slot } from "./pool/pool.js"
 
 type Json = JsonRecord
 

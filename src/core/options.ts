@@ -1,7 +1,7 @@
 /** Plugin options and environment (SPEC §2.2–2.3): parsed into one settings record, with warnings; the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
 import { QUOTA_RESERVE_DEFAULT } from "./constants.js"
-import { resolveMaxSlots } from "./pool.js"
+import { resolveMaxSlots } from "./pool/pool.js"
 import { parseFallbackModels } from "./quota/fallback.js"
 import type { NotifyVia } from "./notify/channel.js"
 import { JsonObject } from "./tolerant.js"

@@ -2,7 +2,7 @@
  * The built-in fallback pool (SPEC §3.1 source 5): the bundled preset compiled in, so routing always
  * works even when no file can be read. `test/core/preset.test.ts` keeps it equal to presets/free-tier.json.
  */
-import type { PoolEntry } from "./pool.js"
+import type { PoolEntry } from "./pool/pool.js"
 
 export const BUILT_IN_SLOTS: ReadonlyArray<PoolEntry> = [
   { model: "opencode/big-pickle", weight: 2 },

@@ -4,7 +4,7 @@
  * to price a message. Pure: parsed JSON in, a lookup table out.
  */
 import { isRecord } from "./json.js"
-import type { Slot } from "./pool.js"
+import type { Slot } from "./pool/pool.js"
 
 /** USD per 1M tokens. A missing cache price counts 0, as opencode counts it. */
 export interface Price {

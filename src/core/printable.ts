@@ -7,7 +7,7 @@
  * peers and clients (issue 33; the live view adds only its width rules). Pure.
  */
 import { stripVTControlCharacters } from "node:util"
-import { ECHO_MAX_CHARS } from "./limits.js"
+import { ECHO_MAX_CHARS } from "./readLimits.js"
 
 // C0 controls, DEL and C1 controls; the line separators U+2028/2029 break lines in some terminals too.
 // eslint-disable-next-line no-control-regex

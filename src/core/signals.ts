@@ -3,12 +3,12 @@
  * (§7.5–7.6) and the retry-loop breaker (§7.7). Pure.
  */
 import { BREAKER_NEXT_MS } from "./constants.js"
-import { classifyError, type LimitClass, type Verdict } from "./classify.js"
-import { planCool, type CoolPlan, type CooldownTable } from "./cooldown.js"
-import type { RuleScope } from "./limitRules.js"
-import type { Slot } from "./pool.js"
-import { FAMILY_ZONES } from "./providerFamily.js"
-import { statedReset, type Headers, type StatedReset } from "./reset.js"
+import { classifyError, type LimitClass, type Verdict } from "./limits/classify.js"
+import { planCool, type CoolPlan, type CooldownTable } from "./pool/cooldown.js"
+import type { RuleScope } from "./limits/limitRules.js"
+import type { Slot } from "./pool/pool.js"
+import { FAMILY_ZONES } from "./limits/providerFamily.js"
+import { statedReset, type Headers, type StatedReset } from "./limits/reset.js"
 
 export type SignalDecision =
   | { readonly _tag: "Ignore"; readonly reason: "context_limit" | "not_a_limit" }

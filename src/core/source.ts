@@ -5,7 +5,7 @@
  */
 import { BUILT_IN_SLOTS } from "./preset.js"
 import { printable } from "./printable.js"
-import { entriesFromJson, parsePoolText, validateEntries, type PoolResult, type Slot } from "./pool.js"
+import { entriesFromJson, parsePoolText, validateEntries, type PoolResult, type Slot } from "./pool/pool.js"
 
 export type PoolSource =
   | { readonly kind: "object"; readonly origin: string; readonly value: unknown }

@@ -2,17 +2,17 @@
  * The status view (SPEC §9): the `--json` object and the text view, built from one snapshot of
  * claims, cooldowns and the slot table. Pure and read-only: it never routes and never changes state.
  */
-import { isLive, type Claim } from "./claims.js"
+import { isLive, type Claim } from "./pool/claims.js"
 import { POOLED_BASES, STATED_RESET_MAX_MS } from "./constants.js"
-import type { CooldownTable, CoolReason } from "./cooldown.js"
-import type { Slot } from "./pool.js"
+import type { CooldownTable, CoolReason } from "./pool/cooldown.js"
+import type { Slot } from "./pool/pool.js"
 import { printable } from "./printable.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./quota/record.js"
 import { isOver, type FallbackRecord } from "./quota/fallbackRecord.js"
 import { permitSection, type BudgetJson } from "./permits/view.js"
-import type { Pass } from "./routing.js"
+import type { Pass } from "./pool/routing.js"
 import type { Decision } from "./trace/decision.js"
-import { liveLoadByModel, slotLoadsOf, slotStatus } from "./slotStatus.js"
+import { liveLoadByModel, slotLoadsOf, slotStatus } from "./pool/slotStatus.js"
 import { byStart, enginesLine, type EngineView } from "./state/engines.js"
 import { clockSeconds as clock, remaining, wholeSeconds } from "./time.js"
 

@@ -1,7 +1,7 @@
 /** Tolerant building blocks for the decoders of the state files and options; the decoding uses effect/Schema. Pure. */
 import { Schema } from "effect"
 import { isRecord, type JsonRecord } from "./json.js"
-import { isEpochMs } from "./limits.js"
+import { isEpochMs } from "./readLimits.js"
 
 /** A JSON object (not null, not an array), decoded as the very same object. */
 export const JsonObject = Schema.declare((u: unknown): u is JsonRecord => isRecord(u), { identifier: "JsonObject" })

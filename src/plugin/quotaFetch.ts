@@ -7,7 +7,7 @@
  * failures.
  */
 import { isRecord, type JsonRecord } from "../core/json.js"
-import type { Slot } from "../core/pool.js"
+import type { Slot } from "../core/pool/pool.js"
 import { planWrap, rateLimitHeaders, requestModel } from "../core/quota/wrap.js"
 
 export interface ResponseReport {

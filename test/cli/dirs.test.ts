@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cooldownFileName } from "../../src/core/cooldownFile.js"
+import { cooldownFileName } from "../../src/core/pool/cooldownFile.js"
 import { OpencodeDb } from "../retention/opencodeDb.js"
 
 const root = new URL("../../", import.meta.url).pathname

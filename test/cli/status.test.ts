@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, truncateS
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { claimRowsIn, seedClaims, seedCooldowns, seedSql } from "../support/stateDb.js"
-import type { Claim } from "../../src/core/claims.js"
+import type { Claim } from "../../src/core/pool/claims.js"
 import { startTimeOf } from "../../src/layers/state/proc.js"
 import { makeClaim } from "../helpers.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DELEGATION_DEFINITIONS, injectConfig, READ_FAMILY } from "../../src/core/inject.js"
 import { parseSettings } from "../../src/core/options.js"
-import { parsePoolText, type Slot } from "../../src/core/pool.js"
+import { parsePoolText, type Slot } from "../../src/core/pool/pool.js"
 import { evaluate, rulesOf } from "../support/permission.js"
 
 const slots = (text: string): ReadonlyArray<Slot> => {

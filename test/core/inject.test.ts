@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 import { injectConfig } from "../../src/core/inject.js"
 import { parseSettings } from "../../src/core/options.js"
-import { parsePoolText, validateEntries, type Slot } from "../../src/core/pool.js"
+import { parsePoolText, validateEntries, type Slot } from "../../src/core/pool/pool.js"
 import { BUILT_IN_SLOTS } from "../../src/core/preset.js"
 
 const slots = (text: string, max = 4): ReadonlyArray<Slot> => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { readFileSync } from "node:fs"
 import { costOf, costsMoney, formatUsd, lookupPrice, parseCatalog, parsePriceSnapshot, pricedSlotWarnings, priceOf } from "../../src/core/prices.js"
-import { parsePoolText, type Slot } from "../../src/core/pool.js"
+import { parsePoolText, type Slot } from "../../src/core/pool/pool.js"
 
 const slots = (text: string): ReadonlyArray<Slot> => {
   const r = parsePoolText(text, 8)

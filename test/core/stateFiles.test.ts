@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { decodeClaimFile, encodeClaimFile } from "../../src/core/claimFile.js"
-import type { Cooldown } from "../../src/core/cooldown.js"
-import { decodeCooldown, encodeCooldown } from "../../src/core/cooldownFile.js"
+import { decodeClaimFile, encodeClaimFile } from "../../src/core/pool/claimFile.js"
+import type { Cooldown } from "../../src/core/pool/cooldown.js"
+import { decodeCooldown, encodeCooldown } from "../../src/core/pool/cooldownFile.js"
 import { DEFAULTS, parseSettings } from "../../src/core/options.js"
 
 const json = (v: unknown): string => JSON.stringify(v)

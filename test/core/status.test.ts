@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { Claim } from "../../src/core/claims.js"
-import type { CooldownTable } from "../../src/core/cooldown.js"
-import type { Slot } from "../../src/core/pool.js"
+import type { Claim } from "../../src/core/pool/claims.js"
+import type { CooldownTable } from "../../src/core/pool/cooldown.js"
+import type { Slot } from "../../src/core/pool/pool.js"
 import { renderStatus, statusView, type ProcessSnapshot } from "../../src/core/status.js"
 import { makeClaim, pool, run, T0, trace } from "../helpers.js"
 

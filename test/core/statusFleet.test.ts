@@ -1,6 +1,6 @@
 /** The status view's `fleet` section (issue 22): the hosts of a PostgreSQL fleet, or the line saying the server did not answer. */
 import { describe, expect, it } from "@effect/vitest"
-import type { Slot } from "../../src/core/pool.js"
+import type { Slot } from "../../src/core/pool/pool.js"
 import { fleetEntry, renderStatus, statusView, type FleetFacts } from "../../src/core/status.js"
 import { T0 } from "../helpers.js"
 

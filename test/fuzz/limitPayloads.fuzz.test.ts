@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { COOL_WINDOW_MIN_MS, STATED_RESET_MAX_MS } from "../../src/core/constants.js"
-import type { Slot } from "../../src/core/pool.js"
+import type { Slot } from "../../src/core/pool/pool.js"
 import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../../src/core/signals.js"
 import { fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 

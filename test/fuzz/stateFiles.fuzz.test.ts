@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { decodeClaimFile } from "../../src/core/claimFile.js"
-import type { Cooldown } from "../../src/core/cooldown.js"
-import { decodeCooldown } from "../../src/core/cooldownFile.js"
-import { isEpochMs } from "../../src/core/limits.js"
+import { decodeClaimFile } from "../../src/core/pool/claimFile.js"
+import type { Cooldown } from "../../src/core/pool/cooldown.js"
+import { decodeCooldown } from "../../src/core/pool/cooldownFile.js"
+import { isEpochMs } from "../../src/core/readLimits.js"
 import { renderStatus, statusView, type ProcessSnapshot } from "../../src/core/status.js"
 import { fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 

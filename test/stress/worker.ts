@@ -3,7 +3,7 @@
  * then runs spawn/release cycles with random jitter, holding up to 3 claims at a time. Prints one JSON
  * line: every pick as the routing log saw it under the lock, and the lock fail-open count.
  */
-import { isLive } from "../../src/core/claims.js"
+import { isLive } from "../../src/core/pool/claims.js"
 import { parseSettings } from "../../src/core/options.js"
 import type { SharedStateService } from "../../src/services/state/SharedState.js"
 import { AbortClientMemory } from "../../src/layers/opencode/AbortClientMemory.js"

@@ -9,8 +9,8 @@ import type { LoopCounter } from "../support/countingClaimTable.js"
 
 // count the reaper's judgements: a sweep judges each claim it visits once
 const judged = vi.hoisted(() => ({ n: 0 }))
-vi.mock("../../src/core/reaper.js", async (original) => {
-  const mod = await original<typeof import("../../src/core/reaper.js")>()
+vi.mock("../../src/core/pool/reaper.js", async (original) => {
+  const mod = await original<typeof import("../../src/core/pool/reaper.js")>()
   return {
     ...mod,
     judgeClaim: (...args: Parameters<typeof mod.judgeClaim>) => {

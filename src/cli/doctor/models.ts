@@ -7,7 +7,7 @@
  */
 import { join } from "node:path"
 import { authProvidersOf, checkSlotModels, configProvidersOf, mergeConfigProviders, parseModelCatalog, type CatalogRead, type ConfigProvider, type ModelCheckFacts } from "../../core/setup/modelCheck.js"
-import type { Slot } from "../../core/pool.js"
+import type { Slot } from "../../core/pool/pool.js"
 import { CATALOG_MAX_BYTES } from "../../layers/cost/PriceSources.js"
 import { readTextFile } from "../../layers/fs/safeRead.js"
 import { noHomeReason, xdgDir } from "../../layers/fs/xdg.js"

@@ -6,7 +6,7 @@
  */
 import { closeSync } from "node:fs"
 import { isAbsolute, join } from "node:path"
-import { describeSlots } from "../../core/pool.js"
+import { describeSlots } from "../../core/pool/pool.js"
 import { entryFile, looksLikeOurPath, pluginListing } from "../../core/opencodeConfig.js"
 import { enginesLine, type EngineView } from "../../core/state/engines.js"
 import { occupied, openRegular, readTextFile } from "../../layers/fs/safeRead.js"

@@ -5,7 +5,7 @@
  */
 import { injectConfig, type InjectOptions } from "../inject.js"
 import type { JsonRecord } from "../json.js"
-import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool.js"
+import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool/pool.js"
 
 /**
  * The slots the engine holds after its `pool` event: the trace machine validates the pool line again

@@ -6,7 +6,7 @@
  */
 import { MAP_MAX_BYTES_DEFAULT } from "../context/map.js"
 import { isRecord, type JsonRecord } from "../json.js"
-import { resolveMaxSlots } from "../pool.js"
+import { resolveMaxSlots } from "../pool/pool.js"
 
 /** The option `contextMap` (SPEC §13): whether the map is on, and the byte budget of its five files. */
 export interface ContextMapSetting {

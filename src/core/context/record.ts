@@ -1,14 +1,14 @@
 /**
  * The context map's persisted record (epic G, US-20): one per project in the state directory,
  * `context.<key>.json` with `<key>` the project root encoded as cooldown files encode a model
- * (core/cooldownFile.ts). It keeps the pending paths across an opencode restart, the run in flight and
+ * (core/pool/cooldownFile.ts). It keeps the pending paths across an opencode restart, the run in flight and
  * the last run. A refresh asked for from the CLI is a separate marker, `context.<key>.queued`, so the
  * plugin, which rewrites the record, never clobbers it. Pure: encoding, tolerant decoding
  * (effect/Schema), file names; `now` is always passed in.
  */
 import { Hash, Option, Schema } from "effect"
-import { modelFileKey } from "../cooldownFile.js"
-import { STATE_FILE_MAX_BYTES } from "../limits.js"
+import { modelFileKey } from "../pool/cooldownFile.js"
+import { STATE_FILE_MAX_BYTES } from "../readLimits.js"
 import { EpochMs, orElse, Pid } from "../tolerant.js"
 import { PENDING_MAX, type RefreshKind } from "./map.js"
 import type { LastRun } from "./refresh.js"

@@ -5,12 +5,12 @@
  *
  * Ending a cooldown writes a marker (source `cleared`, `until` the moment it was cleared, `ended` the
  * `until` it ended): every process's own record of the model that began before it ends too at its next
- * decision (core/cooldown.ts `mergeCleared`), and the marker is kept as long as what it ended would
+ * decision (core/pool/cooldown.ts `mergeCleared`), and the marker is kept as long as what it ended would
  * have been. The strikes stay unless `--reset-strikes` (then 0), so a model that limits again at once
  * escalates as before.
  */
-import { isCleared, isCooling, type Cooldown, type CooldownTable } from "../cooldown.js"
-import { NOTE_MAX } from "../cooldownFile.js"
+import { isCleared, isCooling, type Cooldown, type CooldownTable } from "../pool/cooldown.js"
+import { NOTE_MAX } from "../pool/cooldownFile.js"
 
 /** Which cooling models `clear` ends. */
 export type ClearSelector =

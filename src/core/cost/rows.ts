@@ -14,7 +14,7 @@
  */
 import { Either, Schema } from "effect"
 import { DAY_MS } from "../constants.js"
-import { TIME_MAX_MS } from "../limits.js"
+import { TIME_MAX_MS } from "../readLimits.js"
 import type { Tokens } from "../prices.js"
 
 /** One group of assistant messages as the database aggregates them. */
@@ -34,7 +34,7 @@ export interface UsageRow {
 /** The day of a message whose `time_created` is not a time within the date range. */
 export const UNKNOWN_DAY = "unknown"
 
-/** Day numbers (days since 1970-01-01, UTC) of the date range (±8.64e15 ms, src/core/limits.ts). */
+/** Day numbers (days since 1970-01-01, UTC) of the date range (±8.64e15 ms, src/core/readLimits.ts). */
 export const DAY_NUMBER_MAX = TIME_MAX_MS / DAY_MS
 
 /** The largest token count or cost summed (Number.MAX_SAFE_INTEGER): larger values are not real usage. */

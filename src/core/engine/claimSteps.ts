@@ -4,8 +4,8 @@
  * No handler owns them: the spawn, the sweep, the spin detector, signals, idles and the context map's
  * runs all take these steps.
  */
-import type { Claim } from "../claims.js"
-import { judgeClaim } from "../reaper.js"
+import type { Claim } from "../pool/claims.js"
+import { judgeClaim } from "../pool/reaper.js"
 import { blockedSessions, withoutBusy } from "../session/tree.js"
 import { acquisitionOrder, claimsTargeting, getClaim, isTargeted, oldestUnbound } from "../trace/claimTable.js"
 import { isRefreshSession } from "./refreshSessions.js"

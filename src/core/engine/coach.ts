@@ -3,7 +3,7 @@
  * line for its model (core/quota/coach.ts decides it), given once per class per session. Children are
  * coached by nobody: only a root's prompt. Reads only this process's state.
  */
-import { isCooling } from "../cooldown.js"
+import { isCooling } from "../pool/cooldown.js"
 import { withNewest } from "../newest.js"
 import { coach } from "../quota/coach.js"
 import { isChild } from "../session/tree.js"

@@ -3,7 +3,7 @@
  * aborts, reaped claims), times as core/time.ts writes them. Pure text: it formats and decides nothing (what a decision makes the shell
  * write or do is collected by the turn, turn.ts); the lines go out with the step's outcome.
  */
-import type { Claim } from "../claims.js"
+import type { Claim } from "../pool/claims.js"
 import { refusalLine } from "../spawn/handNamed.js"
 import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"

@@ -3,8 +3,8 @@
  * needs of the shared state, and the outcome of stepping one (the next state, the trace lines applied,
  * the machine's decisions and the effects the shell carries out). Types, and the one `NeedSnapshot`.
  */
-import type { Cooldown } from "../cooldown.js"
-import type { Slot } from "../pool.js"
+import type { Cooldown } from "../pool/cooldown.js"
+import type { Slot } from "../pool/pool.js"
 import type { QuotaObservation } from "../quota/headers.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"

@@ -3,7 +3,7 @@
  * status view): the line-level rule the handlers' declared needs must cover. Pure.
  */
 import { isPooledBase, QUOTA_RESERVE_DEFAULT } from "../constants.js"
-import type { CoolPlan } from "../cooldown.js"
+import type { CoolPlan } from "../pool/cooldown.js"
 import type { TraceInput } from "../trace/input.js"
 import { planQuotaLow } from "../quota/low.js"
 

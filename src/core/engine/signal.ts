@@ -5,7 +5,7 @@
  * the dedupe, joining a failed response to its retry, and the one-time warnings (out of credit,
  * rejected credentials, a model unavailable).
  */
-import { classifyError } from "../classify.js"
+import { classifyError } from "../limits/classify.js"
 import { withNewest } from "../newest.js"
 import { providerOf } from "../signals.js"
 import { getClaim } from "../trace/claimTable.js"

@@ -4,8 +4,8 @@
  * line carries: `peers` (live load by model) and `peerCooling` (records this process does not hold yet,
  * and cooldowns ended by hand that it still holds).
  */
-import { isCleared, isCooling, type CooldownTable } from "../cooldown.js"
-import { liveLoadByModel } from "../slotStatus.js"
+import { isCleared, isCooling, type CooldownTable } from "../pool/cooldown.js"
+import { liveLoadByModel } from "../pool/slotStatus.js"
 import type { ProcessSnapshot } from "../status.js"
 import type { PeerCooling } from "../trace/input.js"
 

@@ -4,10 +4,10 @@
  * opencode's events into machine inputs (children, asks, busy sessions, spin counts, signal dedupe,
  * sampled activity, one-time warnings). Immutable: `engineStep` returns a new state.
  */
-import type { Slot } from "../pool.js"
+import type { Slot } from "../pool/pool.js"
 import type { QuotaRecord } from "../quota/record.js"
 import { getClaim, isOwner, isTargeted } from "../trace/claimTable.js"
-import { DEFAULT_TIMING, type ReaperTiming } from "../reaper.js"
+import { DEFAULT_TIMING, type ReaperTiming } from "../pool/reaper.js"
 import { initialState, traceState, type TraceState } from "../trace/machine.js"
 import { blockedSessions, CHILD_MEMORY_MS, emptyTree, pruneTree, type SessionTree } from "../session/tree.js"
 import { filterMap } from "../maps.js"

@@ -5,7 +5,7 @@
  * decisions, and the effects the shell carries out. Pure; `ocpool replay` runs the same trace machine
  * over the recorded lines. The handlers live by feature beside it (dispatch.ts lists them).
  */
-import type { Claim } from "../claims.js"
+import type { Claim } from "../pool/claims.js"
 import type { EngineState } from "./state.js"
 
 export { engineStep, needsOf } from "./dispatch.js"

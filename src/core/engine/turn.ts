@@ -5,8 +5,8 @@
  * decisionLog.ts only formats. Mutable only inside one `engineStep` call; the handlers (one module per
  * feature) work through it, and `outcome` turns it into the immutable `Applied`.
  */
-import type { Claim } from "../claims.js"
-import type { Cooldown } from "../cooldown.js"
+import type { Claim } from "../pool/claims.js"
+import type { Cooldown } from "../pool/cooldown.js"
 import type { QuotaObservation } from "../quota/headers.js"
 import { getClaim, liveTarget } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"

@@ -3,8 +3,8 @@
  * measured quota of its model and the state of the pool. Pure: the records, the cooling table and
  * `now` come in; the decision, its one-line text and its class (when to say it again) go out.
  */
-import { isCooling, type CooldownTable } from "../cooldown.js"
-import type { Slot } from "../pool.js"
+import { isCooling, type CooldownTable } from "../pool/cooldown.js"
+import type { Slot } from "../pool/pool.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./record.js"
 import { clockTime as clock } from "../time.js"
 

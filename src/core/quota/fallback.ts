@@ -5,9 +5,9 @@
  * machine applies them (`switch` and `model` decisions) and the plugin's shell carries them out (abort,
  * wait until not busy, prompt "continue" on the fallback).
  */
-import { isCooling, type CooldownTable } from "../cooldown.js"
-import type { LimitClass } from "../classify.js"
-import { validateEntries } from "../pool.js"
+import { isCooling, type CooldownTable } from "../pool/cooldown.js"
+import type { LimitClass } from "../limits/classify.js"
+import { validateEntries } from "../pool/pool.js"
 
 /** One root session's quota episode: the model it was on, the fallback it runs on now, those used. */
 export interface Episode {

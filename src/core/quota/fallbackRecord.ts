@@ -4,7 +4,7 @@
  * model). Over once its original model no longer cools. Pure: encoding, tolerant decoding (effect/Schema).
  */
 import { Option, Schema } from "effect"
-import { modelFileKey } from "../cooldownFile.js"
+import { modelFileKey } from "../pool/cooldownFile.js"
 import { EpochMs } from "../tolerant.js"
 
 export interface FallbackRecord {

@@ -1,12 +1,12 @@
 /**
  * Quota sensing (issue 12): the rate-limit headers of one provider response as a quota observation.
- * Pure: `now` (epoch ms) is passed in. Reset values are read as SPEC §7.6 reads them (src/core/reset.ts),
+ * Pure: `now` (epoch ms) is passed in. Reset values are read as SPEC §7.6 reads them (src/core/limits/reset.ts),
  * plus epoch milliseconds and HTTP dates; a reset that is zero, negative, unreadable, not a representable
  * time or further away than STATED_RESET_MAX_MS is absent (issue 18: never capped). A count (remaining,
  * limit) above 2^53 − 1 is unreadable too. Every header value is read from its first
  * RESET_VALUE_MAX_CHARS (1,024) characters, so a huge value costs no more than a short one.
  */
-import { boundedValue, parseHttpDate, plainNumber, rateLimitResetValue, resetWindow, retryAfterValue } from "../reset.js"
+import { boundedValue, parseHttpDate, plainNumber, rateLimitResetValue, resetWindow, retryAfterValue } from "../limits/reset.js"
 
 export interface QuotaDimension {
   readonly remaining: number

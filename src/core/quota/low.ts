@@ -4,7 +4,7 @@
  * reset, before it answers 429. Pure.
  */
 import { QUOTA_LOW_WINDOW_MS, STATED_RESET_MAX_MS } from "../constants.js"
-import type { CoolPlan } from "../cooldown.js"
+import type { CoolPlan } from "../pool/cooldown.js"
 
 /** One dimension of a quota line (requests or tokens). */
 export interface QuotaLevel {

@@ -1,12 +1,12 @@
 /**
  * Per-model quota records (issue 12, US-48): what the last provider response said about a model's quota,
  * shared by every process as `quota.<enc>.json` in the state directory (`<enc>` as cooldown files encode
- * a model, core/cooldownFile.ts). Pure: encoding, tolerant decoding (effect/Schema), staleness and the
+ * a model, core/pool/cooldownFile.ts). Pure: encoding, tolerant decoding (effect/Schema), staleness and the
  * write throttle; `now` is always passed in.
  */
 import { Option, Schema } from "effect"
 import { STATED_RESET_MAX_MS } from "../constants.js"
-import { modelFileKey } from "../cooldownFile.js"
+import { modelFileKey } from "../pool/cooldownFile.js"
 import { EpochMs, orElse } from "../tolerant.js"
 import type { QuotaDimension, QuotaObservation } from "./headers.js"
 

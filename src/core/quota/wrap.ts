@@ -3,7 +3,7 @@
  * makes of a request and a response. Pure.
  */
 import { isRecord, type JsonRecord } from "../json.js"
-import type { Slot } from "../pool.js"
+import type { Slot } from "../pool/pool.js"
 
 export interface WrapPlan {
   /** Providers to wrap, sorted. */

@@ -18,7 +18,7 @@ import { editDistance } from "../editDistance.js"
 import { parse, type ParseError } from "jsonc-parser"
 import { isRecord } from "../json.js"
 import { tooDeepAt } from "../jsoncEdit.js"
-import type { Slot } from "../pool.js"
+import type { Slot } from "../pool/pool.js"
 import { echo } from "../printable.js"
 
 /** A catalog model's prices as opencode reads them: a missing cost counts 0. */

@@ -8,8 +8,8 @@
  *   {"ev":"cool","host":H,"model":M,"until":U,"at":T}
  *   {"ev":"done","host":H,"picks":N,"failOpens":F,"fallbacks":B}
  */
-import { isLive, type Claim } from "../claims.js"
-import type { CooldownTable } from "../cooldown.js"
+import { isLive, type Claim } from "../pool/claims.js"
+import type { CooldownTable } from "../pool/cooldown.js"
 
 /** mulberry32: a small deterministic PRNG; each call gives a float in [0, 1). */
 export const mulberry32 = (seed: number): (() => number) => {

@@ -23,10 +23,10 @@
  * split apart, every part would reach into the others' fields.
  */
 import { CLAIM_TTL_MS } from "../constants.js"
-import { isLive, type Claim } from "../claims.js"
-import type { Slot } from "../pool.js"
-import type { ReaperTiming } from "../reaper.js"
-import { slotLoadsOf } from "../slotStatus.js"
+import { isLive, type Claim } from "../pool/claims.js"
+import type { Slot } from "../pool/pool.js"
+import type { ReaperTiming } from "../pool/reaper.js"
+import { slotLoadsOf } from "../pool/slotStatus.js"
 
 interface Rev {
   readonly v: number

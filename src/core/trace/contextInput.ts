@@ -5,7 +5,7 @@
  * line, strings of at most CONTEXT_STRING_MAX characters.
  */
 import { isRecord } from "../json.js"
-import { TRACE_TIME_MAX_MS } from "../limits.js"
+import { TRACE_TIME_MAX_MS } from "../readLimits.js"
 import { echo } from "../printable.js"
 import { PENDING_MAX } from "../context/map.js"
 import type { ContextLine, LastRun, MapStamp, RunOutcome } from "../context/refresh.js"

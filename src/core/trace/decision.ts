@@ -1,8 +1,8 @@
 /** The output lines of the spawn-trace state machine (TRACE.md §3). */
-import type { CoolReason } from "../cooldown.js"
+import type { CoolReason } from "../pool/cooldown.js"
 import type { PermitDecision } from "../permits/types.js"
 import type { ContextDecision } from "../context/refresh.js"
-import type { Pass } from "../routing.js"
+import type { Pass } from "../pool/routing.js"
 
 export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
 

@@ -3,11 +3,11 @@
  * aborts, cooling, sweeps and signals, each appending its decisions in order. A draft is created and
  * mutated inside one step only, so `step` stays pure.
  */
-import { type Claim, updateClaim } from "../claims.js"
-import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../cooldown.js"
-import type { Slot } from "../pool.js"
-import { afterAbort, judgeClaim, type ReaperTiming } from "../reaper.js"
-import { pickSlot } from "../routing.js"
+import { type Claim, updateClaim } from "../pool/claims.js"
+import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../pool/cooldown.js"
+import type { Slot } from "../pool/pool.js"
+import { afterAbort, judgeClaim, type ReaperTiming } from "../pool/reaper.js"
+import { pickSlot } from "../pool/routing.js"
 import type { SignalDecision } from "../signals.js"
 import { getActivity, type ActivityTable } from "./activity.js"
 import type { Decision, ReleaseReason } from "./decision.js"

@@ -7,9 +7,9 @@
  * docs/PERFORMANCE.md).
  */
 import { Data } from "effect"
-import type { CoolReason } from "../cooldown.js"
+import type { CoolReason } from "../pool/cooldown.js"
 import { isRecord } from "../json.js"
-import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../limits.js"
+import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../readLimits.js"
 import { echo } from "../printable.js"
 import type { QuotaLevel } from "../quota/low.js"
 import { decodePermit, type PermitLine } from "./permitInput.js"

@@ -5,7 +5,7 @@
  * Bounded: at most PERMIT_ENTRIES_MAX entries and budgets, strings of at most PERMIT_STRING_MAX characters.
  */
 import { isRecord } from "../json.js"
-import { TRACE_TIME_MAX_MS } from "../limits.js"
+import { TRACE_TIME_MAX_MS } from "../readLimits.js"
 import { echo } from "../printable.js"
 import type { CancelCause, Capacities, PermitHolder, PermitOp, PermitVia, PermitView } from "../permits/types.js"
 

@@ -2,8 +2,8 @@
  * Replay of a whole trace, line by line (TRACE.md §1): blank lines skipped, the first problem stops
  * the replay and names its line. Pure; the CLI streams lines into `feed` and the tests call `replayText`.
  */
-import type { Slot } from "../pool.js"
-import type { ReaperTiming } from "../reaper.js"
+import type { Slot } from "../pool/pool.js"
+import type { ReaperTiming } from "../pool/reaper.js"
 import { decodeLine, InputError, type TraceInput } from "./input.js"
 import { initialState, step, type Decision, type TraceState } from "./machine.js"
 

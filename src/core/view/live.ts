@@ -11,7 +11,7 @@
  */
 import { eastAsianWidth } from "get-east-asian-width"
 import { STATED_RESET_MAX_MS } from "../constants.js"
-import type { CoolReason } from "../cooldown.js"
+import type { CoolReason } from "../pool/cooldown.js"
 import { budgetLines, type BudgetJson } from "../permits/view.js"
 import { printable } from "../printable.js"
 import { fleetSection, plural, type QuotaFiguresJson, type SlotStatus, type StatusView } from "../status.js"

@@ -5,7 +5,7 @@
  * the file is made printable by the view.
  */
 import { printable } from "../printable.js"
-import { isEpochMs } from "../limits.js"
+import { isEpochMs } from "../readLimits.js"
 import { clockSeconds } from "../time.js"
 
 type Json = Readonly<Record<string, unknown>>

@@ -33,7 +33,7 @@
  *   `context`.
  * Every bar, cool and mark carries the `--explain` sentences of its decisions (`explainDecision`).
  */
-import { entriesFromJson, resolveMaxSlots, validateEntries } from "../pool.js"
+import { entriesFromJson, resolveMaxSlots, validateEntries } from "../pool/pool.js"
 import type { QuotaLevel } from "../quota/low.js"
 import { isoTime } from "../time.js"
 import type { Decision, ReleaseReason } from "../trace/decision.js"

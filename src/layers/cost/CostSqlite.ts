@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { DAY_MS } from "../../core/constants.js"
 import { decodeUsage, USAGE_VALUE_MAX } from "../../core/cost/rows.js"
-import { TIME_MAX_MS } from "../../core/limits.js"
+import { TIME_MAX_MS } from "../../core/readLimits.js"
 import { CostStore, type UsageQuery } from "../../services/cost/CostStore.js"
 import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
 import { traced } from "../traced.js"
@@ -46,7 +46,7 @@ const VALUES: ReadonlyArray<readonly [string, string, (json: string) => string]>
 /** Whether the assistant message whose data object is `d` is readable (its values read in place: for single-row lookups). */
 const readableAssistant = (d: string) => VALUES.map(([, path, test]) => `(${test(`(${d} -> '${path}')`)})`).join(" AND ")
 
-/** `time_created` within the date range (src/core/limits.ts); a text, a NULL or a BLOB is not a time. */
+/** `time_created` within the date range (src/core/readLimits.ts); a text, a NULL or a BLOB is not a time. */
 const IS_TIME = `typeof(time_created) IN ('integer', 'real') AND time_created BETWEEN -${TIME_MAX_MS} AND ${TIME_MAX_MS}`
 
 /**

@@ -4,7 +4,7 @@
  * tens of milliseconds.
  */
 import { Effect, FiberSet, Option, Ref } from "effect"
-import type { Slot } from "../../core/pool.js"
+import type { Slot } from "../../core/pool/pool.js"
 import { pricedSlotWarnings } from "../../core/prices.js"
 import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
 import { AppLog } from "../../services/opencode/AppLog.js"

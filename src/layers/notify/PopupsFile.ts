@@ -6,7 +6,7 @@
  */
 import { Clock, Data, Effect } from "effect"
 import { join } from "node:path"
-import { STATE_FILE_MAX_BYTES } from "../../core/limits.js"
+import { STATE_FILE_MAX_BYTES } from "../../core/readLimits.js"
 import { decodePopups, encodePopups, POPUPS_FILE, rememberPopup, takePopups, type Popup } from "../../core/notify/popups.js"
 import { writeFileAtomic } from "../fs/atomicWrite.js"
 import { readTextFile } from "../fs/safeRead.js"

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { POOL_FILE_MAX_BYTES } from "../../core/limits.js"
+import { POOL_FILE_MAX_BYTES } from "../../core/readLimits.js"
 import { resolvePool, type PoolSource, type ResolvedPool } from "../../core/source.js"
 import { occupied, readTextFile } from "../fs/safeRead.js"
 import { expandHome, xdgDir } from "../fs/xdg.js"

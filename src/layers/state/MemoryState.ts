@@ -1,6 +1,6 @@
 /** The shared state behind the memory layers: several "processes" (each its own pid) can share one. */
 import { Effect } from "effect"
-import type { Cooldown } from "../../core/cooldown.js"
+import type { Cooldown } from "../../core/pool/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { Holder } from "../../core/state/holder.js"

@@ -18,8 +18,8 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Predicate, Ref, Schedule, Stream } from "effect"
-import type { Cooldown } from "../../core/cooldown.js"
-import { isCooldownExpired } from "../../core/cooldownFile.js"
+import type { Cooldown } from "../../core/pool/cooldown.js"
+import { isCooldownExpired } from "../../core/pool/cooldownFile.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import { failOpen, NO_FAIL_OPENS, type FailOpenMemory } from "../../core/lock/failOpen.js"
 import { FLEET_RETRY_MS, heartbeatEvery, maskUrl } from "../../core/state/fleet.js"

@@ -3,8 +3,8 @@
  * cooldowns, quota records and fallback records, one table each; what is over at `now` is not read.
  */
 import { Effect } from "effect"
-import type { Cooldown } from "../../core/cooldown.js"
-import { isCooldownExpired } from "../../core/cooldownFile.js"
+import type { Cooldown } from "../../core/pool/cooldown.js"
+import { isCooldownExpired } from "../../core/pool/cooldownFile.js"
 import { bySession, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { isStale, type QuotaRecord } from "../../core/quota/record.js"
 import type { ContextEntry } from "../../services/state/SharedState.js"

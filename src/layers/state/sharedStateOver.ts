@@ -7,7 +7,7 @@
  * Reads take only what `needs` asks for: a spawn reads claims and cooldowns, never quota records.
  */
 import { Data, Effect, Stream } from "effect"
-import type { Cooldown } from "../../core/cooldown.js"
+import type { Cooldown } from "../../core/pool/cooldown.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"

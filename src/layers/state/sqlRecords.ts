@@ -11,10 +11,10 @@
  * judgement for every backend). A read that finds a gone holder's claims deletes them.
  */
 import { Effect } from "effect"
-import { decodeClaimFile, encodeClaimFile } from "../../core/claimFile.js"
+import { decodeClaimFile, encodeClaimFile } from "../../core/pool/claimFile.js"
 import { STRIKE_DECAY_MS } from "../../core/constants.js"
-import type { Cooldown } from "../../core/cooldown.js"
-import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../core/cooldownFile.js"
+import type { Cooldown } from "../../core/pool/cooldown.js"
+import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../core/pool/cooldownFile.js"
 import type { PermitChanges, PermitEntry } from "../../core/permits/types.js"
 import { bySession, decodeFallback, encodeFallback, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { decodeQuota, encodeQuota, isStale, type QuotaRecord } from "../../core/quota/record.js"

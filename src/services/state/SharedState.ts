@@ -10,9 +10,9 @@
  * (test/layers/state/sharedState.contract.ts) says what every backend must do with it.
  */
 import { Context, type Effect, type Stream } from "effect"
-import type { Claim } from "../../core/claims.js"
+import type { Claim } from "../../core/pool/claims.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
-import type { Cooldown, CooldownTable } from "../../core/cooldown.js"
+import type { Cooldown, CooldownTable } from "../../core/pool/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"

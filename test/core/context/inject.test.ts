@@ -8,7 +8,7 @@ import { bootInjection } from "../../../src/core/boot/config.js"
 import { bootOptions } from "../../../src/core/boot/options.js"
 import { BASE_DEFINITIONS, DELEGATION_DEFINITIONS, injectConfig } from "../../../src/core/inject.js"
 import { parseSettings } from "../../../src/core/options.js"
-import { parsePoolText, type Slot } from "../../../src/core/pool.js"
+import { parsePoolText, type Slot } from "../../../src/core/pool/pool.js"
 
 const slots = (text: string): ReadonlyArray<Slot> => {
   const r = parsePoolText(text, 8)

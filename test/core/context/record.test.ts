@@ -12,7 +12,7 @@ import {
   recordFileName,
   type ContextRecord
 } from "../../../src/core/context/record.js"
-import { STATE_FILE_MAX_BYTES } from "../../../src/core/limits.js"
+import { STATE_FILE_MAX_BYTES } from "../../../src/core/readLimits.js"
 
 const T = Date.parse("2026-12-01T12:00:00Z")
 

@@ -1,8 +1,8 @@
 /** Cooldowns by hand (issue 32): what `ocpool cool clear` ends and `cool set` benches, and how every process's own record honours a clear. */
 import { describe, expect, it } from "@effect/vitest"
 import { benchCooldown, checkModel, coolingNow, planClear } from "../../../src/core/cool/manual.js"
-import { mergeCleared, mergePeer, type Cooldown } from "../../../src/core/cooldown.js"
-import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../../src/core/cooldownFile.js"
+import { mergeCleared, mergePeer, type Cooldown } from "../../../src/core/pool/cooldown.js"
+import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../../src/core/pool/cooldownFile.js"
 import { STRIKE_DECAY_MS } from "../../../src/core/constants.js"
 import { peerCooling } from "../../../src/core/engine/snapshot.js"
 import { decodeLine, InputError } from "../../../src/core/trace/input.js"

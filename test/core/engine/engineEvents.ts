@@ -6,11 +6,11 @@
  * claims and the shared cooldowns as the snapshot each event would read.
  */
 import fc from "fast-check"
-import type { Claim } from "../../../src/core/claims.js"
-import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { Claim } from "../../../src/core/pool/claims.js"
+import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import type { PoolSnapshot } from "../../../src/core/engine/snapshot.js"
 import type { EngineEvent } from "../../../src/core/engine/step.js"
-import type { Slot } from "../../../src/core/pool.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
 
 export const T0 = 1_796_115_600_000
 

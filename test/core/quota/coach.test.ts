@@ -1,7 +1,7 @@
 /** Coaching (issue 12, US-49): GO / THROTTLE / STOP from measured quota, and when it is said again. */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import { initialEngineState } from "../../../src/core/engine/state.js"
 import { engineStep, type Applied } from "../../../src/core/engine/step.js"
 import { effectOf } from "../../../src/core/engine/effects.js"

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { formatDecision } from "../../../src/core/trace/format.js"
 import { replayText } from "../../../src/core/trace/replay.js"
-import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import { decideSwitch, messageModel, parseFallbackModels, switchesOn, type Episode } from "../../../src/core/quota/fallback.js"
 import { T0 } from "../../helpers.js"
 

@@ -1,7 +1,7 @@
 /** Quota records (issue 12, US-48): file name, encoding, tolerant decoding, staleness and the write throttle. */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { cooldownFileName } from "../../../src/core/cooldownFile.js"
+import { cooldownFileName } from "../../../src/core/pool/cooldownFile.js"
 import type { QuotaObservation } from "../../../src/core/quota/headers.js"
 import {
   decodeQuota,

@@ -1,6 +1,6 @@
 /** The quota section of the status view (issue 12, US-48): shown only when a record is not stale; nothing changes without one. */
 import { describe, expect, it } from "@effect/vitest"
-import type { Slot } from "../../../src/core/pool.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
 import type { QuotaRecord } from "../../../src/core/quota/record.js"
 import { quotaEntry, quotaLine, renderStatus, statusView } from "../../../src/core/status.js"
 

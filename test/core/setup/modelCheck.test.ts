@@ -19,7 +19,7 @@ import {
   type ModelCatalog,
   type ModelCheckFacts
 } from "../../../src/core/setup/modelCheck.js"
-import type { Slot } from "../../../src/core/pool.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
 import { BUILT_IN_SLOTS } from "../../../src/core/preset.js"
 
 const catalog: ModelCatalog = parseModelCatalog(JSON.parse(readFileSync(new URL("../../fixtures/models-catalog.json", import.meta.url), "utf8")))!

@@ -1,7 +1,7 @@
 /** The pure parts of `ocpool fleet drive` (issue 22): the seeded pauses, the load and cooling a pick saw, its lines. */
 import { describe, expect, it } from "@effect/vitest"
 import { checkDriveFlags, coolingAt, eventLine, fleetLoad, mulberry32, pauseMs, routedLine, type RawDriveFlags } from "../../../src/core/state/drive.js"
-import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import { CLAIM_TTL_MS } from "../../../src/core/constants.js"
 
 const RAW: RawDriveFlags = { config: "c.json", picks: "40", hold: "2", seed: "7", pauseMs: "20", startAt: "1700000000000", coolAfter: undefined, coolModel: undefined, coolMs: undefined }

@@ -1,7 +1,7 @@
 /** The live view of `ocpool status --watch` and the compact view of `pool_status` (issue 24): lines from a snapshot and a size. */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import type { CoolReason } from "../../../src/core/cooldown.js"
+import type { CoolReason } from "../../../src/core/pool/cooldown.js"
 import type { BudgetJson, PermitEntryJson } from "../../../src/core/permits/view.js"
 import type { FleetEntry, SlotStatus, StatusView } from "../../../src/core/status.js"
 import { compactView, fit, liveBody, liveFrame, nextTickIn, visibleWidth } from "../../../src/core/view/live.js"

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref, Stream } from "effect"
-import type { Claim } from "../../../src/core/claims.js"
+import type { Claim } from "../../../src/core/pool/claims.js"
 import { DEAD_FILE_MS, STRIKE_DECAY_MS } from "../../../src/core/constants.js"
-import type { Cooldown } from "../../../src/core/cooldown.js"
+import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import type { PermitEntry, PermitHolder } from "../../../src/core/permits/types.js"
 import type { FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../../src/core/quota/record.js"

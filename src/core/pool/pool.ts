@@ -2,9 +2,9 @@
  * Pool files: the flat and JSON forms (SPEC §3.2) and the validator both share (SPEC §3.3).
  * Pure: text in, slots and warnings out.
  */
-import { MAX_SLOTS_DEFAULT, MAX_SLOTS_LIMIT, WEIGHT_MAX } from "./constants.js"
-import { JSON_MAX_DEPTH, jsonTooDeep } from "./limits.js"
-import { echo } from "./printable.js"
+import { MAX_SLOTS_DEFAULT, MAX_SLOTS_LIMIT, WEIGHT_MAX } from "../constants.js"
+import { JSON_MAX_DEPTH, jsonTooDeep } from "../readLimits.js"
+import { echo } from "../printable.js"
 
 export interface Slot {
   /** 1-based position in declaration order. */

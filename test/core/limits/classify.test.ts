@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { classifyError } from "../../src/core/classify.js"
-import { errorView } from "../../src/core/errorView.js"
+import { classifyError } from "../../../src/core/limits/classify.js"
+import { errorView } from "../../../src/core/limits/errorView.js"
 
 const cls = (text: string, status?: number, model?: string) => classifyError({ text, status, model })?.cls
 

@@ -1,15 +1,15 @@
 /**
- * Issue 19: one example per row of the classification table (src/core/limitRules.ts), the stated-reset
+ * Issue 19: one example per row of the classification table (src/core/limits/limitRules.ts), the stated-reset
  * sources and their precedence (docs/CLASSIFICATION.md), the provider families and their time zones.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { classifyError } from "../../src/core/classify.js"
-import { errorView } from "../../src/core/errorView.js"
-import { LIMIT_RULES } from "../../src/core/limitRules.js"
-import type { Slot } from "../../src/core/pool.js"
-import { familyOf, nextMidnight, zoneOffsetMs } from "../../src/core/providerFamily.js"
-import { statedReset } from "../../src/core/reset.js"
-import { decideLimit, providerOf } from "../../src/core/signals.js"
+import { classifyError } from "../../../src/core/limits/classify.js"
+import { errorView } from "../../../src/core/limits/errorView.js"
+import { LIMIT_RULES } from "../../../src/core/limits/limitRules.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
+import { familyOf, nextMidnight, zoneOffsetMs } from "../../../src/core/limits/providerFamily.js"
+import { statedReset } from "../../../src/core/limits/reset.js"
+import { decideLimit, providerOf } from "../../../src/core/signals.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const api = (status: number, body: unknown, url = "https://example.test/v1/chat/completions", headers: Record<string, string> = {}) =>

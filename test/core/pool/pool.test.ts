@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { describeSlots, parsePoolText, resolveMaxSlots, validateEntries } from "../../src/core/pool.js"
+import { describeSlots, parsePoolText, resolveMaxSlots, validateEntries } from "../../../src/core/pool/pool.js"
 
 const usable = (r: ReturnType<typeof parsePoolText>) => {
   if (r._tag !== "Usable") throw new Error(`unusable: ${r.reason}`)

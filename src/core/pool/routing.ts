@@ -1,5 +1,5 @@
 /** Two-pass declaration-order routing with overflow (SPEC §6.1). Pure and cursor-free. */
-import { CAP_FACTOR } from "./constants.js"
+import { CAP_FACTOR } from "../constants.js"
 
 export type Pass = "first" | "second" | "overflow"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { applyCool, clearOnSuccess, isCooling, mergePeer, nextStrike, planCool, type Cooldown, type CooldownTable } from "../../src/core/cooldown.js"
-import { decideLimit } from "../../src/core/signals.js"
-import type { Slot } from "../../src/core/pool.js"
+import { applyCool, clearOnSuccess, isCooling, mergePeer, nextStrike, planCool, type Cooldown, type CooldownTable } from "../../../src/core/pool/cooldown.js"
+import { decideLimit } from "../../../src/core/signals.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const slots: ReadonlyArray<Slot> = [

@@ -1,7 +1,7 @@
 /** The claim file `claims.<pid>.json` (SPEC §5.1): encoding and tolerant decoding; the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
 import type { Claim } from "./claims.js"
-import { Count, EpochMs, JsonObject, orElse, Pid } from "./tolerant.js"
+import { Count, EpochMs, JsonObject, orElse, Pid } from "../tolerant.js"
 
 export interface ClaimFile {
   readonly pid: number

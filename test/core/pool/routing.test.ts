@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { liveLoadByModel, slotLoadsOf } from "../../src/core/slotStatus.js"
-import { pickSlot } from "../../src/core/routing.js"
-import { pool, routes, run, T0, trace } from "../helpers.js"
+import { liveLoadByModel, slotLoadsOf } from "../../../src/core/pool/slotStatus.js"
+import { pickSlot } from "../../../src/core/pool/routing.js"
+import { pool, routes, run, T0, trace } from "../../helpers.js"
 
 /** Routes n spawns (every claim held) over weights, with some slots cooling, and returns slots and passes. */
 const fill = (weights: ReadonlyArray<number>, n: number, coolingSlots: ReadonlyArray<number> = []) => {

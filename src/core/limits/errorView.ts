@@ -10,9 +10,9 @@
  * at most VIEW_NODES_MAX values to depth VIEW_DEPTH_MAX, each message is cut to BODY_TEXT_MAX
  * characters and the joined text to VIEW_TEXT_MAX. Nothing here throws on any input.
  */
-import { BODY_TEXT_MAX } from "./constants.js"
-import { isRecord } from "./json.js"
-import { jsonTooDeep } from "./limits.js"
+import { BODY_TEXT_MAX } from "../constants.js"
+import { isRecord } from "../json.js"
+import { jsonTooDeep } from "../readLimits.js"
 import { parseDuration, type Headers } from "./reset.js"
 
 /** A string longer than this is not parsed as JSON (its first BODY_TEXT_MAX characters are read as text). */

@@ -3,9 +3,9 @@
  * as its case expects, through the same decision the plugin and `ocpool replay` use.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { decideLimit, decideRetry, providerOf } from "../../src/core/signals.js"
-import type { Slot } from "../../src/core/pool.js"
-import { loadCorpus, opencodeErrorText, rawBodyOf, retryMessage, type CorpusCase } from "../support/providerCorpus.js"
+import { decideLimit, decideRetry, providerOf } from "../../../src/core/signals.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
+import { loadCorpus, opencodeErrorText, rawBodyOf, retryMessage, type CorpusCase } from "../../support/providerCorpus.js"
 
 const corpus = loadCorpus()
 const cases = corpus.flatMap((f) => f.cases.map((c) => [`${f.provider}/${c.id}`, c] as const))

@@ -3,7 +3,7 @@
  * (docs/CLASSIFICATION.md "Families"), and the time zone a family states wall-clock resets in. The
  * request URL's host decides; without one, the opencode provider id. Pure.
  */
-import { DAY_MS, HOUR_MS } from "./constants.js"
+import { DAY_MS, HOUR_MS } from "../constants.js"
 
 export type Family =
   | "opencode"

@@ -9,7 +9,7 @@
  * run of duration components after a reset phrase in body text; the text itself is searched whole, by
  * regular expressions without nested unbounded repetition (linear in its length).
  */
-import { BREAKER_NEXT_MS, DAY_MS, HOUR_MS, STATED_RESET_MAX_MS } from "./constants.js"
+import { BREAKER_NEXT_MS, DAY_MS, HOUR_MS, STATED_RESET_MAX_MS } from "../constants.js"
 import { nextMidnight, zoneOffsetMs as zoneOffsetAt, type Zone } from "./providerFamily.js"
 
 /**

@@ -1,5 +1,5 @@
 /** Reaper decisions (SPEC §8.2, §7.8, TRACE.md §6). Pure: a claim and what is known of it in, a verdict out. */
-import { HUNG_MIN_AGE_MS, HUNG_SILENCE_MS, MAX_ABORT_ATTEMPTS } from "./constants.js"
+import { HUNG_MIN_AGE_MS, HUNG_SILENCE_MS, MAX_ABORT_ATTEMPTS } from "../constants.js"
 import { updateClaim, type AbortOrigin, type Claim } from "./claims.js"
 
 export interface ReaperTiming {

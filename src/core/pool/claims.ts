@@ -1,5 +1,5 @@
 /** Claims and load accounting (SPEC §5.1, §5.2). Pure: claims and times in, loads and plans out. */
-import { CAP_FACTOR, CLAIM_TTL_MS } from "./constants.js"
+import { CAP_FACTOR, CLAIM_TTL_MS } from "../constants.js"
 
 export type AbortOrigin = "signal" | "hang"
 

@@ -1,8 +1,8 @@
 /** Cooldown file names and contents (SPEC §5.4). Pure: encoding, decoding, validation, retention; the decoding uses effect/Schema. */
 import { Option, Schema } from "effect"
-import { STRIKE_DECAY_MS } from "./constants.js"
+import { STRIKE_DECAY_MS } from "../constants.js"
 import type { Cooldown, CoolSource } from "./cooldown.js"
-import { Count, EpochMs, orElse } from "./tolerant.js"
+import { Count, EpochMs, orElse } from "../tolerant.js"
 
 const SAFE = /[A-Za-z0-9.-]/
 

@@ -10,8 +10,8 @@ import {
   STRIKE_DECAY_MS,
   STRIKE_WINDOWS_MS,
   UNAVAILABLE_COOLDOWN_MS
-} from "./constants.js"
-import type { ResetSource, StatedReset } from "./reset.js"
+} from "../constants.js"
+import type { ResetSource, StatedReset } from "../limits/reset.js"
 
 /** `manual`: benched by hand (`ocpool cool set`, issue 32). */
 export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang" | "quota_low" | "manual"
