@@ -1,4 +1,4 @@
-// Bundles the CLI, the plugin and the benchmarks with esbuild: a bundled CLI starts ~4x faster than one
+// Bundles the CLI, the plugin, the development entries and the benchmarks with esbuild: a bundled CLI starts ~4x faster than one
 // that loads hundreds of ESM files from node_modules (docs/PERFORMANCE.md).
 import * as esbuild from "esbuild"
 import { execFileSync } from "node:child_process"
@@ -131,6 +131,9 @@ await Promise.all([
   // Effect out of the entry.
   esbuild.build({ ...common, entryPoints: ["src/plugin/entry.ts"], outfile: "dist/opencode-plugin.js", external: [], plugins: [engineApart], metafile: true }).then(bootOnly),
   esbuild.build({ ...common, entryPoints: ["src/plugin/engine.ts"], outfile: "dist/opencode-plugin-engine.js", external: [], plugins: [noFastCheck] }),
+  // Development entries, not shipped (package.json `files` does not list them): the fleet driver for the
+  // tests, benchmarks and the demo (src/dev/fleetDrive.ts; issue 34 moved it out of `ocpool`).
+  esbuild.build({ ...common, entryPoints: ["src/dev/fleetDriveMain.ts"], outfile: "dist/dev-fleet-drive.js", plugins: [noFastCheck] }),
   esbuild.build({ ...common, entryPoints: ["bench/replay.ts"], outfile: "dist/bench-replay.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/route.ts"], outfile: "dist/bench-route.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/decode.ts"], outfile: "dist/bench-decode.js" }),

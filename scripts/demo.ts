@@ -221,7 +221,7 @@ const popup = (argv: ReadonlyArray<string>): string => {
 
 let fake: FakeLlm | undefined
 let oc: OpencodeHandle | undefined
-/** Step 9: `ocpool fleet drive` as two hosts on a throwaway PostgreSQL (the plugin's own route path, no opencode needed). */
+/** Step 9: the fleet driver (`node dist/dev-fleet-drive.js`) as two hosts on a throwaway PostgreSQL (the plugin's own route path, no opencode needed). */
 const fleetStep = async (dir: string): Promise<void> => {
   let cluster: BenchCluster
   try {
@@ -244,7 +244,7 @@ const fleetStep = async (dir: string): Promise<void> => {
     const startAt = Date.now() + 2_000
     const drive = (host: string, picks: number, more: ReadonlyArray<string>) =>
       new Promise<Array<Record<string, unknown>>>((resolve) => {
-        const args = [cli, "fleet", "drive", "--config", configOf(host), "--picks", String(picks), "--hold", "1", "--seed", "7", "--pause-ms", "600", "--start-at", String(startAt), ...more]
+        const args = [join(root, "dist/dev-fleet-drive.js"), "--config", configOf(host), "--picks", String(picks), "--hold", "1", "--seed", "7", "--pause-ms", "600", "--start-at", String(startAt), ...more]
         const child = spawn(process.execPath, args, { env: { ...process.env, OCPOOL_HOST_ID: host, OCPOOL_STATE_URL: "" }, stdio: ["ignore", "pipe", "ignore"] })
         let out = ""
         child.stdout.on("data", (b: Buffer) => (out += b.toString()))

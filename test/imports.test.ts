@@ -1,11 +1,12 @@
 /**
  * The import boundaries of docs/ARCHITECTURE.md (issue 20): `src/core` imports only `src/core` and pure
  * packages (no I/O: that is what lets a recorded trace replay to the same decisions, US-45), and no
- * service or layer imports the plugin or the CLI. Every import of every source file is resolved and
- * checked; one across a boundary fails here.
+ * service or layer imports the plugin or the CLI; since issue 34 also: the CLI never imports the plugin,
+ * no service imports a layer, and there is no import circle anywhere in `src`. Every import of every
+ * source file is resolved and checked; one across a boundary fails here.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 
 const SRC = resolve(import.meta.dirname, "..", "src")
@@ -26,6 +27,57 @@ const areaOf = (path: string): string => relative(SRC, path).split("/")[0]!
 const imports = sources(SRC).flatMap((file) =>
   specifiers(file).map((spec) => ({ file: relative(SRC, file), spec, area: areaOf(file), target: spec.startsWith(".") ? areaOf(resolve(dirname(file), spec)) : undefined }))
 )
+
+/** The source file a relative import names (`./x.js` is `./x.ts`), relative to src/; undefined if it names none. */
+const fileOf = (from: string, spec: string): string | undefined => {
+  const target = resolve(dirname(join(SRC, from)), spec).replace(/\.js$/, ".ts")
+  return existsSync(target) && statSync(target).isFile() ? relative(SRC, target) : undefined
+}
+
+/** The import graph of src/: every file to the files its relative imports name (type imports included). */
+const graph: ReadonlyMap<string, ReadonlyArray<string>> = new Map(
+  sources(SRC).map((file) => {
+    const from = relative(SRC, file)
+    return [from, [...new Set(specifiers(file).flatMap((spec) => (spec.startsWith(".") ? [fileOf(from, spec)].filter((t) => t !== undefined) : [])))].sort()] as const
+  })
+)
+
+/**
+ * The import circles of `g`: its strongly connected components of more than one file, or of one file
+ * that imports itself (Tarjan), each as its files sorted and joined by ` <-> `, sorted.
+ */
+const cycles = (g: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> => {
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const onStack = new Set<string>()
+  const stack: Array<string> = []
+  const found: Array<string> = []
+  let next = 0
+  const visit = (v: string): void => {
+    index.set(v, next)
+    low.set(v, next)
+    next++
+    stack.push(v)
+    onStack.add(v)
+    for (const w of g.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) !== index.get(v)) return
+    const component: Array<string> = []
+    let w: string
+    do {
+      w = stack.pop()!
+      onStack.delete(w)
+      component.push(w)
+    } while (w !== v)
+    if (component.length > 1 || (g.get(v) ?? []).includes(v)) found.push(component.sort().join(" <-> "))
+  }
+  for (const v of [...g.keys()].sort()) if (!index.has(v)) visit(v)
+  return found.sort()
+}
 
 /** The packages the core may use: pure code only (effect's data types, a JSONC parser, Unicode's East Asian Width table, path and string helpers). */
 const PURE_PACKAGES: ReadonlySet<string> = new Set(["effect", "get-east-asian-width", "jsonc-parser", "node:path", "node:util"])
@@ -66,9 +118,41 @@ describe("import boundaries (issue 20)", () => {
     expect(imports.filter((i) => /layers\/state\/sharedStateLayer\.js$/.test(i.spec)).map((i) => i.area).sort()).toEqual(expect.arrayContaining(["cli", "plugin"]))
   })
 
+  it("US-45 src/cli never imports src/plugin (the drivers that boot the plugin are development entries, src/dev)", () => {
+    const bad = imports.filter((i) => i.area === "cli" && i.target === "plugin")
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+  })
+
+  it("US-45 src/services never imports src/layers (a service is an interface; its layers implement it)", () => {
+    const bad = imports.filter((i) => i.area === "services" && i.target === "layers")
+    expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+  })
+
+  it("US-45 no import circle anywhere in src (every relative import, type imports included)", () => {
+    expect(cycles(graph)).toEqual([])
+  })
+
+  it("US-45 the circle check finds circles (Tarjan over a small graph)", () => {
+    const g = new Map<string, ReadonlyArray<string>>([
+      ["a", ["b"]],
+      ["b", ["c", "d"]],
+      ["c", ["a"]],
+      ["d", ["e"]],
+      ["e", []],
+      ["f", ["f"]],
+      ["g", ["a"]]
+    ])
+    expect(cycles(g)).toEqual(["a <-> b <-> c", "f"])
+    expect(cycles(new Map([["x", ["y"]], ["y", []]]))).toEqual([])
+  })
+
   it("US-45 the check sees imports at all (it would pass vacuously on a wrong path)", () => {
     expect(imports.filter((i) => i.area === "core").length).toBeGreaterThan(100)
     expect(imports.some((i) => i.area === "layers" && i.target === "core")).toBe(true)
     expect(imports.some((i) => i.area === "plugin" && i.target === "core")).toBe(true)
+    // the circle check's graph: every relative import resolved to a source file
+    expect(imports.filter((i) => i.spec.startsWith(".") && fileOf(i.file, i.spec) === undefined).map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+    expect([...graph.values()].reduce((n, ts) => n + ts.length, 0)).toBeGreaterThan(1000)
+    expect(graph.get("dev/fleetDrive.ts")).toContain("dev/fleetDriveRun.ts")
   })
 })

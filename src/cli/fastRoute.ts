@@ -33,7 +33,6 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["mcp"],
   ["fleet"],
   ["fleet", "init"],
-  ["fleet", "drive"],
   ["context"],
   ["context", "status"],
   ["context", "refresh"]

@@ -65,7 +65,7 @@ describe("help pages", () => {
         expect(r.code, path.join(" ")).toBe(0)
         expect(r.stdout, path.join(" ")).toMatch(new RegExp(`^usage: ocpool ${path.join(" ")}[ \\n]`))
         expect(r.stdout, path.join(" ")).not.toMatch(BOILERPLATE)
-        // only a single word longer than the width may pass it (a JSON shape in fleet drive's page)
+        // only a single word longer than the width may pass it (a JSON shape, a URL)
         for (const line of r.stdout.split("\n")) if (line.length > 60) expect(line.trim(), line).not.toContain(" ")
       }
       const status = yield* run(["status", "--help"], { COLUMNS: "60" })

@@ -1,5 +1,5 @@
 /**
- * `ocpool fleet init` and `ocpool fleet drive` (issue 22) as built, against a real throwaway PostgreSQL
+ * `ocpool fleet init` and the fleet driver (issue 22; `node dist/dev-fleet-drive.js` since issue 34) as built, against a real throwaway PostgreSQL
  * (test/real/pgCluster.ts): init migrates and prints the option with the password masked; two drivers
  * with different host ids share one budget (no pick over its cap, fleet-wide) and one cooldown table
  * (host A's 429 keeps host B off that model from 1 s after A's cool line). Needs `npm run build` first.
@@ -14,6 +14,7 @@ import { startPgCluster } from "./pgCluster.js"
 
 const root = new URL("../../", import.meta.url).pathname
 const cli = join(root, "bin/ocpool.js")
+const driver = join(root, "dist/dev-fleet-drive.js")
 const cluster = await startPgCluster()
 afterAll(() => cluster.stop())
 
@@ -27,10 +28,10 @@ const baseEnv = (): NodeJS.ProcessEnv => ({ ...process.env, OCPOOL_STATE_URL: ""
 
 type Line = Record<string, unknown> & { ev: string; host: string }
 
-/** Runs `ocpool fleet drive` as its own process; resolves with its exit code and parsed stdout lines. */
+/** Runs the fleet driver as its own process; resolves with its exit code and parsed stdout lines. */
 const drive = (host: string, config: string, args: ReadonlyArray<string>): Promise<{ code: number | null; lines: Array<Line>; raw: Array<string>; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [cli, "fleet", "drive", "--config", config, ...args], { env: { ...baseEnv(), OCPOOL_HOST_ID: host }, stdio: ["ignore", "pipe", "pipe"] })
+    const p = spawn(process.execPath, [driver, "--config", config, ...args], { env: { ...baseEnv(), OCPOOL_HOST_ID: host }, stdio: ["ignore", "pipe", "pipe"] })
     let out = ""
     let err = ""
     p.stdout.on("data", (d: Buffer) => (out += d.toString()))

@@ -1,7 +1,7 @@
 /**
  * Fleet stress (issue 22, "Done when"; `npx vitest run --config vitest.stress.config.ts test/stress/fleet.test.ts`,
  * after `npm run build`): 3 simulated hosts (OCPOOL_HOST_ID host-a/b/c, each with its own state dir)
- * × 8 `ocpool fleet drive` processes × FLEET_PICKS (300) picks against one throwaway PostgreSQL; host-c
+ * × 8 fleet driver (`node dist/dev-fleet-drive.js`) processes × FLEET_PICKS (300) picks against one throwaway PostgreSQL; host-c
  * (all 8 processes) SIGKILLed midway, the server restarted once midway. Checked:
  * 1. no over-cap pick: (a) every first/second pass pick's in-transaction fleet-wide `load` ≤ cap;
  *    (b) from the recorded claim intervals (fleet/analysis.ts: they lie inside the true claim lives,
@@ -124,11 +124,11 @@ describe("US-52 fleet stress", () => {
   })
 
   it("US-52 3 hosts × 8 engines × FLEET_PICKS picks on one PostgreSQL, one host SIGKILLed and the server restarted midway: no over-cap, dead claims reaped within a lease, cooldowns shared, no claim lost", async () => {
-    // the test runs dist/: it must have been built, and `fleet drive` must exist
+    // the test runs dist/: it must have been built, the fleet driver with it
     try {
-      execFileSync(process.execPath, [bin, "fleet", "drive", "--help"], { cwd: root, stdio: "pipe", timeout: 30_000 })
+      execFileSync(process.execPath, [bin, "--help"], { cwd: root, stdio: "pipe", timeout: 30_000 })
     } catch (e) {
-      throw new Error(`\`ocpool fleet drive --help\` failed: run \`npm run build\` first (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`)
+      throw new Error(`\`node dist/dev-fleet-drive.js --help\` failed: run \`npm run build\` first (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`)
     }
     const cluster = await startPgCluster()
     const dir = mkdtempSync(join(tmpdir(), "ocpool-fleet-stress-"))

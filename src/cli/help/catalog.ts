@@ -58,10 +58,7 @@ export const CATALOG: ReadonlyArray<CatalogGroup> = [
   },
   {
     title: "fleet",
-    entries: [
-      e("fleet init", "set up fleet mode: create the PostgreSQL schema"),
-      e("fleet drive", "route through the plugin's hooks (a test driver)")
-    ]
+    entries: [e("fleet init", "set up fleet mode: create the PostgreSQL schema")]
   },
   {
     title: "context",

@@ -1,5 +1,6 @@
 /**
- * `ocpool fleet drive` (issue 22 item 5), its pure parts: the flags checked, the seeded pause between
+ * The fleet driver (issue 22 item 5; `node dist/dev-fleet-drive.js`, src/dev/fleetDrive.ts, formerly
+ * `ocpool fleet drive`), its pure parts: its argv read and its flags checked, the seeded pause between
  * picks, what a pick saw in its transaction (the picked model's fleet-wide live load, the cooling
  * models) and the JSON lines it prints, exactly:
  *   {"ev":"start","host":H,"pid":P,"backend":B}
@@ -49,6 +50,64 @@ export interface RawDriveFlags {
   readonly coolMs: string | undefined
 }
 
+/** Each flag of the driver: its name, the raw field it fills, the word its value is shown as. */
+export const DRIVE_FLAGS: ReadonlyArray<{ readonly name: string; readonly key: keyof RawDriveFlags; readonly pseudo: string }> = [
+  { name: "--config", key: "config", pseudo: "FILE" },
+  { name: "--picks", key: "picks", pseudo: "N" },
+  { name: "--hold", key: "hold", pseudo: "H" },
+  { name: "--seed", key: "seed", pseudo: "S" },
+  { name: "--pause-ms", key: "pauseMs", pseudo: "P" },
+  { name: "--start-at", key: "startAt", pseudo: "EPOCH_MS" },
+  { name: "--cool-after", key: "coolAfter", pseudo: "K" },
+  { name: "--cool-model", key: "coolModel", pseudo: "MODEL" },
+  { name: "--cool-ms", key: "coolMs", pseudo: "W" }
+]
+
+/** The driver's argv read: its help asked for, a usage problem (one line), or the raw flag values. */
+export type DriveArgs =
+  | { readonly _tag: "Help" }
+  | { readonly _tag: "Usage"; readonly message: string }
+  | { readonly _tag: "Raw"; readonly raw: RawDriveFlags }
+
+const HELP_SWITCHES: ReadonlySet<string> = new Set(["--help", "-h"])
+
+/**
+ * The driver's argv (after the script) read as `ocpool fleet drive` read it: `--flag VALUE` or
+ * `--flag=VALUE` (a value may start with `-`, unless it is a flag's name), each flag at most once,
+ * `--help`/`-h` anywhere; the first problem is one line prefixed `fleet drive: `.
+ */
+export const parseDriveArgs = (args: ReadonlyArray<string>): DriveArgs => {
+  const flags = new Map(DRIVE_FLAGS.map((f) => [f.name, f]))
+  const raw: { -readonly [K in keyof RawDriveFlags]: string | undefined } = {
+    config: undefined, picks: undefined, hold: undefined, seed: undefined, pauseMs: undefined, startAt: undefined, coolAfter: undefined, coolModel: undefined, coolMs: undefined
+  }
+  const usage = (message: string): DriveArgs => ({ _tag: "Usage", message: `fleet drive: ${message}` })
+  let help = false
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i]!
+    if (HELP_SWITCHES.has(word)) {
+      help = true
+      continue
+    }
+    if (!word.startsWith("-") || word === "-" || word === "--") return usage(`unexpected argument '${word}'`)
+    const eq = word.indexOf("=")
+    const name = eq < 0 ? word : word.slice(0, eq)
+    const flag = flags.get(name)
+    if (flag === undefined) return usage(`unknown flag '${name}'`)
+    let value: string | undefined
+    if (eq >= 0) value = word.slice(eq + 1)
+    else {
+      const next = args[i + 1]
+      value = next === undefined || next === "--" || flags.has(next.split("=")[0]!) || HELP_SWITCHES.has(next) ? undefined : next
+      if (value !== undefined) i++
+    }
+    if (value === undefined || value === "") return usage(`${name} needs a value (${name} ${flag.pseudo})`)
+    if (raw[flag.key] !== undefined) return usage(`${name} given more than once`)
+    raw[flag.key] = value
+  }
+  return help ? { _tag: "Help" } : { _tag: "Raw", raw }
+}
+
 export type Checked<A> = { readonly _tag: "Value"; readonly value: A } | { readonly _tag: "Problem"; readonly message: string }
 
 const problem = (message: string): Checked<never> => ({ _tag: "Problem", message })
@@ -62,7 +121,7 @@ const integerFlag = (flag: string, raw: string | undefined, min: number, what: s
   return { _tag: "Value", value: n }
 }
 
-/** Every flag of `fleet drive` checked; the first problem names its flag. */
+/** Every flag of the driver checked; the first problem names its flag. */
 export const checkDriveFlags = (raw: RawDriveFlags): Checked<DriveFlags> => {
   if (raw.config === undefined || raw.config === "") return problem("--config is required (the plugin's options as a JSON file)")
   const picks = integerFlag("picks", raw.picks, 1, "a positive integer")

@@ -1,10 +1,11 @@
 /**
  * The permits port over the shared state (issue 21): each call is one step of the pure permit machine
  * (core/permits/machine.ts) inside one `SharedState` transaction that reads the permit records only;
- * the step's line and decisions go to the trace when it changed something. Waiting is polling on the
- * Effect clock (a test's TestClock drives it). Ids and tokens are random (node:crypto).
+ * the step's line and decisions go to the trace when it changed something. Waiting is a `Schedule` of
+ * polls on the Effect clock (`waitSchedule`; a test's TestClock drives it). Ids and tokens are random
+ * (node:crypto).
  */
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { stepPermits } from "../../core/permits/machine.js"
 import type { Capacities, PermitAnswer, PermitOp, PermitStep, PermitView } from "../../core/permits/types.js"
@@ -54,6 +55,31 @@ const opForTrace = (op: PermitOp): PermitOp => {
 /** The step's trace line: the op, the capacities and the entries it read, so replay needs no shared state. */
 const lineOf = (at: number, op: PermitOp, capacities: Capacities, entries: ReadonlyArray<PermitView>): TraceInput =>
   ({ type: "permit", at, op: opForTrace(op), capacities, entries: entries.map((e) => ({ ...e, token: tokenDigest(e.token) })) })
+
+/** One look at a waiting request: how its wait ended, or still queued with the ms left before its deadline. */
+export type WaitLook = { readonly _tag: "Ended"; readonly outcome: WaitOutcome } | { readonly _tag: "Queued"; readonly leftMs: number | undefined }
+
+/**
+ * The wait's polling: another look `pollMs` after each while the request is queued, the nap before a
+ * deadline cut to the time left (at least 1 ms), so the last look falls on it; the output is the last
+ * look. A look past the deadline says so itself (`Ended`, timeout), which stops the schedule.
+ */
+export const waitSchedule = (pollMs: number): Schedule.Schedule<WaitLook, WaitLook> =>
+  Schedule.spaced(Duration.millis(pollMs)).pipe(
+    Schedule.whileInput((look: WaitLook) => look._tag === "Queued"),
+    Schedule.passthrough,
+    Schedule.modifyDelay((look, delay) =>
+      look._tag === "Queued" && look.leftMs !== undefined ? Duration.millis(Math.max(1, Math.min(Duration.toMillis(delay), look.leftMs))) : delay
+    )
+  )
+
+type WaitOptions = Parameters<Permits["Type"]["wait"]>[1]
+
+/** What one wait has reported so far (its last position and pause), so progress is said on a change only. */
+interface Reported {
+  position: number
+  paused: boolean
+}
 
 const changed = (s: PermitStep): boolean => s.decisions.length > 0 || s.changes.put.length > 0 || s.changes.remove.length > 0
 
@@ -109,27 +135,29 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
         return yield* answerOf({ op: "poll", id: ticket.id, token: ticket.token })
       })
 
-      const wait = traced("Permits.wait")(function* (
-        ticket: PermitTicket,
-        options?: Parameters<Permits["Type"]["wait"]>[1]
-      ) {
-        let lastPosition = -1
-        let lastPaused = false
-        for (;;) {
-          const s = yield* step({ op: "poll", id: ticket.id, token: ticket.token })
-          const a: PermitAnswer = s.answer
-          if (a.state === "granted") return { state: "granted", waitedMs: a.waitedMs, before: a.before } satisfies WaitOutcome
-          if (a.state !== "queued") return { state: "gone", cause: a.state === "gone" ? a.cause : a.state === "refused" ? a.reason : a.state } satisfies WaitOutcome
-          if (options?.onProgress !== undefined && (a.position !== lastPosition || a.paused !== lastPaused)) {
-            lastPosition = a.position
-            lastPaused = a.paused
-            yield* options.onProgress({ position: a.position, paused: a.paused, holders: s.entries.filter((e) => e.budget === ticket.budget && e.grantedAt !== undefined) })
-          }
-          const now = yield* Clock.currentTimeMillis
-          if (options?.deadline !== undefined && now >= options.deadline) return { state: "timeout" } satisfies WaitOutcome
-          const nap = options?.deadline === undefined ? pollMs : Math.max(1, Math.min(pollMs, options.deadline - now))
-          yield* Effect.sleep(nap)
+      /** One look at a waiting request: a poll, its end if it ended, its progress if it changed, its deadline. */
+      const look = Effect.fnUntraced(function* (ticket: PermitTicket, options: WaitOptions, reported: Reported) {
+        const s = yield* step({ op: "poll", id: ticket.id, token: ticket.token })
+        const a: PermitAnswer = s.answer
+        if (a.state === "granted") return { _tag: "Ended", outcome: { state: "granted", waitedMs: a.waitedMs, before: a.before } } satisfies WaitLook
+        if (a.state !== "queued") return { _tag: "Ended", outcome: { state: "gone", cause: a.state === "gone" ? a.cause : a.state === "refused" ? a.reason : a.state } } satisfies WaitLook
+        if (options?.onProgress !== undefined && (a.position !== reported.position || a.paused !== reported.paused)) {
+          reported.position = a.position
+          reported.paused = a.paused
+          yield* options.onProgress({ position: a.position, paused: a.paused, holders: s.entries.filter((e) => e.budget === ticket.budget && e.grantedAt !== undefined) })
         }
+        if (options?.deadline === undefined) return { _tag: "Queued", leftMs: undefined } satisfies WaitLook
+        const now = yield* Clock.currentTimeMillis
+        return (now >= options.deadline ? { _tag: "Ended", outcome: { state: "timeout" } } : { _tag: "Queued", leftMs: options.deadline - now }) satisfies WaitLook
+      })
+
+      const polling = waitSchedule(pollMs)
+
+      const wait = traced("Permits.wait")(function* (ticket: PermitTicket, options?: WaitOptions) {
+        const reported: Reported = { position: -1, paused: false }
+        const last: WaitLook = yield* Effect.repeat(look(ticket, options, reported), polling)
+        // the schedule stops only on an ended look
+        return last._tag === "Ended" ? last.outcome : ({ state: "timeout" } satisfies WaitOutcome)
       })
 
       const release = traced("Permits.release")(function* (ticket: Pick<PermitTicket, "id" | "token">) {

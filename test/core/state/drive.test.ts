@@ -1,6 +1,6 @@
-/** The pure parts of `ocpool fleet drive` (issue 22): the seeded pauses, the load and cooling a pick saw, its lines. */
+/** The pure parts of the fleet driver (issue 22; `node dist/dev-fleet-drive.js` since issue 34): the seeded pauses, the load and cooling a pick saw, its lines. */
 import { describe, expect, it } from "@effect/vitest"
-import { checkDriveFlags, coolingAt, eventLine, fleetLoad, mulberry32, pauseMs, routedLine, type RawDriveFlags } from "../../../src/core/state/drive.js"
+import { checkDriveFlags, coolingAt, parseDriveArgs, eventLine, fleetLoad, mulberry32, pauseMs, routedLine, type RawDriveFlags } from "../../../src/core/state/drive.js"
 import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import { CLAIM_TTL_MS } from "../../../src/core/constants.js"
 
@@ -42,5 +42,20 @@ describe("fleet drive (pure)", () => {
     )
     expect(eventLine({ ev: "done", fallbacks: 0, failOpens: 1, picks: 3, host: "h" })).toBe('{"ev":"done","host":"h","picks":3,"failOpens":1,"fallbacks":0}')
     expect(eventLine({ ev: "cool", at: 2, until: 9, model: "p/a", host: "h" })).toBe('{"ev":"cool","host":"h","model":"p/a","until":9,"at":2}')
+  })
+
+  it("US-52 the argv is read as `ocpool fleet drive` read it: --flag VALUE or --flag=VALUE, each once, help anywhere, the first problem", () => {
+    expect(parseDriveArgs(["--config", "c.json", "--picks=40", "--cool-ms", "-5"])).toEqual({
+      _tag: "Raw",
+      raw: { config: "c.json", picks: "40", hold: undefined, seed: undefined, pauseMs: undefined, startAt: undefined, coolAfter: undefined, coolModel: undefined, coolMs: "-5" }
+    })
+    expect(parseDriveArgs(["--picks", "1", "-h"])).toEqual({ _tag: "Help" })
+    expect(parseDriveArgs(["--help", "--nope"])).toEqual({ _tag: "Usage", message: "fleet drive: unknown flag '--nope'" })
+    expect(parseDriveArgs(["--seed"])).toEqual({ _tag: "Usage", message: "fleet drive: --seed needs a value (--seed S)" })
+    expect(parseDriveArgs(["--seed", "--hold", "1"])).toEqual({ _tag: "Usage", message: "fleet drive: --seed needs a value (--seed S)" })
+    expect(parseDriveArgs(["--start-at="])).toEqual({ _tag: "Usage", message: "fleet drive: --start-at needs a value (--start-at EPOCH_MS)" })
+    expect(parseDriveArgs(["--hold", "1", "--hold=2"])).toEqual({ _tag: "Usage", message: "fleet drive: --hold given more than once" })
+    expect(parseDriveArgs(["--hold", "1", "extra"])).toEqual({ _tag: "Usage", message: "fleet drive: unexpected argument 'extra'" })
+    expect(parseDriveArgs([])).toEqual({ _tag: "Raw", raw: expect.objectContaining({ config: undefined }) })
   })
 })

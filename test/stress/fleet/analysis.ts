@@ -1,5 +1,5 @@
 /**
- * Analysis of `ocpool fleet drive` output (issue 22's fleet stress test, test/stress/fleet.test.ts).
+ * Analysis of the fleet driver's output (`node dist/dev-fleet-drive.js`) (issue 22's fleet stress test, test/stress/fleet.test.ts).
  * Pure: the lines of every drive process in, the violations out.
  *
  * Claim intervals. A pick's `at` is taken after its claim is committed (the claim is visible from some
@@ -41,7 +41,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 const num = (o: Record<string, unknown>, k: string): boolean => typeof o[k] === "number" && Number.isFinite(o[k])
 const str = (o: Record<string, unknown>, k: string): boolean => typeof o[k] === "string"
 
-/** One stdout line of `fleet drive`, checked against the fixed interface; throws `BadLine` otherwise. */
+/** One stdout line of the fleet driver, checked against the fixed interface; throws `BadLine` otherwise. */
 export const parseLine = (text: string): Line => {
   let v: unknown
   try {

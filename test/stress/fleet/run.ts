@@ -1,5 +1,5 @@
 /**
- * Runs `ocpool fleet drive` processes (dist/, built by `npm run build`) and keeps what they print:
+ * Runs fleet driver processes (`node dist/dev-fleet-drive.js`, built by `npm run build`) and keeps what they print:
  * stdout parsed line by line against the fixed interface (fleet/analysis.ts), stderr lines with the
  * wall-clock time they arrived (the plugin's fleet warnings: "did not answer", "rejoined").
  */
@@ -11,7 +11,7 @@ import { parseLine, type Line } from "./analysis.js"
 export const wallNow = (): number => performance.timeOrigin + performance.now()
 
 export const root = new URL("../../../", import.meta.url).pathname
-export const bin = join(root, "bin/ocpool.js")
+export const bin = join(root, "dist/dev-fleet-drive.js")
 
 export interface DriveArgs {
   readonly name: string
@@ -39,7 +39,7 @@ export interface Drive {
 
 export const startDrive = (a: DriveArgs, onLine: (d: Drive, l: Line) => void): Drive => {
   const args = [
-    bin, "fleet", "drive",
+    bin,
     "--config", a.config,
     "--picks", String(a.picks),
     "--hold", String(a.hold),

@@ -1,8 +1,10 @@
 /**
- * `ocpool fleet drive` (issue 22 item 5): a driver for tests, benchmarks and the demo. It boots the
- * plugin's own hooks in this process over the backend its config chooses (the same live layers as in
- * opencode: the configured shared-state port, the pure pick), waits for `--start-at`, then spawns base
- * `explore` N times through `tool.execute.before`, exactly as opencode calls the plugin for a `task`.
+ * The fleet driver (issue 22 item 5; issue 34 moved it out of `ocpool`, whose `fleet drive` it was): a
+ * driver for tests, benchmarks and the demo, run as `node dist/dev-fleet-drive.js` (fleetDrive.ts reads
+ * its flags). It boots the plugin's own hooks in this process over the backend its config chooses (the
+ * same live layers as in opencode: the configured shared-state port, the pure pick), waits for
+ * `--start-at`, then spawns base `explore` N times through `tool.execute.before`, exactly as opencode
+ * calls the plugin for a `task`.
  *
  * What it feeds the hooks, and why:
  * - a pick: `tool.execute.before` of a `task` call (session `drive-<pid>`, call `c<i>`: the claim key is
@@ -20,18 +22,18 @@
  */
 import { Console, Effect } from "effect"
 import { readFileSync } from "node:fs"
-import { coolingAt, eventLine, fleetLoad, pauseMs, routedLine, mulberry32, type DriveEvent, type DriveFlags, type PickSeen } from "../../core/state/drive.js"
-import { parseSettings } from "../../core/options.js"
-import { printable } from "../../core/printable.js"
-import { NotifierNone } from "../../layers/notify/NotifierNone.js"
-import { AbortClientMemory } from "../../layers/opencode/AbortClientMemory.js"
-import { AppLogMemory, type MemoryLine } from "../../layers/opencode/AppLogMemory.js"
-import { ownHostId } from "../../layers/state/StateDirFile.js"
-import { makeHooks } from "../../plugin/hooks.js"
-import { liveLayer } from "../../plugin/live.js"
-import type { SharedStateService } from "../../services/state/SharedState.js"
-import { BadInput } from "../errors.js"
-import { isRecord } from "../../core/json.js"
+import { coolingAt, eventLine, fleetLoad, pauseMs, routedLine, mulberry32, type DriveEvent, type DriveFlags, type PickSeen } from "../core/state/drive.js"
+import { parseSettings } from "../core/options.js"
+import { printable } from "../core/printable.js"
+import { NotifierNone } from "../layers/notify/NotifierNone.js"
+import { AbortClientMemory } from "../layers/opencode/AbortClientMemory.js"
+import { AppLogMemory, type MemoryLine } from "../layers/opencode/AppLogMemory.js"
+import { ownHostId } from "../layers/state/StateDirFile.js"
+import { makeHooks } from "../plugin/hooks.js"
+import { liveLayer } from "../plugin/live.js"
+import type { SharedStateService } from "../services/state/SharedState.js"
+import { BadInput } from "../cli/errors.js"
+import { isRecord } from "../core/json.js"
 
 /** Wall-clock epoch ms as a float. */
 const wallNow = (): number => performance.timeOrigin + performance.now()
