@@ -15,27 +15,22 @@ import { parse as parseJsonc } from "jsonc-parser"
 import { isAbsolute, dirname, join } from "node:path"
 import { parse as parseToml, TomlError } from "smol-toml"
 import { byteTextOf, utf8Of, type ByteText } from "../core/byteText.js"
-import { commandLine, mcpServerOf, notOnPathNote, PATH_SERVER, sameServer, serverLine, type InvocationFacts, type ServerCommand } from "../core/invocation.js"
+import { notOnPathNote, PATH_SERVER, sameServer, serverLine, type ServerCommand } from "../core/invocation.js"
 import { appendItem, applySplices, eolNear, indentUnit, lineColumnOf, parseTopLevel, removeItems, type List, type Property } from "../core/jsoncEdit.js"
 import { printable } from "../core/printable.js"
 import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/fs/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/fs/dirs.js"
 import { readBytesFile } from "../layers/fs/safeRead.js"
-import { invocationFacts, invocationHere } from "../layers/install/installation.js"
 import { isOurBundleFile } from "../layers/install/pluginEntry.js"
 import { BadInput, PathUnusable } from "./errors.js"
+import { jsonValue, NAME, serverHere, TOML_HEADER, tomlArray, tomlString } from "./mcpEntry.js"
+
+export { mcpSnippets } from "./mcpEntry.js"
 
 export const MCP_TARGETS = ["claude-code", "codex", "cursor", "print"] as const
 export type McpTarget = (typeof MCP_TARGETS)[number]
 export type McpHarness = Exclude<McpTarget, "print">
 
-const NAME = "ocpool"
-/** An entry as one JSON value (a JS string: byteTextOf makes it bytes for the JSON editor). */
-const jsonValue = (server: ServerCommand): string => `{ "command": ${JSON.stringify(server.command)}, "args": [${server.args.map((a) => JSON.stringify(a)).join(", ")}] }`
-const TOML_HEADER = "[mcp_servers.ocpool]"
-/** A TOML basic string (JSON's escapes are TOML's; DEL must be escaped too). */
-const tomlString = (s: string): string => JSON.stringify(s).replace(/\x7f/g, "\\u007f")
-const tomlArray = (xs: ReadonlyArray<string>): string => `[${xs.map(tomlString).join(", ")}]`
 
 /** A user config may be large (the claude-code one keeps per-project history): refused past this. */
 const CONFIG_MAX_BYTES = 64 << 20
@@ -336,31 +331,6 @@ export const editTomlConfig = (text: string, o: McpEditOptions): McpEdit => {
     }
   }
   return unsafe("cannot be edited safely (the edit would change other settings)")
-}
-
-/** The entry this installation writes for the PATH of `env` (`ocpool mcp`, or the absolute command), and the facts it came from. */
-export const serverHere = (env: NodeJS.ProcessEnv = process.env): { readonly server: ServerCommand; readonly facts: InvocationFacts | undefined } => {
-  const facts = invocationFacts(env)
-  return { server: facts === undefined ? PATH_SERVER : mcpServerOf(facts), facts }
-}
-
-/** The three snippets `--mcp print` shows, with the entry that runs this installation from the PATH of `env`. */
-export const mcpSnippets = (env: NodeJS.ProcessEnv = process.env): string => {
-  const { server, facts } = serverHere(env)
-  const note = facts === undefined ? undefined : notOnPathNote(facts)
-  return [
-    "claude-code: in ~/.claude.json",
-    `  "mcpServers": { "${NAME}": ${jsonValue(server)} }`,
-    "cursor: in ~/.cursor/mcp.json",
-    `  "mcpServers": { "${NAME}": ${jsonValue(server)} }`,
-    "codex: in ~/.codex/config.toml",
-    `  ${TOML_HEADER}`,
-    `  command = ${tomlString(server.command)}`,
-    `  args = ${tomlArray(server.args)}`,
-    ...(note === undefined ? [] : [note]),
-    // one runnable command per harness: `claude-code|codex|cursor` pasted into a shell is two pipes
-    `or let ocpool add it: ${commandLine(invocationHere(env), "init --mcp claude-code")} (or codex, or cursor)`
-  ].join("\n")
 }
 
 export interface McpInitOutcome {
