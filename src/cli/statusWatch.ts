@@ -10,6 +10,8 @@
  * changed. A signal ends it with 128 + the signal's number; a closed stdout ends it quietly, and so does
  * a pipe whose reader went away while nothing was written (layers/process/pipeReaders.ts).
  */
+import { LiveTerminal, type LiveTerminalService } from "../services/view/LiveTerminal.js"
+import { liveTerminalProcess } from "../layers/view/LiveTerminalProcess.js"
 import { Clock, Context, Effect, Layer, Option, Queue, Stream } from "effect"
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
@@ -142,53 +144,14 @@ const readView = (opened: OpenedState, pool: ResolvedPool, budgets: ReadonlyArra
     return { now, view: viewOfState(state, pool, budgets) }
   })
 
-/** Enters the alternate screen with the cursor hidden and raw keys; everything is put back when the scope closes. */
-const fullScreen = (io: CliIo, keys: (text: string) => void) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const stdin = process.stdin
-      const raw = io.stdinIsTTY && typeof stdin.setRawMode === "function"
-      const onData = (chunk: Buffer | string) => keys(typeof chunk === "string" ? chunk : chunk.toString("utf8"))
-      if (raw) {
-        stdin.setRawMode(true)
-        stdin.on("data", onData)
-        stdin.resume()
-      }
-      io.stdout.write("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J", () => {})
-      return { raw, onData }
-    }),
-    ({ onData, raw }) =>
-      Effect.sync(() => {
-        if (raw) {
-          process.stdin.off("data", onData)
-          try {
-            process.stdin.setRawMode(false)
-          } catch {
-            // the terminal is gone
-          }
-          process.stdin.pause()
-        }
-        try {
-          // the cursor shown, the main screen back, colours reset: whatever ended the view
-          io.stdout.write("\x1b[0m\x1b[?25h\x1b[?1049l", () => {})
-        } catch {
-          // stdout is closed: there is no terminal left to restore
-        }
-      })
-  )
-
-/** The terminal's size (80x24 when it does not say). */
-const sizeOf = (io: CliIo) => {
-  const out = io.stdout as { columns?: number; rows?: number }
-  return { cols: Math.max(20, out.columns ?? 80), rows: Math.max(5, out.rows ?? 24) }
-}
-
 export const watchRun = (args: WatchFlags) =>
   Effect.gen(function* () {
     yield* checkPoolFile(args.pool)
     const io = yield* CurrentIo
     let opened = yield* openState(args.stateDir)
-    const screen = io.stdout.isTTY === true && !args.json
+    // the terminal the view takes (a test's in memory; this process's otherwise)
+    const terminal = Option.getOrElse(yield* Effect.serviceOption(LiveTerminal), () => liveTerminalProcess(io.stdout as NodeJS.WriteStream, io.stdinIsTTY))
+    const screen = terminal.screen && !args.json
     const decisions = screen ? decisionsFile(args.trace, io.env) : undefined
     // resolved once for the whole view: the budgets (capacity `auto` from the cgroup and /proc), the pool (again when its files change)
     const budgets = yield* viewBudgets
@@ -198,18 +161,11 @@ export const watchRun = (args: WatchFlags) =>
         const events = yield* Queue.unbounded<Event>()
         const offer = (e: Event) => void Queue.unsafeOffer(events, e)
         yield* ownSignals((c) => offer({ _tag: "Stop", code: c }))
-        if (screen) {
-          yield* fullScreen(io, (text) => offer({ _tag: "Keys", text }))
-          const onResize = () => offer({ _tag: "Resize" })
-          yield* Effect.acquireRelease(
-            Effect.sync(() => process.stdout.on("resize", onResize)),
-            () => Effect.sync(() => void process.stdout.off("resize", onResize))
-          )
-        }
+        if (screen) yield* terminal.take({ keys: (text) => offer({ _tag: "Keys", text }), resized: () => offer({ _tag: "Resize" }) })
         // off a terminal, a reader that goes away (`| head -1`) ends the view even while nothing changes
         if (!screen && io.stdout === process.stdout) yield* Effect.forkScoped(Effect.andThen(stdoutReaderGone(), () => offer({ _tag: "Stop", code: 0 })))
         yield* Effect.forkScoped(Stream.runForEach(pool.changes, () => Queue.offer(events, POOL)))
-        const draw = screen ? screenDrawer(io, decisions) : ndjsonDrawer(io)
+        const draw = screen ? screenDrawer(io, terminal, decisions) : ndjsonDrawer(io)
         // one session per state directory as found: a directory made after the view started is opened then
         for (;;) {
           const ended = yield* session(opened, pool, budgets, events, draw, decisions)
@@ -281,14 +237,14 @@ export const frameText = (lines: ReadonlyArray<string>, cols: number): string =>
   `\x1b[H${lines.map((l) => `${l}\x1b[0m${visibleWidth(l) < cols ? "\x1b[K" : ""}`).join("\r\n")}\x1b[J`
 
 /** The full-screen frame: keys applied, the last decisions re-read, the frame drawn. */
-const screenDrawer = (io: CliIo, decisions: string | undefined): Drawer => {
+const screenDrawer = (io: CliIo, terminal: LiveTerminalService, decisions: string | undefined): Drawer => {
   const color = colourOn(io, io.stdout)
   let ui: ViewUi = INITIAL_UI
   let maxScroll = 0
   let recent: ReadonlyArray<string> = decisions === undefined ? [] : tailDecisions(decisions)
   return (view, now, batch) =>
     Effect.gen(function* () {
-      const size = sizeOf(io)
+      const size = yield* terminal.size
       for (const e of batch) {
         if (e._tag === "Decisions" && decisions !== undefined) recent = tailDecisions(decisions)
         if (e._tag === "Keys")
