@@ -1,13 +1,13 @@
 /** Permit lines in spawn traces (issue 21, TRACE-FORMAT.md "Permit lines"): decoding, replay, output. */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import { explainDecision, formatDecision } from "../../src/core/trace/format.js"
-import { decodeLine, InputError } from "../../src/core/trace/input.js"
-import { PERMIT_ENTRIES_MAX, PERMIT_STRING_MAX } from "../../src/core/trace/permitInput.js"
-import { replayText } from "../../src/core/trace/replay.js"
-import { pool, T0, trace } from "../helpers.js"
+import { explainDecision, formatDecision } from "../../../src/core/trace/format.js"
+import { decodeLine, InputError } from "../../../src/core/trace/input.js"
+import { PERMIT_ENTRIES_MAX, PERMIT_STRING_MAX } from "../../../src/core/trace/permitInput.js"
+import { replayText } from "../../../src/core/trace/replay.js"
+import { pool, T0, trace } from "../../helpers.js"
 
-const fixture = (name: string) => readFileSync(new URL(`../fixtures/trace-md/${name}`, import.meta.url), "utf8")
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/trace-md/${name}`, import.meta.url), "utf8")
 
 const holder = { host: "box", pid: 4101, startToken: "92101", session: "ses_a", via: "plugin" }
 const entry = (id: string, seq: number, over: Record<string, unknown> = {}) => ({

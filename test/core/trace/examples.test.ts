@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
-import { formatDecision } from "../../src/core/trace/format.js"
-import { replayText } from "../../src/core/trace/replay.js"
-import { pool, T0, trace } from "../helpers.js"
+import { formatDecision } from "../../../src/core/trace/format.js"
+import { replayText } from "../../../src/core/trace/replay.js"
+import { pool, T0, trace } from "../../helpers.js"
 
-const here = (dir: string) => new URL(`../fixtures/${dir}/`, import.meta.url)
+const here = (dir: string) => new URL(`../../fixtures/${dir}/`, import.meta.url)
 const pairs = (dir: string) =>
   readdirSync(here(dir))
     .filter((f) => f.endsWith(".jsonl") && !f.endsWith(".decisions.jsonl"))

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { isLive, type Claim } from "../../src/core/pool/claims.js"
-import { DEFAULT_TIMING, type ReaperTiming } from "../../src/core/pool/reaper.js"
-import { getActivity } from "../../src/core/trace/activity.js"
-import { indexView, liveTarget, oldestAcquired, oldestUnbound } from "../../src/core/trace/claimTable.js"
-import { decodeLine, InputError } from "../../src/core/trace/input.js"
-import { initialState, step, type Decision, type TraceState } from "../../src/core/trace/machine.js"
-import { formatDecision } from "../../src/core/trace/format.js"
-import { T0 } from "../helpers.js"
+import { isLive, type Claim } from "../../../src/core/pool/claims.js"
+import { DEFAULT_TIMING, type ReaperTiming } from "../../../src/core/pool/reaper.js"
+import { getActivity } from "../../../src/core/trace/activity.js"
+import { indexView, liveTarget, oldestAcquired, oldestUnbound } from "../../../src/core/trace/claimTable.js"
+import { decodeLine, InputError } from "../../../src/core/trace/input.js"
+import { initialState, step, type Decision, type TraceState } from "../../../src/core/trace/machine.js"
+import { formatDecision } from "../../../src/core/trace/format.js"
+import { T0 } from "../../helpers.js"
 
 /** The oracle the indexed lookup must agree with: the first live claim targeting `session`, by a scan. */
 const liveTargetOf = (claims: ReadonlyArray<Claim>, session: string | undefined, now: number): Claim | undefined => {

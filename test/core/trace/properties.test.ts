@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { activityEntries } from "../../src/core/trace/activity.js"
-import { feed, replayText, startReplay } from "../../src/core/trace/replay.js"
-import { formatDecision } from "../../src/core/trace/format.js"
-import type { Decision } from "../../src/core/trace/machine.js"
-import { T0 } from "../helpers.js"
+import { activityEntries } from "../../../src/core/trace/activity.js"
+import { feed, replayText, startReplay } from "../../../src/core/trace/replay.js"
+import { formatDecision } from "../../../src/core/trace/format.js"
+import type { Decision } from "../../../src/core/trace/machine.js"
+import { T0 } from "../../helpers.js"
 
 const MODELS = ["zen/alpha", "zen/beta", "go/gamma", "go/delta", "or/x/y:free"]
 const TEXTS = [

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { vi } from "vitest"
-import * as claimTable from "../../src/core/trace/claimTable.js"
-import { engineStep } from "../../src/core/engine/step.js"
-import { initialEngineState, type EngineState } from "../../src/core/engine/state.js"
-import { replayText } from "../../src/core/trace/replay.js"
-import { T0 } from "../helpers.js"
-import type { LoopCounter } from "../support/countingClaimTable.js"
+import * as claimTable from "../../../src/core/trace/claimTable.js"
+import { engineStep } from "../../../src/core/engine/step.js"
+import { initialEngineState, type EngineState } from "../../../src/core/engine/state.js"
+import { replayText } from "../../../src/core/trace/replay.js"
+import { T0 } from "../../helpers.js"
+import type { LoopCounter } from "../../support/countingClaimTable.js"
 
 // count the reaper's judgements: a sweep judges each claim it visits once
 const judged = vi.hoisted(() => ({ n: 0 }))
-vi.mock("../../src/core/pool/reaper.js", async (original) => {
-  const mod = await original<typeof import("../../src/core/pool/reaper.js")>()
+vi.mock("../../../src/core/pool/reaper.js", async (original) => {
+  const mod = await original<typeof import("../../../src/core/pool/reaper.js")>()
   return {
     ...mod,
     judgeClaim: (...args: Parameters<typeof mod.judgeClaim>) => {
@@ -21,8 +21,8 @@ vi.mock("../../src/core/pool/reaper.js", async (original) => {
 })
 
 // the claim table's own work: its counting variant (test/support/countingClaimTable.ts) counts every loop iteration
-vi.mock("../../src/core/trace/claimTable.js", async () => {
-  const { countingClaimTablePath } = await import("../support/countingClaimTable.js")
+vi.mock("../../../src/core/trace/claimTable.js", async () => {
+  const { countingClaimTablePath } = await import("../../support/countingClaimTable.js")
   return await import(/* @vite-ignore */ countingClaimTablePath())
 })
 const tableLoops = (): number => (claimTable as unknown as LoopCounter).__loops.n

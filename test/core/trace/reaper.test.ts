@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { lines, pool, routes, run, T0, trace } from "../helpers.js"
+import { lines, pool, routes, run, T0, trace } from "../../helpers.js"
 
 const MIN = 60_000
 const P = pool(T0, ["zen/alpha", 1], ["go/gamma", 1])
