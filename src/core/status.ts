@@ -2,7 +2,7 @@
  * The status view (SPEC §9): the `--json` object and the text view, built from one snapshot of
  * claims, cooldowns and the slot table. Pure and read-only: it never routes and never changes state.
  */
-import { isLive, type Claim } from "./pool/claims.js"
+import type { Claim } from "./pool/claims.js"
 import { POOLED_BASES, STATED_RESET_MAX_MS } from "./constants.js"
 import type { CooldownTable, CoolReason } from "./pool/cooldown.js"
 import type { Slot } from "./pool/pool.js"
@@ -12,7 +12,7 @@ import { isOver, type FallbackRecord } from "./quota/fallbackRecord.js"
 import { permitSection, type BudgetJson } from "./permits/view.js"
 import type { Pass } from "./pool/routing.js"
 import type { Decision } from "./trace/decision.js"
-import { liveLoadByModel, slotLoadsOf, slotStatus } from "./pool/slotStatus.js"
+import { liveClaims, liveLoadByModel, slotLoadsOf, slotStatus } from "./pool/slotStatus.js"
 import { byStart, enginesLine, type EngineView } from "./state/engines.js"
 import { clockSeconds as clock, remaining, wholeSeconds } from "./time.js"
 
@@ -206,7 +206,7 @@ export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): 
  * `status` decision uses, over live claims by model of every process (issue 20: one status).
  */
 export const statusView = ({ cooldowns, decided, engines, fallbacks, fleet, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
-  const live = processes.map((p) => ({ p, claims: p.claims.filter((c) => isLive(c, now)) }))
+  const live = processes.map((p) => ({ p, claims: liveClaims(p.claims, now) }))
   const status = decided ?? computed(slots, processes, cooldowns, now)
   const slotViews = status.slots.map((s): SlotStatus => {
     const byBase: Record<string, number> = {}
@@ -337,7 +337,7 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
   if (view.permits !== undefined) out.push(...permitSection(view.permits, now))
   if (view.fleet !== undefined) out.push(...fleetSection(view.fleet, now))
   for (const p of processes) {
-    const live = p.claims.filter((c) => isLive(c, now))
+    const live = liveClaims(p.claims, now)
     out.push(`process ${p.pid}@${p.host}${p.self === true ? " (this process)" : ""}: ${live.length} claim${live.length === 1 ? "" : "s"}, reaped ${p.reaped}`)
     for (const c of live) {
       out.push(`    ${c.key}  ${c.base}-${c.slot} ${c.model}  ${c.targetSession ?? "unbound"}  age ${remaining(now - c.acquiredAt)}`)

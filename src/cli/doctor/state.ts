@@ -7,7 +7,7 @@
 import { Clock, Effect, Either } from "effect"
 import { accessSync, constants, lstatSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { isLive } from "../../core/pool/claims.js"
+import { liveLoadOf } from "../../core/pool/slotStatus.js"
 import { isCooling } from "../../core/pool/cooldown.js"
 import { fleetBackendText, fleetEntry, type FleetFacts } from "../../core/status.js"
 import { backendLabel, SCHEMA_VERSION } from "../../core/state/fleet.js"
@@ -170,7 +170,7 @@ export const stateChecks = (stateFlag: string | undefined): Effect.Effect<Readon
     const { inspection, state: s } = read.right
     checks.push(
       yield* guarded("claims", () => {
-        const live = s.processes.reduce((n, p) => n + p.claims.filter((c) => isLive(c, s.now)).length, 0)
+        const live = [...liveLoadOf(s.processes, s.now).values()].reduce((n, k) => n + k, 0)
         return { id: "claims", status: "ok", detail: `${s.processes.length} live process(es) with claims, ${live} live claim(s)` }
       })
     )

@@ -15,6 +15,16 @@ export const liveLoadByModel = (claims: Iterable<Pick<Claim, "model" | "heartbea
   return into
 }
 
+/** The live claims of a list, in its order (the one liveness test: a heartbeat within CLAIM_TTL_MS). */
+export const liveClaims = <C extends Pick<Claim, "heartbeatAt">>(claims: ReadonlyArray<C>, now: number): ReadonlyArray<C> => claims.filter((c) => isLive(c, now))
+
+/** Live claims by model over every process's list (the peers' load, a fleet's). */
+export const liveLoadOf = (processes: Iterable<{ readonly claims: Iterable<Pick<Claim, "model" | "heartbeatAt">> }>, now: number): Map<string, number> => {
+  const into = new Map<string, number>()
+  for (const p of processes) liveLoadByModel(p.claims, now, into)
+  return into
+}
+
 /** Per-slot loads from a count by model (own claims) plus the peers' count by model. */
 export const slotLoadsOf = (slots: ReadonlyArray<Slot>, own: (model: string) => number, peers?: Readonly<Record<string, number>>): Array<number> =>
   slots.map((s) => (peers?.[s.model] ?? 0) + own(s.model))

@@ -9,7 +9,8 @@
  *   {"ev":"cool","host":H,"model":M,"until":U,"at":T}
  *   {"ev":"done","host":H,"picks":N,"failOpens":F,"fallbacks":B}
  */
-import { isLive, type Claim } from "../pool/claims.js"
+import type { Claim } from "../pool/claims.js"
+import { liveLoadOf } from "../pool/slotStatus.js"
 import type { CooldownTable } from "../pool/cooldown.js"
 
 /** mulberry32: a small deterministic PRNG; each call gives a float in [0, 1). */
@@ -173,9 +174,7 @@ export const fleetLoad = (
   model: string,
   now: number
 ): number => {
-  let load = own.filter((c) => c.model === model && isLive(c, now)).length
-  for (const p of peers) load += p.claims.filter((c) => c.model === model && isLive(c, now)).length
-  return load
+  return liveLoadOf([{ claims: own }, ...peers], now).get(model) ?? 0
 }
 
 /** What the engine's `routed …` log line (core/engine/decisionLog.ts) says of a pick. */
