@@ -5,19 +5,14 @@
  * `./engine.js` to it). `export default` only: opencode calls every export of a plugin module.
  */
 import type { Plugin } from "@opencode-ai/plugin"
-import { describe } from "../core/extract.js"
+import { startFailed } from "./startFailed.js"
 import { bootHooks } from "./boot.js"
 
 const opencodePool: Plugin = async (ctx, raw) => {
   try {
     return bootHooks(ctx, raw, () => import("./engine.js"))
   } catch (e) {
-    try {
-      process.stderr.write(`opencode-pool: could not start, continuing without it: ${describe(e)}\n`)
-    } catch {
-      // nowhere to say it
-    }
-    return {}
+    return startFailed(e)
   }
 }
 

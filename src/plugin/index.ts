@@ -6,9 +6,10 @@
  * OCPOOL_DISABLE returns hooks that do nothing (no directory, no file, no timer, no log).
  */
 import type { Plugin } from "@opencode-ai/plugin"
+import { startFailed } from "./startFailed.js"
 import { isDisabled } from "../core/boot/options.js"
 import { configDir } from "../layers/pool/PoolConfigFile.js"
-import { describe, pluginOptions } from "../core/extract.js"
+import { pluginOptions } from "../core/extract.js"
 import { startEngine } from "./engine.js"
 
 const opencodePool: Plugin = async (ctx, raw) => {
@@ -18,12 +19,7 @@ const opencodePool: Plugin = async (ctx, raw) => {
     const { engine: _engine, notifications: _notifications, sensing: _sensing, ...hooks } = await startEngine(ctx, options, undefined, configDir())
     return hooks
   } catch (e) {
-    try {
-      process.stderr.write(`opencode-pool: could not start, continuing without it: ${describe(e)}\n`)
-    } catch {
-      // nowhere to say it
-    }
-    return {}
+    return startFailed(e)
   }
 }
 
