@@ -552,6 +552,8 @@ describe("properties of the decisions", () => {
       for (const [dt, inp] of steps) {
         t += dt
         if (inp.type === "session" && (inp.agent === "context" || inp.agent === "context-2" || inp.title?.includes("(@context subagent)") === true)) context.add(inp.id)
+        // a deleted session is forgotten, by the machine as by this model: what a later info says of the id stands alone
+        if (inp.type === "deleted") context.delete(inp.id)
         const before = state
         const step = notifyStep(state, inp, t, ON)
         state = step.state
