@@ -10,6 +10,7 @@ import { minutesOrSeconds as minutes, wholeSeconds } from "../../core/time.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { dirChanges } from "../fs/dirChanges.js"
+import { pause } from "../state/sqliteTx.js"
 
 export const RELOAD_DEBOUNCE_MS = 250
 
@@ -32,7 +33,7 @@ export const watchPool = (paths: ReadonlyArray<string>, reload: Effect.Effect<vo
         const isDir = isDirectory(p)
         const dir = isDir ? p : dirname(p)
         const name = isDir ? undefined : basename(p)
-        if (existsSync(dir)) waits.push(Effect.race(Deferred.await(ready), realPause(READY_WAIT_MS)))
+        if (existsSync(dir)) waits.push(Effect.race(Deferred.await(ready), pause(READY_WAIT_MS, false)))
         return dirChanges(dir, { persistent: false }).pipe(
           Stream.tap(() => Deferred.succeed(ready, undefined)),
           // the first element says the watch is in place; the others are changes
@@ -55,14 +56,6 @@ const isDirectory = (p: string): boolean => {
     return false
   }
 }
-
-/** A pause on the real clock (a test's clock does not move the file system). */
-const realPause = (ms: number): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    const timer = setTimeout(() => resume(Effect.void), ms)
-    timer.unref?.()
-    return Effect.sync(() => clearTimeout(timer))
-  })
 
 /** The engine's timers forked into the layer's scope (a plain fork would end with the fiber that builds the layer). */
 export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">, settings: Pick<Settings, "reapMs" | "hangMinAgeMs" | "hangSilenceMs">, watched: ReadonlyArray<string>) =>
