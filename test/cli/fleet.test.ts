@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runCli } from "../../src/cli/app.js"
 import { captureStream, type CliIo } from "../../src/cli/output.js"
+import { oneLine } from "../support/cliLines.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
   Effect.gen(function* () {
@@ -21,16 +22,6 @@ const dir = () => {
   const d = mkdtempSync(join(tmpdir(), "ocpool-fleet-cli-"))
   chmodSync(d, 0o700)
   return d
-}
-
-/** One diagnostic line, exit 2. */
-const oneLine = (r: { code: number; stdout: string; stderr: string }, words: RegExp) => {
-  expect(r.code).toBe(2)
-  expect(r.stdout).toBe("")
-  const lines = r.stderr.trimEnd().split("\n")
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^ocpool: /)
-  expect(lines[0]).toMatch(words)
 }
 
 describe("ocpool fleet init", () => {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { captureStream, type CliIo } from "../../src/cli/output.js"
 import { runDrive } from "../../src/dev/fleetDrive.js"
+import { oneLine } from "../support/cliLines.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
   Effect.gen(function* () {
@@ -30,16 +31,6 @@ const file = (text: string) => {
 }
 const GOOD = ["--picks", "3", "--hold", "2", "--seed", "1", "--pause-ms", "0", "--start-at", "0"]
 const drive = (config: string, over: ReadonlyArray<string> = GOOD) => run(["--config", config, ...over])
-
-/** One diagnostic line, exit 2. */
-const oneLine = (r: { code: number; stdout: string; stderr: string }, words: RegExp) => {
-  expect(r.code).toBe(2)
-  expect(r.stdout).toBe("")
-  const lines = r.stderr.trimEnd().split("\n")
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^ocpool: /)
-  expect(lines[0]).toMatch(words)
-}
 
 /** A usage problem: its line, then the usage and where the help is; exit 2. */
 const usage = (r: { code: number; stdout: string; stderr: string }, words: RegExp) => {
