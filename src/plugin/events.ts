@@ -7,7 +7,7 @@
 import type { EngineEvent } from "../core/engine/step.js"
 import { decodeBusEvent, type BusEvent } from "../core/bus/decode.js"
 import { maybeTitleGenerator, type FirstLine } from "../core/session/titleGenerator.js"
-import { field, text, TEXT_MAX } from "../core/extract.js"
+import { field, text } from "../core/extract.js"
 
 const NONE: ReadonlyArray<EngineEvent> = []
 
@@ -45,62 +45,6 @@ export const engineEventsOf = (e: BusEvent | undefined): ReadonlyArray<EngineEve
 
 /** One opencode bus event → the engine's events. */
 export const engineEvents = (event: unknown): ReadonlyArray<EngineEvent> => engineEventsOf(decodeBusEvent(event))
-
-/** A `task` call as `tool.execute.before` reads it; the ids are absent when they cannot be read. */
-export interface TaskCall {
-  readonly session: string | undefined
-  readonly call: string | undefined
-  /** `args.subagent_type`. */
-  readonly agent: string
-  readonly taskId: string | undefined
-  /** `output.args`, where the routed agent is written back. */
-  readonly args: unknown
-}
-
-/** The `task` call in `tool.execute.before`'s input and output, or `undefined` for any other tool or no agent name. */
-export const taskCall = (input: unknown, output: unknown): TaskCall | undefined => {
-  if (field(input, "tool") !== "task") return undefined
-  const args = field(output, "args")
-  const agent = text(field(args, "subagent_type"), TEXT_MAX)
-  if (agent === undefined) return undefined
-  return { session: text(field(input, "sessionID")), call: text(field(input, "callID")), agent, taskId: text(field(args, "task_id")), args }
-}
-
-/** Commands longer than this are judged on their first COMMAND_MAX characters (issue 21). */
-export const COMMAND_MAX = 100_000
-
-/** A `bash` call as `tool.execute.before`/`after` read it (issue 21); `undefined` for another tool or unreadable ids. */
-export interface BashCall {
-  readonly session: string
-  readonly call: string
-  /** `args.command` (from the output in `before`, the input in `after`), its first COMMAND_MAX characters. */
-  readonly command: string
-}
-
-export const bashCall = (input: unknown, args: unknown): BashCall | undefined => {
-  if (field(input, "tool") !== "bash") return undefined
-  const session = text(field(input, "sessionID"))
-  const call = text(field(input, "callID"))
-  const raw = field(args, "command")
-  if (session === undefined || call === undefined || typeof raw !== "string") return undefined
-  return { session, call, command: raw.length > COMMAND_MAX ? raw.slice(0, COMMAND_MAX) : raw }
-}
-
-/** The ids of a finished `bash` call (`tool.execute.after`). */
-export const bashEnd = (input: unknown): { readonly session: string; readonly call: string } | undefined => {
-  if (field(input, "tool") !== "bash") return undefined
-  const session = text(field(input, "sessionID"))
-  const call = text(field(input, "callID"))
-  return session === undefined || call === undefined ? undefined : { session, call }
-}
-
-/** The claim `tool.execute.after` ends (`<session>:<call>`), for a `task` call with readable ids. */
-export const taskEndClaim = (input: unknown): string | undefined => {
-  if (field(input, "tool") !== "task") return undefined
-  const session = text(field(input, "sessionID"))
-  const call = text(field(input, "callID"))
-  return session !== undefined && call !== undefined ? `${session}:${call}` : undefined
-}
 
 /** `provider/model` of an object with `providerID` and `modelKey` (`id` on a Model, `modelID` on a message). */
 const modelName = (v: unknown, modelKey: "id" | "modelID"): string | undefined => {

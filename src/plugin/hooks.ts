@@ -1,7 +1,7 @@
 /**
  * opencode hooks → engine events. The runtime (compose.ts) owns the engines; each feature of
  * `hooks/` is a thin handler over the services it needs that reads its input through
- * `events.ts`/`extract.ts` as untrusted data and hands the engines plain values only; `hooks/merge.ts`
+ * `extract.ts` as untrusted data and hands the engines plain values only; `hooks/runner.ts`
  * puts them together, in the order listed here where two take the same hook. Every hook catches
  * everything, except `tool.execute.before` refusing a hand-named slot variant (`VariantRefused`, SPEC
  * §6.3) or a heavy command whose session ended while it waited (`PermitWaitEnded`, US-51), which must
@@ -26,9 +26,8 @@ import { coachHooks } from "./hooks/coach.js"
 import { bindHandoff, configHooks } from "./hooks/config.js"
 import { contextHooks } from "./hooks/context.js"
 import { fallbackHooks } from "./hooks/fallback.js"
-import { mergeParts } from "./hooks/merge.js"
 import { quotaHooks, quotaSensing } from "./hooks/quota.js"
-import { makeRunner } from "./hooks/runner.js"
+import { makeRunner, mergeParts } from "./hooks/runner.js"
 import { statusHooks } from "./hooks/status.js"
 import { taskHooks } from "./hooks/task.js"
 import type { PoolServices } from "./services.js"
@@ -63,8 +62,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
   const sensing = quotaSensing(r, engine, failures, o.settings, o.handoff)
   if (o.handoff !== undefined) await bindHandoff(r, engine, o.handoff)
 
-  // where two features take the same hook, in this order: config before quota sensing, the heavy bash
-  // gate before the task routing, and after a call: the permit, the claim, the context map's edits
+  // where two features take the same hook, in this order: config before quota sensing, and after a
+  // call (bash's and task's parts see only their tool's calls): the permit, the claim, the context map's edits
   const hooks = mergeParts([
     configHooks(r, engine, gateway),
     quotaHooks(sensing),

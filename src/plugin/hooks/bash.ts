@@ -5,13 +5,39 @@
  * appends how long it waited. The bus part ends a session's waits on its abort or error (bus.ts). With
  * `heavyCommands: false` nothing waits, but a call's end still releases (nothing, then).
  */
-import { assign, field } from "../../core/extract.js"
+import { assign, field, text } from "../../core/extract.js"
 import type { Settings } from "../../core/options.js"
 import { heavyOf } from "../../core/permits/heavy.js"
 import { PermitWaitEnded, type PermitGateService } from "../../services/permits/PermitGate.js"
-import { bashCall, bashEnd, type BashCall } from "../events.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
+
+/** Commands longer than this are judged on their first COMMAND_MAX characters (issue 21). */
+export const COMMAND_MAX = 100_000
+
+/** A `bash` call as `tool.execute.before`/`after` read it (issue 21); `undefined` for another tool or unreadable ids. */
+export interface BashCall {
+  readonly session: string
+  readonly call: string
+  /** `args.command` (from the output in `before`, the input in `after`), its first COMMAND_MAX characters. */
+  readonly command: string
+}
+
+export const bashCall = (input: unknown, args: unknown): BashCall | undefined => {
+  if (field(input, "tool") !== "bash") return undefined
+  const session = text(field(input, "sessionID"))
+  const call = text(field(input, "callID"))
+  const raw = field(args, "command")
+  if (session === undefined || call === undefined || typeof raw !== "string") return undefined
+  return { session, call, command: raw.length > COMMAND_MAX ? raw.slice(0, COMMAND_MAX) : raw }
+}
+
+/** The ids of a finished `bash` call (`tool.execute.after`). */
+export const bashEnd = (input: unknown): { readonly session: string; readonly call: string } | undefined => {
+  if (field(input, "tool") !== "bash") return undefined
+  const session = text(field(input, "sessionID"))
+  const call = text(field(input, "callID"))
+  return session === undefined || call === undefined ? undefined : { session, call }
+}
 
 /** A permit's reason: the command's first line, at most 200 characters. */
 const reasonOf = (command: string): string => {
@@ -35,7 +61,7 @@ export const bashHooks = (r: Runner, permitGate: PermitGateService, heavy: Setti
       return true
     })
   }
-  if (heavy === false) return { "tool.execute.after": after }
+  if (heavy === false) return { tools: ["bash"], "tool.execute.after": after }
   /** A bash call's wait for its permit, when its command is heavy. */
   const gated = async (bash: BashCall): Promise<true> => {
     const h = heavyOf(bash.command, heavy)
@@ -46,7 +72,7 @@ export const bashHooks = (r: Runner, permitGate: PermitGateService, heavy: Setti
     return true
   }
   return {
-    // a bash call ends the call here: the task part after it never sees one
+    tools: ["bash"],
     "tool.execute.before": (input, output) => {
       if (r.disposed()) return true
       const bash = bashCall(input, field(output, "args"))

@@ -1,9 +1,10 @@
 /**
- * opencode's event bus: each event decoded once (core/bus/decode.ts); the notification machine takes
- * its inputs first (synchronously decided, so concurrent events keep their order), then the pool engine
- * its events: a retry status after the error body of its session still being read (quota sensing,
- * FAILURE_WAIT_MS at most), each switch to a fallback notified, an abort or error ending the session's
- * permit waits. Never throws.
+ * opencode's event bus: each event decoded once (core/bus/decode.ts); the pool engine takes its events
+ * first (a limit's cooldown written before anything else), the notification machine its inputs in the
+ * same turn (synchronously decided, so concurrent events keep their order). The engine's events: a
+ * retry status after the error body of its session still being read (quota sensing, FAILURE_WAIT_MS at
+ * most), each switch to a fallback notified, an abort or error ending the session's permit waits.
+ * Never throws.
  */
 import { Effect } from "effect"
 import { decodeBusEvent } from "../../core/bus/decode.js"
@@ -16,8 +17,7 @@ import type { FailureReadsService } from "../../services/quota/FailureReads.js"
 import { engineEventsOf } from "../events.js"
 import { notifyInputsOf } from "../notifyEvents.js"
 import { announceSwitches } from "./fallback.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export interface BusServices {
   readonly engine: PoolEngineService
@@ -40,15 +40,16 @@ export const busHooks = (r: Runner, s: BusServices): Parts => {
   return {
     event: async (input) => {
       try {
-        const event = field(input, "event")
-        // the notification decision first: it is synchronous, so concurrent events keep their order
         // decoded once; each machine takes its own events from it
-        const bus = decodeBusEvent(event)
+        const bus = decodeBusEvent(field(input, "event"))
+        // the pool engine first (a limit's cooldown is written before anything else is done), then the
+        // notification decision, started in the same turn: it is synchronous, so concurrent events keep their order
+        const events = engineEventsOf(bus)
+        const engineRun = events.length > 0 ? r.run(applyAll(events), "event") : undefined
         const inputs = notifyInputsOf(bus)
         const notified = inputs.length > 0 ? r.run(Effect.forEach(inputs, s.notifications.apply, { discard: true }), "notification") : undefined
-        const events = engineEventsOf(bus)
-        if (events.length > 0) {
-          const applied = await r.run(applyAll(events), "event")
+        if (engineRun !== undefined) {
+          const applied = await engineRun
           await announceSwitches(r, s.notifications, applied ?? [])
           // an abort or error of a session ends its permit waits at once and releases what it holds
           for (const e of events) if (e.type === "error") void r.run(s.permitGate.sessionEnded(e.session), "heavy-work permit")

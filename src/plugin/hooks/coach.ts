@@ -7,8 +7,7 @@ import { effectOf } from "../../core/engine/effects.js"
 import { assign } from "../../core/extract.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { appendIndex, coachTarget } from "../events.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export const coachHooks = (r: Runner, engine: PoolEngineService, coach: boolean): Parts => ({
   "experimental.chat.system.transform": async (input, output) => {

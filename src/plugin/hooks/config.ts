@@ -8,8 +8,7 @@ import type { GatewayService } from "../../services/gateway/Gateway.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { workable } from "../configObject.js"
 import type { Handoff } from "../handoff.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export const configHooks = (r: Runner, engine: PoolEngineService, gateway: GatewayService): Parts => ({
   config: async (input) => {

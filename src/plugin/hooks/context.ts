@@ -5,8 +5,7 @@
 import { editedPaths, underDirectory } from "../../core/context/edits.js"
 import { field } from "../../core/extract.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export const contextHooks = (r: Runner, engine: PoolEngineService, enabled: boolean, dir: string | undefined): Parts =>
   enabled

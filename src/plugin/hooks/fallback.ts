@@ -11,8 +11,7 @@ import type { NotifyEngineService } from "../../services/notify/NotifyEngine.js"
 import { promptTarget } from "../../services/opencode/SessionPrompt.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { requestOf, userMessageOf } from "../events.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export const fallbackHooks = (r: Runner, engine: PoolEngineService): Parts => ({
   "chat.params": async (input) => {

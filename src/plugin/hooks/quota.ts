@@ -12,8 +12,7 @@ import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import type { FailureReadsService } from "../../services/quota/FailureReads.js"
 import { ownFetchLine, type Handoff, type Sensing } from "../handoff.js"
 import { installQuotaFetch, type FailureReport, type ResponseReport } from "../quotaFetch.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export interface QuotaSensing extends Sensing {
   /** Puts the wrappers on the providers of `config` (a workable config object) and says which keep their own fetch, once each. */

@@ -1,9 +1,20 @@
 /**
- * How every hook runs its effects on the plugin's runtime: caught whole (a failure or defect is one
- * `<what> failed: …` line of the app log, never an exception into opencode), and nothing at all once
- * the hooks are disposed.
+ * How the hooks run. The features' parts (`task.ts`, `bash.ts`, …) are merged into one `Hooks` object:
+ * each feature is a function of the services it needs that returns its parts of opencode's hooks; where
+ * two features take the same hook (`tool.execute.after`: the permit, the claim, the context map's
+ * edits), the merged hook calls their parts in the order the features are listed, and a part that
+ * returns (or resolves) `true` ends the call there, as an early `return` did in one handler. A part
+ * of `tool.execute.before`/`after` may name the tools it is for (`tools`): a call of another tool never
+ * reaches it. A part may answer `false` synchronously (not its call), so a call that is not its own
+ * costs no promise. A merged hook resolves to nothing.
+ *
+ * Every hook runs its effects on the plugin's runtime through the runner: caught whole (a failure or
+ * defect is one `<what> failed: …` line of the app log, never an exception into opencode), and nothing
+ * at all once the hooks are disposed.
  */
+import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, type Either } from "effect"
+import { field } from "../../core/extract.js"
 import { causeLine } from "../../core/causeLine.js"
 import type { AppLogService, LogLevel } from "../../services/opencode/AppLog.js"
 import type { HookRuntime, HookServices } from "../compose.js"
@@ -53,4 +64,59 @@ export const makeRunner = (runtime: HookRuntime, appLog: AppLogService): Runner 
       await runtime.dispose().catch(() => undefined)
     }
   }
+}
+
+/** `true`: the call ended in this part. */
+export type Done = boolean | void
+
+/** opencode's hooks that are functions, `dispose` aside (the runner's). */
+type HookFns = { [K in keyof Hooks as K extends "dispose" ? never : NonNullable<Hooks[K]> extends (...args: never) => unknown ? K : never]-?: NonNullable<Hooks[K]> }
+export type HookKey = keyof HookFns
+
+export type Part<K extends HookKey> = (...args: Parameters<HookFns[K]>) => Promise<Done> | Done
+
+/** One feature's parts of opencode's hooks; `tool`: the tools it adds; `tools`: the only tools its `tool.execute.*` parts are for. */
+export type Parts = { readonly [K in HookKey]?: Part<K> } & { readonly tool?: Hooks["tool"]; readonly tools?: ReadonlyArray<string> }
+
+type AnyPart = (a: unknown, b: unknown) => Promise<Done> | Done
+
+const isPromise = (r: Promise<Done> | Done): r is Promise<Done> => typeof r === "object" && r !== null
+
+/** The parts of one hook as one handler: each in turn until one ends the call. */
+const chain = (parts: ReadonlyArray<AnyPart>) =>
+  async (a: unknown, b: unknown): Promise<void> => {
+    for (const part of parts) {
+      const r = part(a, b)
+      if ((isPromise(r) ? await r : r) === true) return
+    }
+  }
+
+const TOOL_HOOKS = new Set(["tool.execute.before", "tool.execute.after"])
+
+/** A tool hook's parts chosen by the call's tool: the parts for that tool and those for every tool, in order. */
+const byTool = (parts: ReadonlyArray<readonly [AnyPart, ReadonlyArray<string> | undefined]>) => {
+  const named = new Set(parts.flatMap(([, tools]) => tools ?? []))
+  const forAny = chain(parts.filter(([, tools]) => tools === undefined).map(([p]) => p))
+  const forTool = new Map([...named].map((t) => [t, chain(parts.filter(([, tools]) => tools === undefined || tools.includes(t)).map(([p]) => p))] as const))
+  return (a: unknown, b: unknown): Promise<void> => {
+    const t = field(a, "tool")
+    return (typeof t === "string" ? forTool.get(t) : undefined)?.(a, b) ?? forAny(a, b)
+  }
+}
+
+/** The features' parts as one `Hooks` object (without `dispose`), in the order given. */
+export const mergeParts = (features: ReadonlyArray<Parts>): Hooks => {
+  const byKey = new Map<string, Array<readonly [AnyPart, ReadonlyArray<string> | undefined]>>()
+  let tool: Hooks["tool"]
+  for (const f of features) {
+    for (const [key, value] of Object.entries(f)) {
+      if (value === undefined || key === "tools") continue
+      if (key === "tool") tool = { ...tool, ...(value as NonNullable<Hooks["tool"]>) }
+      else byKey.set(key, [...(byKey.get(key) ?? []), [value as AnyPart, TOOL_HOOKS.has(key) ? f.tools : undefined] as const])
+    }
+  }
+  const hooks: Record<string, unknown> = {}
+  for (const [key, parts] of byKey) hooks[key] = TOOL_HOOKS.has(key) ? byTool(parts) : chain(parts.map(([p]) => p))
+  if (tool !== undefined) hooks.tool = tool
+  return hooks as Hooks
 }

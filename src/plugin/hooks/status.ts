@@ -2,8 +2,7 @@
 import type { PermitsService } from "../../services/permits/Permits.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { POOL_STATUS_DESCRIPTION } from "../handoff.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
 
 export const statusHooks = (r: Runner, engine: PoolEngineService, permits: PermitsService): Parts => ({
   tool: {

@@ -4,14 +4,41 @@
  * throwing `VariantRefused` out of the hook, which no hostile input can suppress (the only throw of
  * these hooks besides `PermitWaitEnded`); the call's end releasing its claim.
  */
-import { assign } from "../../core/extract.js"
+import { assign, field, text, TEXT_MAX } from "../../core/extract.js"
 import { spawnGate } from "../../core/spawn/handNamed.js"
 import { VariantRefused, type PoolEngineService } from "../../services/pool/PoolEngine.js"
-import { taskCall, taskEndClaim } from "../events.js"
-import type { Parts } from "./merge.js"
-import type { Runner } from "./runner.js"
+import type { Parts, Runner } from "./runner.js"
+
+/** A `task` call as `tool.execute.before` reads it; the ids are absent when they cannot be read. */
+export interface TaskCall {
+  readonly session: string | undefined
+  readonly call: string | undefined
+  /** `args.subagent_type`. */
+  readonly agent: string
+  readonly taskId: string | undefined
+  /** `output.args`, where the routed agent is written back. */
+  readonly args: unknown
+}
+
+/** The `task` call in `tool.execute.before`'s input and output, or `undefined` for any other tool or no agent name. */
+export const taskCall = (input: unknown, output: unknown): TaskCall | undefined => {
+  if (field(input, "tool") !== "task") return undefined
+  const args = field(output, "args")
+  const agent = text(field(args, "subagent_type"), TEXT_MAX)
+  if (agent === undefined) return undefined
+  return { session: text(field(input, "sessionID")), call: text(field(input, "callID")), agent, taskId: text(field(args, "task_id")), args }
+}
+
+/** The claim `tool.execute.after` ends (`<session>:<call>`), for a `task` call with readable ids. */
+export const taskEndClaim = (input: unknown): string | undefined => {
+  if (field(input, "tool") !== "task") return undefined
+  const session = text(field(input, "sessionID"))
+  const call = text(field(input, "callID"))
+  return session !== undefined && call !== undefined ? `${session}:${call}` : undefined
+}
 
 export const taskHooks = (r: Runner, engine: PoolEngineService): Parts => ({
+  tools: ["task"],
   "tool.execute.before": async (input, output) => {
     if (r.disposed()) return
     const task = taskCall(input, output)
