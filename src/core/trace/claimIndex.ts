@@ -7,7 +7,7 @@
 import type { Claim } from "../pool/claims.js"
 import { CLAIM_TTL_MS } from "../constants.js"
 import type { ReaperTiming } from "../pool/reaper.js"
-import type { Entry, Store } from "./claimStore.js"
+import type { Entry, Store } from "./claimTypes.js"
 
 export const addTo = (m: Map<string, Set<Entry>>, k: string, e: Entry): void => {
   const set = m.get(k)
