@@ -2,7 +2,8 @@
  * One event's turn of the engine: the state as it changes, the trace lines fed to the machine, its
  * decisions, the logs, and the effects collected for the shell (effects.ts). Applying a line collects
  * what its decisions make the shell write or do (the models cooled, the aborts, the switches);
- * decisionLog.ts only formats. Mutable only inside one `engineStep` call; the handlers (one module per
+ * decisionLog.ts only formats, when the outcome's `logs` are first read (the shell reads them after the
+ * commit, so no formatting delays a write). Mutable only inside one `engineStep` call; the handlers (one module per
  * feature) work through it, and `outcome` turns it into the immutable `Applied`.
  */
 import type { Claim } from "../pool/claims.js"
@@ -12,7 +13,7 @@ import { getClaim, liveTarget } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
 import { step, type TraceState } from "../trace/machine.js"
-import { decisionLines, switchText } from "./decisionLog.js"
+import { decisionLines, switchText, type DecisionContext } from "./decisionLog.js"
 import type { EngineEffect } from "./effects.js"
 import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine } from "./events.js"
 import { readsShared } from "./sharedLines.js"
@@ -32,7 +33,8 @@ export class Turn {
   state: EngineState
   readonly lines: Array<TraceInput> = []
   readonly decisions: Array<Decision> = []
-  readonly logs: Array<LogLine> = []
+  /** The turn's log lines in order; a decision's lines are formatted when the outcome's `logs` are first read (after the commit). */
+  readonly logs: Array<LogLine | DecisionLog> = []
   /** What the shell carries out, in order (effects.ts). */
   readonly effects: Array<EngineEffect> = []
   /** Models the machine cooled in this turn: their records are written. */
@@ -97,7 +99,7 @@ export class Turn {
     for (const d of r.decisions) {
       this.decisions.push(d)
       this.collect(d)
-      for (const l of decisionLines(this, d, before)) this.logs.push(l)
+      this.logs.push({ decision: d, before, context: { state: this.state, at: this.at, abortReason: this.abortReason } })
     }
     for (const a of requested) {
       this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
@@ -136,12 +138,16 @@ export class Turn {
     for (const m of was.cooldowns.keys()) if (!after.cooldowns.has(m)) uncool.push(m)
     // the refresh machine's record is saved whenever its state changed, before a run it started is carried out
     const effects = after.context === was.context ? this.effects : withSave(this.effects, this.decisions.some((d) => d.type === "context_start"))
+    const raw = this.logs
+    let logs: ReadonlyArray<LogLine> | undefined
     return {
       _tag: "Applied",
       state: this.state,
       lines: this.lines,
       decisions: this.decisions,
-      logs: this.logs,
+      get logs() {
+        return (logs ??= formatLogs(raw))
+      },
       publish: after.table !== was.table || after.reaped !== was.reaped,
       cool,
       uncool,
@@ -150,6 +156,23 @@ export class Turn {
       effects
     }
   }
+}
+
+/** A decision of the turn whose log lines are not formatted yet: what they read, as it was then. */
+interface DecisionLog {
+  readonly decision: Decision
+  readonly before: TraceState
+  readonly context: DecisionContext
+}
+
+/** The turn's log lines, decisions formatted (decisionLog.ts), in order. */
+const formatLogs = (raw: ReadonlyArray<LogLine | DecisionLog>): ReadonlyArray<LogLine> => {
+  const out: Array<LogLine> = []
+  for (const l of raw) {
+    if ("decision" in l) for (const x of decisionLines(l.context, l.decision, l.before)) out.push(x)
+    else out.push(l)
+  }
+  return out
 }
 
 /** `effects` with `SaveContext` before the first `Refresh` (or last). */

@@ -32,9 +32,12 @@ export const contextRoot = (directory: string): string => {
 export const engineContext = (config: { readonly root: string; readonly maxBytes: number } | undefined): Effect.Effect<EngineContext> =>
   Effect.map(Effect.serviceOption(ContextStore), (store) => (config !== undefined && Option.isSome(store) ? { ...config, store: store.value } : undefined))
 
+/** The one event type the context map adds its input to (the shell asks `withContextInput` for no other). */
+export const CONTEXT_INPUT_EVENT = "idle"
+
 /** An idle, with the map as it is and whether a refresh was asked for, when the context map is on. */
 export const withContextInput = (context: EngineContext) => (event: EngineEvent): Effect.Effect<EngineEvent> =>
-  context === undefined || event.type !== "idle"
+  context === undefined || event.type !== CONTEXT_INPUT_EVENT
     ? Effect.succeed(event)
     : Effect.map(Effect.zip(context.store.mapFacts(context.root), context.store.queued(context.root)), ([facts, queued]) => ({
         ...event,

@@ -20,7 +20,7 @@ import { PoolConfig } from "../../services/pool/PoolConfig.js"
 import { PoolEngine, VariantRefused, type EngineConfig, type PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { problemText, SharedState, type Needs } from "../../services/state/SharedState.js"
-import { contextRoot, engineContext, loadContext, withContextInput } from "../context/engineContext.js"
+import { CONTEXT_INPUT_EVENT, contextRoot, engineContext, loadContext, withContextInput } from "../context/engineContext.js"
 import { makePriceAdvice } from "../cost/priceAdvice.js"
 import { makeSerialRef } from "../exclusive.js"
 import { commitOf } from "../quota/engineCommit.js"
@@ -58,7 +58,7 @@ export const makeEngine = (config: EngineConfig) =>
     const decide = Effect.fnUntraced(function* (m: EngineMemory, given0: EngineEvent, given?: Given) {
       if (m.closed) return [undefined, m] as const
       const now = given?.now ?? (yield* Clock.currentTimeMillis)
-      const event = yield* withInput(given0)
+      const event = given0.type === CONTEXT_INPUT_EVENT ? yield* withInput(given0) : given0
       const state = m.state
       const needs = needsOf(state, event)
       let out: Applied
