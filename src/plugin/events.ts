@@ -2,49 +2,11 @@
  * What the hooks read from opencode's inputs (SPEC §6.3, §6.4, §7.1, §8.2). Pure and total: every read
  * goes through `extract.ts`, so a hostile input (throwing getters, Proxies, cycles, huge strings, wrong
  * types) gives nothing rather than an exception; unknown shapes give none. Bus events are read by the
- * one decoder (core/bus/decode.ts) and mapped here to the pool engine's events.
+ * one decoder (core/bus/decode.ts) and mapped to each machine's inputs by the bus hook (hooks/bus.ts)
+ * and notifyEvents.ts; each tool's call is read by its own hook (hooks/task.ts, hooks/bash.ts).
  */
-import type { EngineEvent } from "../core/engine/step.js"
-import { decodeBusEvent, type BusEvent } from "../core/bus/decode.js"
 import { maybeTitleGenerator, type FirstLine } from "../core/session/titleGenerator.js"
 import { field, text } from "../core/extract.js"
-
-const NONE: ReadonlyArray<EngineEvent> = []
-
-/** A decoded bus event → the engine's events. */
-export const engineEventsOf = (e: BusEvent | undefined): ReadonlyArray<EngineEvent> => {
-  switch (e?.type) {
-    case "session": {
-      const { id, parent, agent, title } = e.info
-      return e.created && parent !== undefined ? [{ type: "child", id, parent, agent, title }] : NONE
-    }
-    case "message":
-      return [{ type: "activity", session: e.session }]
-    case "assistantError":
-      return [{ type: "error", session: e.session, error: e.error, model: e.model }]
-    case "part": {
-      const activity: EngineEvent = { type: "activity", session: e.session }
-      return e.signal === "output" ? [{ type: "output", session: e.session }, activity] : [activity]
-    }
-    case "retry":
-      return [{ type: "retry", session: e.session, message: e.message, next: e.next, provider: e.provider }]
-    case "busy":
-    case "idle":
-      return [{ type: e.type, session: e.session }]
-    case "sessionError":
-      return e.error === undefined ? NONE : [{ type: "error", session: e.session, error: e.error.copy }]
-    case "question":
-    case "permission":
-      return [{ type: "ask", session: e.session, id: e.id }]
-    case "answered":
-      return [{ type: "answered", session: e.session, id: e.id ?? "*" }]
-    default:
-      return NONE
-  }
-}
-
-/** One opencode bus event → the engine's events. */
-export const engineEvents = (event: unknown): ReadonlyArray<EngineEvent> => engineEventsOf(decodeBusEvent(event))
 
 /** `provider/model` of an object with `providerID` and `modelKey` (`id` on a Model, `modelID` on a message). */
 const modelName = (v: unknown, modelKey: "id" | "modelID"): string | undefined => {

@@ -3,7 +3,10 @@
  * needs of the shared state, and the outcome of stepping one (the next state, the trace lines applied,
  * the machine's decisions and the effects the shell carries out). Types, and the one `NeedSnapshot`.
  */
+import type { Claim } from "../pool/claims.js"
 import type { Cooldown } from "../pool/cooldown.js"
+import type { FallbackRecord } from "../quota/fallbackRecord.js"
+import type { QuotaRecord } from "../quota/record.js"
 import type { Slot } from "../pool/pool.js"
 import type { QuotaObservation } from "../quota/headers.js"
 import type { Decision } from "../trace/decision.js"
@@ -94,6 +97,21 @@ export type EngineEvent =
   /** A refresh run could not be started (its session not created, or not prompted): it failed. */
   | { readonly type: "contextEnd"; readonly run: string; readonly map: MapStamp; readonly reason: string }
 
+/**
+ * What one step writes to the shared state (the shell hands it to the port's `commit` or `transact`):
+ * its claims when they changed, the cooldown records it made or dropped, the quota record the response
+ * headers stated (throttled: core/state/quotaMemo.ts), the fallback records of the switches it decided
+ * and of the episode that ended.
+ */
+export interface EngineCommit {
+  readonly claims: { readonly claims: ReadonlyArray<Claim>; readonly reaped: number } | undefined
+  readonly cool: ReadonlyArray<Cooldown>
+  readonly uncool: ReadonlyArray<string>
+  readonly quota: ReadonlyArray<QuotaRecord> | undefined
+  readonly fallbacks: ReadonlyArray<FallbackRecord> | undefined
+  readonly endFallbacks: ReadonlyArray<string> | undefined
+}
+
 export interface Applied {
   readonly _tag: "Applied"
   readonly state: EngineState
@@ -113,6 +131,8 @@ export interface Applied {
   readonly ended?: string | undefined
   /** What the shell carries out, each by its feature's runner (effects.ts). */
   readonly effects: ReadonlyArray<EngineEffect>
+  /** What the shell writes to the shared state for it. */
+  readonly commit: EngineCommit
 }
 
 /**
@@ -138,4 +158,7 @@ export interface NeedSnapshot {
 export type StepOutcome = Applied | NeedSnapshot
 
 export const NEED_SNAPSHOT: NeedSnapshot = { _tag: "NeedSnapshot" }
+
+/** A step that writes nothing. */
+export const NO_COMMIT: EngineCommit = { claims: undefined, cool: [], uncool: [], quota: undefined, fallbacks: undefined, endFallbacks: undefined }
 

@@ -6,6 +6,7 @@
  */
 import type { Slot } from "../pool/pool.js"
 import type { QuotaRecord } from "../quota/record.js"
+import { NO_QUOTA_WRITTEN, type QuotaMemo } from "../state/quotaMemo.js"
 import { getClaim, isOwner, isTargeted } from "../trace/claimTable.js"
 import { DEFAULT_TIMING, type ReaperTiming } from "../pool/reaper.js"
 import { initialState, traceState, type TraceState } from "../trace/machine.js"
@@ -46,6 +47,8 @@ export interface EngineState extends SessionTree {
   readonly lastSweepAt: number | undefined
   /** The latest quota this process saw stated per model (issue 12), for coaching. */
   readonly quotas: ReadonlyMap<string, QuotaRecord>
+  /** The quota records this process last wrote (the write throttle's reference, core/state/quotaMemo.ts). */
+  readonly quotaWritten: QuotaMemo
   /** Root session → the class of the last coaching line injected into it (COACHED_MAX newest kept). */
   readonly coached: ReadonlyMap<string, string>
   /** Root session → the model and agent of its latest user message or request (US-50; PRIMARIES_MAX newest kept). */
@@ -85,6 +88,7 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   warnedUntil: new Map(),
   lastSweepAt: undefined,
   quotas: new Map(),
+  quotaWritten: NO_QUOTA_WRITTEN,
   coached: new Map(),
   primaries: new Map(),
   failures: new Map(),

@@ -10,7 +10,8 @@ import type { EngineState } from "./state.js"
 
 export { engineStep, needsOf } from "./dispatch.js"
 export { switchText } from "./decisionLog.js"
-export type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine, NeedSnapshot, StepOutcome, SwitchOrder } from "./events.js"
+export { NO_COMMIT } from "./events.js"
+export type { Applied, EngineCommit, EngineEvent, EventNeeds, LogLevel, LogLine, NeedSnapshot, StepOutcome, SwitchOrder } from "./events.js"
 
 /** Own claims in acquisition order. */
 export const ownClaims = (state: EngineState): ReadonlyArray<Claim> => state.machine.claims

@@ -7,17 +7,21 @@
  * feature) work through it, and `outcome` turns it into the immutable `Applied`.
  */
 import type { Claim } from "../pool/claims.js"
-import type { Cooldown } from "../pool/cooldown.js"
+import { isCleared, isCooling, type Cooldown, type CooldownTable } from "../pool/cooldown.js"
+import { liveLoadByModel } from "../pool/slotStatus.js"
+import type { ProcessSnapshot } from "../status.js"
+import type { FallbackRecord } from "../quota/fallbackRecord.js"
 import type { QuotaObservation } from "../quota/headers.js"
+import { quotaStep } from "../state/quotaMemo.js"
 import { getClaim, liveTarget } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
-import type { TraceInput } from "../trace/input.js"
+import type { PeerCooling, TraceInput } from "../trace/input.js"
 import { step, type TraceState } from "../trace/machine.js"
 import { decisionLines, switchText, type DecisionContext } from "./decisionLog.js"
 import type { EngineEffect } from "./effects.js"
-import type { Applied, EngineEvent, EventNeeds, LogLevel, LogLine } from "./events.js"
+import type { Applied, EngineCommit, EngineEvent, EventNeeds, LogLevel, LogLine } from "./events.js"
 import { readsShared } from "./sharedLines.js"
-import { peerCooling, peerLoad, type PoolSnapshot } from "./snapshot.js"
+import type { PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
 
 /** A copy of `m` with `k` set: the engine's maps are small and never changed in place. */
@@ -27,6 +31,37 @@ export { setIn } from "../maps.js"
 export interface SharedFields {
   readonly peers?: Record<string, number>
   readonly peerCooling?: ReturnType<typeof peerCooling>
+}
+
+/** Live load by model over the other processes' claims; `undefined` when there is none. */
+export const peerLoad = (peers: ReadonlyArray<ProcessSnapshot>, now: number): Record<string, number> | undefined => {
+  const byModel = new Map<string, number>()
+  for (const p of peers) liveLoadByModel(p.claims, now, byModel)
+  return byModel.size === 0 ? undefined : Object.fromEntries(byModel)
+}
+
+/**
+ * The shared records that would change this process's table (TRACE.md §6 peer merge): live, and ending
+ * later than what it holds for that model. Records it wrote itself read back equal and are left out.
+ */
+export const peerCooling = (own: CooldownTable, shared: CooldownTable, now: number): ReadonlyArray<PeerCooling> | undefined => {
+  let out: Array<PeerCooling> | undefined
+  for (const r of shared.values()) {
+    if (isCleared(r)) {
+      // a cooldown ended by hand: carried while this process's own record of it, begun before, still cools
+      const mine = own.get(r.model)
+      if (!isCooling(mine, now) || mine!.since >= r.until) continue
+      out ??= []
+      out.push(r.strikes > 0 ? { model: r.model, until: r.until, reason: r.reason, strikes: r.strikes, cleared: true } : { model: r.model, until: r.until, reason: r.reason, cleared: true })
+      continue
+    }
+    if (!isCooling(r, now)) continue
+    const mine = own.get(r.model)
+    if (isCooling(mine, now) && mine!.until >= r.until) continue
+    out ??= []
+    out.push(r.strikes > 0 ? { model: r.model, until: r.until, reason: r.reason, strikes: r.strikes } : { model: r.model, until: r.until, reason: r.reason })
+  }
+  return out
 }
 
 export class Turn {
@@ -39,6 +74,8 @@ export class Turn {
   readonly effects: Array<EngineEffect> = []
   /** Models the machine cooled in this turn: their records are written. */
   readonly cooled = new Set<string>()
+  /** The fallback records of the switches decided in this turn. */
+  readonly fallbacks: Array<FallbackRecord> = []
   observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
   ended: string | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
@@ -118,6 +155,7 @@ export class Turn {
       const original = this.machine.episodes.get(d.session)?.original ?? d.from
       const agent = this.state.primaries.get(d.session)?.agent
       this.effects.push({ _tag: "Switch", order: { session: d.session, original, from: d.from, to: d.to, via: d.via, agent, until: d.until, text: switchText(d.from, d.to, d.until) } })
+      this.fallbacks.push({ session: d.session, original, active: d.to, until: d.until, at: this.at })
     }
   }
 
@@ -140,19 +178,36 @@ export class Turn {
     const effects = after.context === was.context ? this.effects : withSave(this.effects, this.decisions.some((d) => d.type === "context_start"))
     const raw = this.logs
     let logs: ReadonlyArray<LogLine> | undefined
+    // the quota write throttle: asked only when a response stated quota
+    const quota = this.observed === undefined ? undefined : quotaStep(this.state.quotaWritten, this.observed, this.at)
+    const state = quota === undefined || quota.memo === this.state.quotaWritten ? this.state : { ...this.state, quotaWritten: quota.memo }
+    const publish = after.table !== was.table || after.reaped !== was.reaped
+    const { fallbacks, ended } = this
+    let commit: EngineCommit | undefined
     return {
       _tag: "Applied",
-      state: this.state,
+      state,
       lines: this.lines,
       decisions: this.decisions,
       get logs() {
         return (logs ??= formatLogs(raw))
       },
-      publish: after.table !== was.table || after.reaped !== was.reaped,
+      publish,
       cool,
       uncool,
       observed: this.observed,
       ended: this.ended,
+      // built when the shell writes it: its claims list is the machine's array view, made on first read
+      get commit() {
+        return (commit ??= {
+          claims: publish ? { claims: after.claims, reaped: after.reaped } : undefined,
+          cool,
+          uncool,
+          quota: quota?.write === undefined ? undefined : [quota.write],
+          fallbacks: fallbacks.length === 0 ? undefined : fallbacks,
+          endFallbacks: ended === undefined ? undefined : [ended]
+        })
+      },
       effects
     }
   }

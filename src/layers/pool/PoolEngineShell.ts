@@ -10,10 +10,9 @@ import { causeLine } from "../../core/causeLine.js"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../core/engine/state.js"
 import { failureLabel } from "../../core/engine/decisionLog.js"
-import { engineStep, needsOf, type Applied, type EngineEvent, type EventNeeds } from "../../core/engine/step.js"
+import { engineStep, needsOf, NO_COMMIT, type Applied, type EngineEvent, type EventNeeds } from "../../core/engine/step.js"
 import type { Settings } from "../../core/options.js"
 import type { ResolvedPool } from "../../core/source.js"
-import { NO_QUOTA_WRITTEN, type QuotaMemo } from "../../core/state/quotaMemo.js"
 import { VERSION } from "../../core/version.js"
 import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
@@ -23,15 +22,14 @@ import { problemText, SharedState, type Needs } from "../../services/state/Share
 import { CONTEXT_INPUT_EVENT, contextRoot, engineContext, loadContext, withContextInput } from "../context/engineContext.js"
 import { makePriceAdvice } from "../cost/priceAdvice.js"
 import { makeSerialRef } from "../exclusive.js"
-import { commitOf } from "../quota/engineCommit.js"
 import { spanned, traced } from "../traced.js"
 import { makeStatusText } from "../view/statusText.js"
 import { makeConfigInjection } from "./configInjection.js"
 import { makeRunners, runEffects } from "./engineRunners.js"
 import { startTimers } from "./watchPool.js"
 
-/** The engine's memory between events: its state, the quota records it last wrote (the write throttle's reference), and whether it was disposed. */
-type EngineMemory = { readonly state: EngineState; readonly quotaWritten: QuotaMemo; readonly closed: boolean }
+/** The engine's memory between events: its state, and whether it was disposed. */
+type EngineMemory = { readonly state: EngineState; readonly closed: boolean }
 
 type Given = { readonly now: number; readonly snapshot: PoolSnapshot }
 
@@ -46,7 +44,7 @@ export const makeEngine = (config: EngineConfig) =>
     const recorder = yield* TraceRecorder
     const fibers = yield* FiberMap.make<string, void, never>()
     const context = yield* engineContext(config.refresh)
-    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing), quotaWritten: NO_QUOTA_WRITTEN, closed: false })
+    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing), closed: false })
     const stateNow = Effect.map(memory.get, (m) => m.state)
     const withInput = withContextInput(context)
     // a view's read (without the lock); kinds that could not be read are logged, as a transaction logs them
@@ -62,29 +60,24 @@ export const makeEngine = (config: EngineConfig) =>
       const state = m.state
       const needs = needsOf(state, event)
       let out: Applied
-      let quotaWritten = m.quotaWritten
       const applied = (snapshot?: PoolSnapshot): Applied => {
         const o = engineStep(state, event, now, snapshot)
         // a step with what it declared always applies; the guard keeps the types honest
-        return o._tag === "Applied" ? o : { _tag: "Applied", state, lines: [], decisions: [], logs: [], publish: false, cool: [], uncool: [], effects: [] }
+        return o._tag === "Applied" ? o : { _tag: "Applied", state, lines: [], decisions: [], logs: [], publish: false, cool: [], uncool: [], effects: [], commit: NO_COMMIT }
       }
       if (needs.shared === "read") out = applied(given?.snapshot ?? (yield* readLogged(now, recordsFor(needs))))
       else if (needs.shared === "none") {
         out = applied()
-        const c = commitOf(out, now, quotaWritten)
-        quotaWritten = c.quotaWritten
-        yield* store.commit(now, c.commit)
-      } else {
-        ;[out, quotaWritten] = yield* store.transact(now, recordsFor(needs), (snapshot) => {
+        yield* store.commit(now, out.commit)
+      } else
+        out = yield* store.transact(now, recordsFor(needs), (snapshot) => {
           const o = applied(snapshot)
-          const c = commitOf(o, now, quotaWritten)
-          return { value: [o, c.quotaWritten] as const, commit: c.commit }
+          return { value: o, commit: o.commit }
         })
-      }
       yield* recorder.record(out.lines, out.decisions)
       for (const l of out.logs) yield* log.log(l.level, l.message)
       yield* runEffects(runners, { out, now })
-      return [out, { state: out.state, quotaWritten, closed: false }] as const
+      return [out, { state: out.state, closed: false }] as const
     })
 
     const apply: (event: EngineEvent, given?: Given) => Effect.Effect<Applied | undefined> = traced("PoolEngine.apply")((event: EngineEvent, given?: Given) =>

@@ -7,17 +7,50 @@
  * Never throws.
  */
 import { Effect } from "effect"
-import { decodeBusEvent } from "../../core/bus/decode.js"
+import { decodeBusEvent, type BusEvent } from "../../core/bus/decode.js"
 import type { EngineEvent } from "../../core/engine/step.js"
 import { field } from "../../core/extract.js"
 import type { NotifyEngineService } from "../../services/notify/NotifyEngine.js"
 import type { PermitGateService } from "../../services/permits/PermitGate.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import type { FailureReadsService } from "../../services/quota/FailureReads.js"
-import { engineEventsOf } from "../events.js"
 import { notifyInputsOf } from "../notifyEvents.js"
 import { announceSwitches } from "./fallback.js"
 import type { Parts, Runner } from "./runner.js"
+
+const NONE: ReadonlyArray<EngineEvent> = []
+
+/** A decoded bus event → the engine's events. */
+export const engineEventsOf = (e: BusEvent | undefined): ReadonlyArray<EngineEvent> => {
+  switch (e?.type) {
+    case "session": {
+      const { id, parent, agent, title } = e.info
+      return e.created && parent !== undefined ? [{ type: "child", id, parent, agent, title }] : NONE
+    }
+    case "message":
+      return [{ type: "activity", session: e.session }]
+    case "assistantError":
+      return [{ type: "error", session: e.session, error: e.error, model: e.model }]
+    case "part": {
+      const activity: EngineEvent = { type: "activity", session: e.session }
+      return e.signal === "output" ? [{ type: "output", session: e.session }, activity] : [activity]
+    }
+    case "retry":
+      return [{ type: "retry", session: e.session, message: e.message, next: e.next, provider: e.provider }]
+    case "busy":
+    case "idle":
+      return [{ type: e.type, session: e.session }]
+    case "sessionError":
+      return e.error === undefined ? NONE : [{ type: "error", session: e.session, error: e.error.copy }]
+    case "question":
+    case "permission":
+      return [{ type: "ask", session: e.session, id: e.id }]
+    case "answered":
+      return [{ type: "answered", session: e.session, id: e.id ?? "*" }]
+    default:
+      return NONE
+  }
+}
 
 export interface BusServices {
   readonly engine: PoolEngineService

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs"
 import { decodeBusEvent, type BusEvent } from "../../../src/core/bus/decode.js"
 import { TEXT_MAX } from "../../../src/core/extract.js"
 import { SHOWN_MAX } from "../../../src/core/session/facts.js"
-import { engineEventsOf } from "../../../src/plugin/events.js"
+import { engineEventsOf } from "../../../src/plugin/hooks/bus.js"
 import { notifyInputsOf } from "../../../src/plugin/notifyEvents.js"
 import { cyclic, revoked, throwingGetters, trapEverything } from "../../plugin/hostile.js"
 

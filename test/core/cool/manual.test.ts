@@ -4,7 +4,7 @@ import { benchCooldown, checkModel, coolingNow, planClear } from "../../../src/c
 import { mergeCleared, mergePeer, type Cooldown } from "../../../src/core/pool/cooldown.js"
 import { decodeCooldown, encodeCooldown, isCooldownExpired } from "../../../src/core/pool/cooldownFile.js"
 import { STRIKE_DECAY_MS } from "../../../src/core/constants.js"
-import { peerCooling } from "../../../src/core/engine/snapshot.js"
+import { peerCooling } from "../../../src/core/engine/turn.js"
 import { decodeLine, InputError } from "../../../src/core/trace/input.js"
 
 const NOW = 1_796_115_600_000
