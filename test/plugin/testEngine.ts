@@ -47,8 +47,9 @@ const testView = (engine: Engine, scope: Scope.CloseableScope) => {
     get activity() {
       return now().sampled
     },
-    get parents() {
-      return now().parents
+    /** Child → parent, as the engine's session store links them. */
+    get parents(): ReadonlyMap<string, string | undefined> {
+      return new Map(Array.from(now().sessions, ([id, record]) => [id, record.parent]))
     },
     get children() {
       return now().children

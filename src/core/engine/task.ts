@@ -44,7 +44,7 @@ export const taskHandlers: Handlers<"spawn" | "taskEnd" | "child"> = {
   },
   child: local((turn, event) => {
     const at = turn.at
-    turn.state = withChild(turn.state, event.parent, { id: event.id, createdAt: at, agent: event.agent })
+    turn.state = withChild(turn.state, event.parent, { id: event.id, createdAt: at, agent: event.agent }, event.title)
     if (turn.state.primaries.has(event.id)) {
       const primaries = new Map(turn.state.primaries)
       primaries.delete(event.id)

@@ -11,9 +11,8 @@ import { notificationFor, type ContentInput, type Notification, type NotifyKind 
 import { headlineOf, switchNotification } from "./content.js"
 import { fadeCloseAt } from "./fade.js"
 import { NOTIFY_DEDUPE_MS, NOTIFY_KEYS_MAX } from "./limits.js"
-import { climb, type ParentOf } from "../session/tree.js"
-import { isContextSession } from "../session/title.js"
 import type { SessionFacts } from "../session/facts.js"
+import { boundSessions, emptySessions, forgetSession, hasParent, knowsSession, placeOf, recordSession, sessionOf, type SessionStore } from "../session/store.js"
 
 /** Sessions remembered at most (the oldest seen are forgotten first). */
 export const NOTIFY_SESSIONS_MAX = 10_000
@@ -52,14 +51,6 @@ export interface NotifyConfig {
   readonly fade: boolean
 }
 
-interface SessionInfo {
-  readonly parent: string | undefined
-  readonly title: string | undefined
-  readonly context: boolean
-  readonly compacting: boolean
-  readonly seenAt: number
-}
-
 interface Ask {
   readonly session: string
   readonly root: string
@@ -70,7 +61,8 @@ interface Ask {
 export const ASKS_MAX = NOTIFY_KEYS_MAX
 
 export interface NotifyState {
-  readonly sessions: HashMap.HashMap<string, SessionInfo>
+  /** What each session's info said (core/session/store.ts), NOTIFY_SESSIONS_MAX at most. */
+  readonly sessions: SessionStore
   /** Roots (and, harmlessly, any session) seen busy since their last idle. */
   readonly worked: HashSet.HashSet<string>
   /** Pending questions and permissions by request id. */
@@ -86,7 +78,7 @@ export interface NotifyState {
 }
 
 export const initialNotifyState: NotifyState = {
-  sessions: HashMap.empty(),
+  sessions: emptySessions,
   worked: HashSet.empty(),
   asks: HashMap.empty(),
   pending: HashMap.empty(),
@@ -98,25 +90,6 @@ export const initialNotifyState: NotifyState = {
 export interface NotifyStep {
   readonly state: NotifyState
   readonly effects: ReadonlyArray<NotifyEffect>
-}
-
-type Place = { readonly _tag: "Known"; readonly root: string; readonly self: SessionInfo; readonly context: boolean } | { readonly _tag: "Unknown"; readonly missing: string }
-
-const infoOf = (sessions: HashMap.HashMap<string, SessionInfo>, id: string): SessionInfo | undefined => Option.getOrUndefined(HashMap.get(sessions, id))
-
-/** Where a session sits: its root, and whether it is suppressed (it or a session above it belongs to the context agent, or the chain has no root). */
-const place = (sessions: HashMap.HashMap<string, SessionInfo>, session: string): Place => {
-  const parentOf: ParentOf = (id) => {
-    const info = infoOf(sessions, id)
-    return info === undefined ? undefined : (info.parent ?? null)
-  }
-  const { path, end } = climb(session, parentOf)
-  if (end._tag === "Unknown") return { _tag: "Unknown", missing: end.missing }
-  const self = infoOf(sessions, session)!
-  // a chain deeper than any real tree (or a cycle): every session in it has a parent, so there is no
-  // root to notify; it is suppressed like a context-agent tree (SPEC §10.1)
-  if (end._tag === "TooDeep") return { _tag: "Known", root: end.next, self, context: true }
-  return { _tag: "Known", root: end.root, self, context: path.some((id) => infoOf(sessions, id)!.context) }
 }
 
 /** The next state and the effects of one `notifyStep` call, built up as its input is handled; mutable only inside that call. */
@@ -137,7 +110,7 @@ class StepBuilder {
   }
 
   titleOf(root: string): string | undefined {
-    return Option.getOrUndefined(HashMap.get(this.state.sessions, root))?.title
+    return sessionOf(this.state.sessions, root)?.title
   }
 
   /** Sends `kind` for `root` unless deduped (`error` never is). */
@@ -235,36 +208,18 @@ const boundByAge = (m: HashMap.HashMap<string, number>, max: number): HashMap.Ha
 }
 
 /** Busy marks kept to NOTIFY_SESSIONS_MAX: past it, marks of sessions no longer remembered go (a child whose idle was never seen). */
-const boundWorked = (worked: HashSet.HashSet<string>, sessions: HashMap.HashMap<string, SessionInfo>): HashSet.HashSet<string> => {
+const boundWorked = (worked: HashSet.HashSet<string>, sessions: SessionStore): HashSet.HashSet<string> => {
   if (HashSet.size(worked) <= NOTIFY_SESSIONS_MAX) return worked
-  const known = HashSet.filter(worked, (s) => HashMap.has(sessions, s))
+  const known = HashSet.filter(worked, (s) => knowsSession(sessions, s))
   return HashSet.size(known) <= NOTIFY_SESSIONS_MAX ? known : HashSet.empty()
-}
-
-/** The sessions remembered kept to NOTIFY_SESSIONS_MAX: the oldest fifth seen goes when it is exceeded. */
-const boundSessions = (sessions: HashMap.HashMap<string, SessionInfo>): HashMap.HashMap<string, SessionInfo> => {
-  if (HashMap.size(sessions) <= NOTIFY_SESSIONS_MAX) return sessions
-  const byAge = Array.from(sessions).sort((a, b) => a[1].seenAt - b[1].seenAt)
-  let out = sessions
-  for (const [k] of byAge.slice(0, Math.ceil(NOTIFY_SESSIONS_MAX / 5))) out = HashMap.remove(out, k)
-  return out
 }
 
 const apply = (d: StepBuilder, input: NotifyInput): void => {
   const s = d.state
   switch (input.type) {
     case "session": {
-      const old = Option.getOrUndefined(HashMap.get(s.sessions, input.id))
-      const parent = input.parent ?? old?.parent
-      const title = input.title ?? old?.title
-      const info: SessionInfo = {
-        parent: parent === input.id ? undefined : parent,
-        title,
-        context: (old?.context ?? false) || isContextSession(input.agent, title),
-        compacting: input.compacting ?? false,
-        seenAt: d.now
-      }
-      d.set("sessions", boundSessions(HashMap.set(s.sessions, input.id, info)))
+      // the sessions remembered kept to NOTIFY_SESSIONS_MAX: the oldest fifth seen goes when it is exceeded
+      d.set("sessions", boundSessions(recordSession(s.sessions, input, d.now), NOTIFY_SESSIONS_MAX))
       const held = Option.getOrUndefined(HashMap.get(d.state.deferred, input.id))
       if (held !== undefined) {
         d.set("deferred", HashMap.remove(d.state.deferred, input.id))
@@ -280,7 +235,7 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
       return
     }
     case "deleted": {
-      d.set("sessions", HashMap.remove(s.sessions, input.id))
+      d.set("sessions", forgetSession(s.sessions, input.id))
       d.set("worked", HashSet.remove(s.worked, input.id))
       d.dropAsks(undefined, (a) => a.session === input.id || a.root === input.id)
       d.set("raised", HashMap.remove(s.raised, input.id))
@@ -291,7 +246,7 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
       // behind events of this session that wait for its lookup: a busy after a queued idle starts a new turn
       if ((Option.getOrUndefined(HashMap.get(s.deferred, input.session))?.length ?? 0) > 0) return d.defer(input.session, input)
       d.set("worked", boundWorked(HashSet.add(s.worked, input.session), s.sessions))
-      if (!HashMap.has(s.sessions, input.session) && !HashMap.has(s.deferred, input.session) && HashMap.size(s.deferred) < DEFERRED_SESSIONS_MAX) {
+      if (!knowsSession(s.sessions, input.session) && !HashMap.has(s.deferred, input.session) && HashMap.size(s.deferred) < DEFERRED_SESSIONS_MAX) {
         // learn where it sits before it idles; nothing waits on the answer
         d.set("deferred", HashMap.set(s.deferred, input.session, []))
         d.effects.push({ type: "lookup", session: input.session })
@@ -299,8 +254,8 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
       return
     }
     case "idle": {
-      if (hasParent(s, input.session)) return d.set("worked", HashSet.remove(s.worked, input.session)) // a child never notifies for itself
-      const p = place(s.sessions, input.session)
+      if (hasParent(s.sessions, input.session)) return d.set("worked", HashSet.remove(s.worked, input.session)) // a child never notifies for itself
+      const p = placeOf(s.sessions, input.session)
       if (p._tag === "Unknown") return d.defer(p.missing, input)
       const worked = HashSet.has(s.worked, input.session)
       d.set("worked", HashSet.remove(s.worked, input.session))
@@ -311,13 +266,13 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
       return
     }
     case "error": {
-      if (hasParent(s, input.session)) {
+      if (hasParent(s.sessions, input.session)) {
         // a child never notifies for itself; its own asks end with it
         d.set("worked", HashSet.remove(s.worked, input.session))
-        const p = place(s.sessions, input.session)
+        const p = placeOf(s.sessions, input.session)
         return d.dropAsks(p._tag === "Known" ? p.root : undefined, (a) => a.session === input.session)
       }
-      const p = place(s.sessions, input.session)
+      const p = placeOf(s.sessions, input.session)
       if (p._tag === "Unknown") return d.defer(p.missing, input)
       // an error ends the turn: the idle that follows is not a finish, and the session's asks are gone
       d.set("worked", HashSet.remove(s.worked, input.session))
@@ -330,7 +285,7 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
     }
     case "question":
     case "permission": {
-      const p = place(s.sessions, input.session)
+      const p = placeOf(s.sessions, input.session)
       if (p._tag === "Unknown") return d.defer(p.missing, input)
       if (p.context) return
       d.addAsk(input.id, { session: input.session, root: p.root, askedAt: d.now })
@@ -342,15 +297,15 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
       const ask = input.id === undefined ? undefined : Option.getOrUndefined(HashMap.get(s.asks, input.id))
       if (ask === undefined) {
         // the ask it answers may still wait for a lookup: the answer waits behind it, in order
-        const q = place(s.sessions, input.session)
+        const q = placeOf(s.sessions, input.session)
         if (q._tag === "Unknown" && HashMap.has(s.deferred, q.missing)) return d.defer(q.missing, input)
       }
       if (input.id === undefined) {
-        const q = place(s.sessions, input.session)
+        const q = placeOf(s.sessions, input.session)
         d.dropAsks(q._tag === "Known" ? q.root : undefined, (a) => a.session === input.session)
       }
       else d.removeAsk(input.id)
-      const p = ask === undefined ? place(s.sessions, input.session) : undefined
+      const p = ask === undefined ? placeOf(s.sessions, input.session) : undefined
       const root = ask?.root ?? (p?._tag === "Known" ? p.root : undefined)
       if (root !== undefined) d.fade(root)
       return
@@ -359,14 +314,12 @@ const apply = (d: StepBuilder, input: NotifyInput): void => {
       d.fade(input.session)
       return
     case "switched": {
-      if (hasParent(s, input.session)) return
+      if (hasParent(s.sessions, input.session)) return
       d.effects.push({ type: "send", root: input.session, notification: switchNotification(input.text, d.titleOf(input.session)) })
       return
     }
   }
 }
-
-const hasParent = (s: NotifyState, session: string): boolean => Option.getOrUndefined(HashMap.get(s.sessions, session))?.parent !== undefined
 
 const pendingIn = (s: NotifyState, root: string): boolean => HashMap.has(s.pending, root)
 

@@ -1,14 +1,17 @@
 /**
- * The session tree one plugin process knows (SPEC §8.2, §10.1): parents, each owner's newest
- * children, the questions and permissions pending in each session, the sessions busy since their last
- * idle, and the one walk up the tree that roots, blocked sessions and ancestors are read with.
+ * The session tree one plugin process knows (SPEC §8.2, §10.1): its child sessions with their parents
+ * (a session store, store.ts), each owner's newest children, the questions and permissions pending in
+ * each session, the sessions busy since their last idle, and the walks up the tree (climb.ts) that
+ * roots, blocked sessions and ancestors are read with.
  * Immutable: every change returns a new tree (the unchanged maps shared), so an engine state that
  * holds these fields keeps them as they are.
  */
 import { filterMap, setIn } from "../maps.js"
+import { climb, type ParentOf } from "./climb.js"
+import { emptySessions, hasParent, keepSessions, lineageOf, linkedParentOf, recordChild, type SessionStore } from "./store.js"
 
-/** How far a walk climbs: a session and at most this many sessions above it. A deeper chain is a cycle or not a real tree. */
-export const TREE_DEPTH_MAX = 64
+export { climb, TREE_DEPTH_MAX, type Climb, type ClimbEnd, type ParentOf } from "./climb.js"
+
 /** Children remembered per owner (newest last). */
 export const CHILD_RING = 8
 /** How long a child stays a candidate for binding, and an owner's ring is kept after its newest child. */
@@ -22,8 +25,8 @@ export interface Child {
 }
 
 export interface SessionTree {
-  /** Child → parent, from `session.created`. */
-  readonly parents: ReadonlyMap<string, string>
+  /** The children told by `session.created`, each with its parent (store.ts). */
+  readonly sessions: SessionStore
   /** Owner session → its newest children (newest last, at most CHILD_RING). */
   readonly children: ReadonlyMap<string, ReadonlyArray<Child>>
   /** Session → ids of questions and permissions asked in it and not answered yet. */
@@ -33,58 +36,21 @@ export interface SessionTree {
 }
 
 /** A tree that knows no session. */
-export const emptyTree = (): SessionTree => ({ parents: new Map(), children: new Map(), asks: new Map(), busy: new Set() })
-
-/** A session's parent as a walk reads it: the parent's id, `null` for a root, `undefined` for a session not known. */
-export type ParentOf = (session: string) => string | null | undefined
-
-/** Where a walk up from a session ended. */
-export type ClimbEnd =
-  | { readonly _tag: "Root"; readonly root: string }
-  /** A session on the way is not known: where it sits cannot be told yet. */
-  | { readonly _tag: "Unknown"; readonly missing: string }
-  /** TREE_DEPTH_MAX levels up and still a parent (a cycle, or deeper than any real tree): there is no root. */
-  | { readonly _tag: "TooDeep"; readonly next: string }
-
-export interface Climb {
-  /** The known sessions walked, the start first. */
-  readonly path: ReadonlyArray<string>
-  readonly end: ClimbEnd
-}
-
-/** The one walk up a session tree: `session`, its parent, its parent's parent, up to a root, an unknown session or TREE_DEPTH_MAX levels. */
-export const climb = (session: string, parentOf: ParentOf): Climb => {
-  const path: Array<string> = []
-  let id = session
-  for (let level = 0; ; level++) {
-    const parent = parentOf(id)
-    if (parent === undefined) return { path, end: { _tag: "Unknown", missing: id } }
-    path.push(id)
-    if (parent === null) return { path, end: { _tag: "Root", root: id } }
-    if (level === TREE_DEPTH_MAX) return { path, end: { _tag: "TooDeep", next: parent } }
-    id = parent
-  }
-}
-
-/** The walk's view of a tree whose every session is known: one without a recorded parent is a root. */
-export const parentIn =
-  (parents: ReadonlyMap<string, string>): ParentOf =>
-  (session) =>
-    parents.get(session) ?? null
+export const emptyTree = (): SessionTree => ({ sessions: emptySessions, children: new Map(), asks: new Map(), busy: new Set() })
 
 /** `session` and its ancestors up to TREE_DEPTH_MAX levels, nearest first. */
-export const lineage = (tree: Pick<SessionTree, "parents">, session: string): ReadonlyArray<string> => climb(session, parentIn(tree.parents)).path
+export const lineage = (tree: Pick<SessionTree, "sessions">, session: string): ReadonlyArray<string> => lineageOf(tree.sessions, session)
 
 /** Whether a session is known to have a parent (it is nobody's root). */
-export const isChild = (tree: Pick<SessionTree, "parents">, session: string): boolean => tree.parents.has(session)
+export const isChild = (tree: Pick<SessionTree, "sessions">, session: string): boolean => hasParent(tree.sessions, session)
 
 /**
  * Every session held blocked (SPEC §8.2 step 2): those with a pending question or permission, and
  * their ancestors. Costs the pending asks, not the sessions known.
  */
-export const blockedSessions = (tree: Pick<SessionTree, "asks" | "parents">): ReadonlySet<string> => {
+export const blockedSessions = (tree: Pick<SessionTree, "asks" | "sessions">): ReadonlySet<string> => {
   const out = new Set<string>()
-  const parentOf = parentIn(tree.parents)
+  const parentOf: ParentOf = linkedParentOf(tree.sessions)
   for (const [asked, set] of tree.asks) {
     if (set.size === 0) continue
     for (const s of climb(asked, parentOf).path) out.add(s)
@@ -92,12 +58,12 @@ export const blockedSessions = (tree: Pick<SessionTree, "asks" | "parents">): Re
   return out
 }
 
-
-/** A child created under `parent`: its parent link, and the newest place in the parent's ring. */
-export const withChild = <T extends SessionTree>(tree: T, parent: string, child: Child): T => {
+/** A child created under `parent` (its title as told, if any): its record with the parent link, and the newest place in the parent's ring. */
+export const withChild = <T extends SessionTree>(tree: T, parent: string, child: Child, title?: string): T => {
   const ring = [...(tree.children.get(parent) ?? []), child]
   while (ring.length > CHILD_RING) ring.shift()
-  return { ...tree, parents: setIn(tree.parents, child.id, parent), children: setIn(tree.children, parent, ring) }
+  const sessions = recordChild(tree.sessions, { id: child.id, parent, agent: child.agent, title }, child.createdAt)
+  return { ...tree, sessions, children: setIn(tree.children, parent, ring) }
 }
 
 /** The ask ids of waits for a heavy-work permit (issue 21): `permit:<request id>`. */
@@ -131,13 +97,13 @@ export const withoutBusy = <T extends SessionTree>(tree: T, session: string): T 
 }
 
 /**
- * The tree without what can no longer matter at `now`: parent links and busy marks of sessions not
+ * The tree without what can no longer matter at `now`: records and busy marks of sessions not
  * `remembered`, rings whose newest child is older than CHILD_MEMORY_MS unless the owner `holds`
  * something, and sessions whose asks were all answered.
  */
 export const pruneTree = <T extends SessionTree>(tree: T, now: number, remembered: (session: string) => boolean, holds: (owner: string) => boolean): T => ({
   ...tree,
-  parents: filterMap(tree.parents, (_p, s) => remembered(s)),
+  sessions: keepSessions(tree.sessions, remembered),
   children: filterMap(tree.children, (ring, owner) => {
     const newest = ring.at(-1)
     return (newest !== undefined && now - newest.createdAt <= CHILD_MEMORY_MS) || holds(owner)

@@ -1,6 +1,7 @@
 /** The session tree (SPEC §8.2, §10.1): the one walk up it, blocked sessions, and its immutable bookkeeping. */
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import { FastCheck as fc, HashMap } from "effect"
+import { emptySessions, parentLink, recordChild, sessionCount } from "../../../src/core/session/store.js"
 import {
   blockedSessions,
   CHILD_MEMORY_MS,
@@ -22,7 +23,7 @@ import {
 
 const treeOf = (links: ReadonlyArray<readonly [string, string]>, asks: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = []): SessionTree => ({
   ...emptyTree(),
-  parents: new Map(links),
+  sessions: links.reduce((store, [id, parent]) => recordChild(store, { id, parent }, 0), emptySessions),
   asks: new Map(asks.map(([s, ids]) => [s, new Set(ids)]))
 })
 
@@ -87,8 +88,8 @@ describe("the tree's bookkeeping is immutable", () => {
     let tree = before
     for (let i = 0; i < CHILD_RING + 2; i++) tree = withChild(tree, "P", { id: `k${i}`, createdAt: i, agent: undefined })
     expect(tree.children.get("P")!.map((c) => c.id)).toEqual(Array.from({ length: CHILD_RING }, (_, i) => `k${i + 2}`))
-    expect(tree.parents.get(`k${CHILD_RING + 1}`)).toBe("P")
-    expect(before.parents.size + before.children.size).toBe(0)
+    expect(parentLink(tree.sessions, `k${CHILD_RING + 1}`)).toBe("P")
+    expect(sessionCount(before.sessions) + before.children.size).toBe(0)
   })
 
   it("US-43 asks open and close by id; `*` closes every ask of the session", () => {
@@ -115,7 +116,7 @@ describe("the tree's bookkeeping is immutable", () => {
     tree = withChild(tree, "Held", { id: "h1", createdAt: 0, agent: undefined })
     tree = withBusy(withBusy(withAnswer(withAsk(withAsk(tree, "n1", "q"), "o1", "q"), "o1", "q"), "n1"), "o1")
     const pruned = pruneTree(tree, now, (s) => s === "n1", (owner) => owner === "Held")
-    expect([...pruned.parents.keys()]).toEqual(["n1"])
+    expect([...HashMap.keys(pruned.sessions)]).toEqual(["n1"])
     expect([...pruned.children.keys()].sort()).toEqual(["Held", "New"])
     expect([...pruned.asks.keys()]).toEqual(["n1"])
     expect([...pruned.busy]).toEqual(["n1"])
