@@ -2,8 +2,9 @@
  * The import boundaries of docs/ARCHITECTURE.md (issue 20): `src/core` imports only `src/core` and pure
  * packages (no I/O: that is what lets a recorded trace replay to the same decisions, US-45), and no
  * service or layer imports the plugin or the CLI; since issue 34 also: the CLI never imports the plugin,
- * no service imports a layer, and there is no import circle anywhere in `src`. Every import of every
- * source file is resolved and checked; one across a boundary fails here.
+ * no service imports a layer, there is no import circle anywhere in `src`, and one module starts every
+ * child process. Every import of every source file is resolved and checked; one across a boundary
+ * fails here.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
@@ -126,6 +127,11 @@ describe("import boundaries (issue 20)", () => {
   it("US-45 src/services never imports src/layers (a service is an interface; its layers implement it)", () => {
     const bad = imports.filter((i) => i.area === "services" && i.target === "layers")
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
+  })
+
+  it("US-45 one process runner: src/layers/process/runner.ts is the only module of src that imports node:child_process (issue 34)", () => {
+    const spawners = imports.filter((i) => i.spec === "node:child_process" || i.spec === "child_process").map((i) => i.file)
+    expect([...new Set(spawners)]).toEqual(["layers/process/runner.ts"])
   })
 
   it("US-45 no import circle anywhere in src (every relative import, type imports included)", () => {

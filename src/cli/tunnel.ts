@@ -19,7 +19,7 @@ import { authorizedKeysLine, DEFAULT_RECEIVER, identityFileArg, receiverProblem,
 import { printable } from "../core/printable.js"
 import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/fs/atomicWrite.js"
 import { dirReason, makeDir } from "../layers/fs/dirs.js"
-import { runTool, failureOf } from "../layers/process/runArgv.js"
+import { runTool, failureOf } from "../layers/process/tools.js"
 import { occupied, readBytesFile, readTextFile } from "../layers/fs/safeRead.js"
 import { homeDir } from "../layers/fs/xdg.js"
 import { ocpoolLine } from "../layers/install/installation.js"

@@ -4,6 +4,7 @@
  * trace; the count is still right.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -20,7 +21,7 @@ const hasGit = (() => {
 })()
 
 describe("context status reads git read-only (issue 33)", () => {
-  it.skipIf(!hasGit)("US-20 a repository whose config runs commands (core.fsmonitor, a clean filter on every file, a pager) runs none of them", () => {
+  it.skipIf(!hasGit)("US-20 a repository whose config runs commands (core.fsmonitor, a clean filter on every file, a pager) runs none of them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-hostile-git-"))
     const marker = join(dir, "..", `${dir.split("/").pop()}-ran`)
     const evil = join(dir, "evil.sh")
@@ -43,7 +44,7 @@ describe("context status reads git read-only (issue 33)", () => {
     writeFileSync(join(dir, "a.txt"), "two\n")
     utimesSync(join(dir, "a.txt"), new Date(), new Date(Date.now() + 5_000))
     writeFileSync(join(dir, "b.txt"), "new\n")
-    const count = gitChangedCount(dir, Date.now() - 60_000)
+    const count = await Effect.runPromise(gitChangedCount(dir, Date.now() - 60_000))
     expect(existsSync(marker), "a command of the repository's config ran").toBe(false)
     // a.txt (committed and modified), b.txt and .gitattributes (untracked); evil.sh too
     expect(count).toBe(4)

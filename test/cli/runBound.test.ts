@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { groupRun } from "../../src/layers/process/groupRun.js"
+import { groupRun } from "../../src/layers/process/runner.js"
 
 const cli = join(new URL("../../", import.meta.url).pathname, "bin/ocpool.js")
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-run-bound-"))

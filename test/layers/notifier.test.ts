@@ -19,7 +19,8 @@ import { NotifierMemory, type MemoryClose, type MemorySend } from "../../src/lay
 import { makeNoneNotifier } from "../../src/layers/notify/NotifierNone.js"
 import { makeSshNotifier } from "../../src/layers/notify/NotifierSsh.js"
 import { makePopupsFile, openPopupsFile } from "../../src/layers/notify/PopupsFile.js"
-import { OUTPUT_MAX_BYTES, runArgv, SETTLE_MS, which } from "../../src/layers/process/runArgv.js"
+import { OUTPUT_MAX_BYTES, runArgv, SETTLE_MS } from "../../src/layers/process/runner.js"
+import { which } from "../../src/layers/process/tools.js"
 import { Notifier } from "../../src/services/notify/Notifier.js"
 import { recordSpans } from "../support/spans.js"
 

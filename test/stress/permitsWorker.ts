@@ -23,7 +23,7 @@ import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogM
 import { PermitGateShell } from "../../src/layers/permits/PermitGateShell.js"
 import { permitsLayer } from "../../src/layers/permits/permitsLayer.js"
 import { TraceRecorderFile } from "../../src/layers/pool/TraceRecorderFile.js"
-import { ownStartToken } from "../../src/layers/process/groupRun.js"
+import { ownStartToken } from "../../src/layers/process/runner.js"
 import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
 import { openStateDir } from "../../src/layers/state/StateDirFile.js"
 import { PermitGate } from "../../src/services/permits/PermitGate.js"

@@ -68,7 +68,7 @@ export const contextStatusRun = (flags: ContextStatusFlags) =>
     const written = lastWritten(facts)
     const since = written === undefined ? undefined : Math.floor(written)
     const pending = record?.pending.length ?? 0
-    const fromGit = since === undefined ? undefined : gitChangedCount(root, since)
+    const fromGit = since === undefined ? undefined : yield* gitChangedCount(root, since)
     const changed: ChangedCount = fromGit !== undefined && since !== undefined ? { source: "git", count: fromGit, since } : { source: "pending", count: pending, since: since ?? null }
     const view = contextStatusView({ root, facts, record, queuedAt, changed, maxBytes })
     if (flags.json) return yield* Console.log(printableJson(JSON.stringify(view)))

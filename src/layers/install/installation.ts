@@ -8,7 +8,7 @@ import { accessSync, constants, existsSync, realpathSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { BARE, commandLine, invocationOf, type Invocation, type InvocationFacts } from "../../core/invocation.js"
-import { which } from "../process/runArgv.js"
+import { which } from "../process/tools.js"
 import { nearestPackage } from "./pluginEntry.js"
 
 /** The root of this installation: the directory of the nearest named package.json above `from`, when it is opencode-pool's. */

@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { closeArgs, notifySendArgs, osascriptArgs, printedId } from "../../core/notify/channel.js"
 import { NOTIFY_TIMEOUT_MS } from "../../core/notify/limits.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
-import { failureOf, runTool, type Env } from "../process/runArgv.js"
+import { failureOf, runTool, type Env } from "../process/tools.js"
 import { spanned, traced } from "../traced.js"
 
 export interface DesktopOptions {

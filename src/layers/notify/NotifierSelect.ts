@@ -12,7 +12,7 @@ import { Notifier, type NotifierService } from "../../services/notify/Notifier.j
 import { makeDesktopNotifier } from "./NotifierDesktop.js"
 import { makeNoneNotifier } from "./NotifierNone.js"
 import { makeSshNotifier } from "./NotifierSsh.js"
-import { which, type Env } from "../process/runArgv.js"
+import { which, type Env } from "../process/tools.js"
 import { readTextFile } from "../fs/safeRead.js"
 
 export interface NotifierSelectOptions {

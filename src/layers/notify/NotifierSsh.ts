@@ -13,7 +13,7 @@ import { probeAnswer, shellAnswer, shellFailure, type ProbeAnswer } from "../../
 import { HOP_KILL_MS } from "../../core/notify/limits.js"
 import { encodeClose, encodeProbe, encodeShow } from "../../core/notify/payload.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
-import { failureOf, runTool, type Env, type RunResult } from "../process/runArgv.js"
+import { failureOf, runTool, type Env, type RunResult } from "../process/tools.js"
 import { spanned } from "../traced.js"
 
 export interface SshOptions {

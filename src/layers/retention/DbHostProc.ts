@@ -1,12 +1,12 @@
 /**
  * File facts for `--vacuum` (SPEC §11.5): sizes, free space (statfs), and who else has the database
- * open, through `/proc/<pid>/fd` on Linux and `lsof -t` elsewhere.
+ * open, through `/proc/<pid>/fd` on Linux and `lsof -t` elsewhere (run by the process runner).
  */
 import { Effect, Layer } from "effect"
-import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync, readlinkSync, realpathSync, statfsSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import { DbHost } from "../../services/retention/DbHost.js"
+import { runArgv } from "../process/runner.js"
 import { traced } from "../traced.js"
 
 const sizeOf = (path: string): number => {
@@ -52,16 +52,28 @@ export const openByProc = (db: string, self: number = process.pid): ReadonlyArra
   return pids
 }
 
-const openByLsof = (db: string, self: number = process.pid): ReadonlyArray<number> | undefined => {
-  try {
-    const out = execFileSync("lsof", ["-t", ...targets(db).filter((p) => existsSync(p))], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 })
-    return out.split("\n").filter((l) => /^\d+$/.test(l.trim())).map(Number).filter((p) => p !== self)
-  } catch (e) {
-    // lsof exits 1 when no process has the files open; anything else means it could not check.
-    const status = (e as { status?: unknown }).status
-    return status === 1 ? [] : undefined
-  }
-}
+/** How long `lsof` may take before the answer is "cannot tell". */
+export const LSOF_TIMEOUT_MS = 10_000
+/** The most of `lsof`'s answer read (as `execFileSync`'s default buffer was): more is "cannot tell". */
+const LSOF_MAX_BYTES = 1 << 20
+
+/** Pids other than this one that `lsof -t` finds on the database or its `-wal`; undefined when it cannot check. */
+export const openByLsof = (db: string, self: number = process.pid): Effect.Effect<ReadonlyArray<number> | undefined> =>
+  Effect.suspend(() => {
+    let files: ReadonlyArray<string>
+    try {
+      files = targets(db).filter((p) => existsSync(p))
+    } catch {
+      return Effect.succeed(undefined)
+    }
+    // lsof exits 1 when no process has the files open; anything else (a timeout, more than it may say) means it could not check
+    return Effect.map(runArgv("lsof", ["-t", ...files], { timeoutMs: LSOF_TIMEOUT_MS, stderr: "ignore", maxBytes: LSOF_MAX_BYTES }), (r) =>
+      r.truncated === true ? undefined
+      : r.code === 0 ? r.stdout.split("\n").filter((l) => /^\d+$/.test(l.trim())).map(Number).filter((p) => p !== self)
+      : r.code === 1 ? []
+      : undefined
+    )
+  })
 
 export const DbHostProc = Layer.succeed(
   DbHost,
@@ -78,11 +90,12 @@ export const DbHostProc = Layer.succeed(
       })
     ),
     openBy: traced("DbHost.openBy")((db: string) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         try {
-          return process.platform === "linux" ? openByProc(db) ?? openByLsof(db) : openByLsof(db)
+          const seen = process.platform === "linux" ? openByProc(db) : undefined
+          return seen !== undefined ? Effect.succeed(seen) : openByLsof(db)
         } catch {
-          return undefined
+          return Effect.succeed(undefined)
         }
       })
     )

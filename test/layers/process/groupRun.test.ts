@@ -5,7 +5,7 @@ import { spawn } from "node:child_process"
 import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { groupRun, type ProcessGroup } from "../../../src/layers/process/groupRun.js"
+import { groupRun, type ProcessGroup } from "../../../src/layers/process/runner.js"
 import { groupAlive } from "../../../src/layers/state/proc.js"
 
 /** Whether `pid` runs (a zombie left to an init that does not reap is not running). */
@@ -142,7 +142,7 @@ describe("groupRun", () => {
         writeFileSync(
           script,
           `import { Effect } from "effect"
-import { groupRun } from ${JSON.stringify(join(root, "src/layers/process/groupRun.ts"))}
+import { groupRun } from ${JSON.stringify(join(root, "src/layers/process/runner.ts"))}
 Effect.runPromise(groupRun(["sh", "-c", "sleep 30 & echo $! > ${pidFile}; wait"], {})).then((r) => { process.stdout.write(JSON.stringify(r)); process.exit(r.code) })
 `
         )
