@@ -28,9 +28,9 @@ export interface ComposeOptions {
 /** The runtime of the hooks over `layer`: built at its first use. */
 export const composeRuntime = (layer: Layer.Layer<PoolServices>, o: ComposeOptions) => {
   const notifyConfig = { sounds: soundsOn(o.settings.sound, (o.env ?? process.env).OCPOOL_SOUND), fade: o.settings.fade }
+  // the pool engine announces through the notification machine (its `Announce` runner)
   const engines = Layer.mergeAll(
-    PoolEngineShell(o.settings, o.warnings, o.directory),
-    NotifyEngineShell(o.settings.notify, notifyConfig),
+    PoolEngineShell(o.settings, o.warnings, o.directory).pipe(Layer.provideMerge(NotifyEngineShell(o.settings.notify, notifyConfig))),
     GatewayHttp(o.settings.omniroute),
     FailureReadsShell()
   )

@@ -82,8 +82,15 @@ export interface ModelEffect {
   readonly model: string
 }
 
+/** Tell the user, as a notification, what the engine did in their session: a switch to a fallback (US-50). */
+export interface AnnounceEffect {
+  readonly _tag: "Announce"
+  readonly session: string
+  readonly text: string
+}
+
 /** Every effect; a new one is added here and registered with its runner in the shell's table. */
-export type EngineEffect = AbortEffect | SwitchEffect | RefreshEffect | SaveContextEffect | RouteEffect | RefuseEffect | CoachEffect | ModelEffect
+export type EngineEffect = AbortEffect | SwitchEffect | RefreshEffect | SaveContextEffect | RouteEffect | RefuseEffect | CoachEffect | ModelEffect | AnnounceEffect
 
 export type EffectTag = EngineEffect["_tag"]
 export type EffectOf<T extends EffectTag> = Extract<EngineEffect, { readonly _tag: T }>

@@ -156,6 +156,7 @@ export class Turn {
       const agent = this.state.primaries.get(d.session)?.agent
       this.effects.push({ _tag: "Switch", order: { session: d.session, original, from: d.from, to: d.to, via: d.via, agent, until: d.until, text: switchText(d.from, d.to, d.until) } })
       this.fallbacks.push({ session: d.session, original, active: d.to, until: d.until, at: this.at })
+      this.effects.push({ _tag: "Announce", session: d.session, text: switchText(d.from, d.to, d.until) })
     }
   }
 

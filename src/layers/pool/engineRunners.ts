@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { contextRunners, type EngineContext } from "../context/engineContext.js"
+import { announceRunner } from "../notify/runAnnounce.js"
 import { switchRunner } from "../quota/runSwitch.js"
 import { abortRunner } from "./runAbort.js"
 import type { EngineLink, Runners, StepDone } from "./runner.js"
@@ -18,7 +19,7 @@ const byTheHook = (): Effect.Effect<void> => Effect.void
 /** The table, one line per effect. */
 export const makeRunners = (link: EngineLink, context: EngineContext) =>
   Effect.map(
-    Effect.all({ abort: abortRunner(link), switch: switchRunner(link), context: contextRunners(link, context) }),
+    Effect.all({ abort: abortRunner(link), switch: switchRunner(link), context: contextRunners(link, context), announce: announceRunner }),
     (r): Runners => ({
       Abort: r.abort,
       Switch: r.switch,
@@ -27,7 +28,8 @@ export const makeRunners = (link: EngineLink, context: EngineContext) =>
       Route: byTheHook,
       Refuse: byTheHook,
       Coach: byTheHook,
-      Model: byTheHook
+      Model: byTheHook,
+      Announce: r.announce
     })
   )
 

@@ -3,7 +3,7 @@
  * first (a limit's cooldown written before anything else), the notification machine its inputs in the
  * same turn (synchronously decided, so concurrent events keep their order). The engine's events: a
  * retry status after the error body of its session still being read (quota sensing, FAILURE_WAIT_MS at
- * most), each switch to a fallback notified, an abort or error ending the session's permit waits.
+ * most), an abort or error ending the session's permit waits.
  * Never throws.
  */
 import { Effect } from "effect"
@@ -15,7 +15,6 @@ import type { PermitGateService } from "../../services/permits/PermitGate.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import type { FailureReadsService } from "../../services/quota/FailureReads.js"
 import { notifyInputsOf } from "../notifyEvents.js"
-import { announceSwitches } from "./fallback.js"
 import type { Parts, Runner } from "./runner.js"
 
 const NONE: ReadonlyArray<EngineEvent> = []
@@ -82,8 +81,7 @@ export const busHooks = (r: Runner, s: BusServices): Parts => {
         const inputs = notifyInputsOf(bus)
         const notified = inputs.length > 0 ? r.run(Effect.forEach(inputs, s.notifications.apply, { discard: true }), "notification") : undefined
         if (engineRun !== undefined) {
-          const applied = await engineRun
-          await announceSwitches(r, s.notifications, applied ?? [])
+          await engineRun
           // an abort or error of a session ends its permit waits at once and releases what it holds
           for (const e of events) if (e.type === "error") void r.run(s.permitGate.sessionEnded(e.session), "heavy-work permit")
         }

@@ -1,13 +1,11 @@
 /**
  * Fallbacks (issue 12, US-50) and spin detection: each model request (`chat.params`) tells the engine
  * the session's model and agent; a user message naming a cooling original runs on the session's
- * fallback (`chat.message` rewrites its model); each switch the engine decides is one notification
- * (`announceSwitches`, from the bus part).
+ * fallback (`chat.message` rewrites its model). Each switch the engine decides is one notification: its
+ * `Announce` effect, carried out by the notify feature's runner (layers/notify/runAnnounce.ts).
  */
 import { assign } from "../../core/extract.js"
-import { effectOf, effectsOf } from "../../core/engine/effects.js"
-import type { Applied } from "../../core/engine/step.js"
-import type { NotifyEngineService } from "../../services/notify/NotifyEngine.js"
+import { effectOf } from "../../core/engine/effects.js"
 import { promptTarget } from "../../services/opencode/SessionPrompt.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { requestOf, userMessageOf } from "../events.js"
@@ -34,10 +32,3 @@ export const fallbackHooks = (r: Runner, engine: PoolEngineService): Parts => ({
     }
   }
 })
-
-/** Each switch to a fallback (US-50) is one notification, when notifications exist. */
-export const announceSwitches = async (r: Runner, notifications: NotifyEngineService, applied: ReadonlyArray<Applied | undefined>): Promise<void> => {
-  for (const out of applied) {
-    for (const { order: sw } of effectsOf(out, "Switch")) await r.run(notifications.apply({ type: "switched", session: sw.session, text: sw.text }), "notification")
-  }
-}

@@ -1,0 +1,18 @@
+/**
+ * The `Announce` effect (US-50): what the engine did in a session, told to the user through the
+ * notification machine (a `switched` input: the switch's line as a notification). Without a
+ * notification machine in the context (a test's bare engine) there is no one to tell.
+ */
+import { Effect, Option } from "effect"
+import { causeLine } from "../../core/causeLine.js"
+import type { AnnounceEffect } from "../../core/engine/effects.js"
+import { NotifyEngine } from "../../services/notify/NotifyEngine.js"
+import { AppLog } from "../../services/opencode/AppLog.js"
+
+export const announceRunner = Effect.map(Effect.all([Effect.serviceOption(NotifyEngine), AppLog]), ([notifications, log]) =>
+  Option.match(notifications, {
+    onNone: () => (_e: AnnounceEffect): Effect.Effect<void> => Effect.void,
+    onSome: (n) => (e: AnnounceEffect): Effect.Effect<void> =>
+      n.apply({ type: "switched", session: e.session, text: e.text }).pipe(Effect.catchAllCause((cause) => log.log("error", `notification failed: ${causeLine(cause)}`)))
+  })
+)
