@@ -44,13 +44,17 @@ export const stateOptionLine = (masked: string, schema: string): string =>
 export const fleetInitRun = (flags: FleetInitFlags, env: Readonly<Record<string, string | undefined>>) =>
   Effect.gen(function* () {
     const url = flags.url ?? (env.OCPOOL_STATE_URL === "" ? undefined : env.OCPOOL_STATE_URL)
-    if (url === undefined) return yield* new BadInput({ message: "fleet init needs --url postgres://USER:PASSWORD@HOST:PORT/DB (or OCPOOL_STATE_URL)" })
+    if (url === undefined) return yield* new BadInput({ message: "fleet init needs --url postgres://USER:PASSWORD@HOST:PORT/DB (or OCPOOL_STATE_URL)", option: "--url" })
     const bad = checkUrl(url)
-    if (bad !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))} invalid (${bad})` })
+    if (bad !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))} invalid (${bad})`, option: "--url", value: maskUrl(url) })
     const unreadable = pgFileProblem(url)
-    if (unreadable !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))}: ${unreadable}` })
+    if (unreadable !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))}: ${unreadable}`, option: "--url", value: maskUrl(url) })
     const schema = flags.schema ?? DEFAULT_SCHEMA
-    if (!SCHEMA_NAME.test(schema)) return yield* new BadInput({ message: `--schema ${JSON.stringify(schema)} invalid (lower-case letters, digits and _, at most 63, not starting with a digit)` })
+    if (!SCHEMA_NAME.test(schema)) return yield* new BadInput({
+        message: `--schema ${JSON.stringify(schema)} invalid (lower-case letters, digits and _, at most 63, not starting with a digit)`,
+        option: "--schema",
+        value: schema
+      })
     const masked = maskUrl(url)
     const state: StateBackend = { backend: "postgres", url, schema, leaseMs: FLEET_LEASE_MS, from: "option" }
     // the backend's own log lines (a fallback warning) say less than the one line below: not printed;
