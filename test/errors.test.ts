@@ -8,6 +8,7 @@ import { Cause, Schema } from "effect"
 import { decodeLine, InputError } from "../src/core/trace/input.js"
 import { BadInput, CostUnknown, UsageProblem } from "../src/cli/errors.js"
 import { dbFailure } from "../src/cli/shared/db.js"
+import { FleetUnreachable } from "../src/cli/fleet/init.js"
 import { causeLine } from "../src/layers/opencode/LoggerAppLog.js"
 import { PopupsWriteError } from "../src/layers/notify/PopupsFile.js"
 import { RecordsError } from "../src/layers/state/sharedStateOver.js"
@@ -88,6 +89,12 @@ describe("errors with fields render the text they always did", () => {
     expect(new CostUnknown({ model: "zen/x", sources: [] }).message).toBe("cost unknown: no price for the baseline model zen/x in any price source (none readable)")
     expect(new BadInput({ message: "--for 1x: bad", option: "--for", value: "1x" })).toMatchObject({ _tag: "BadInput", message: "--for 1x: bad", option: "--for", value: "1x" })
     expect(new UsageProblem({ message: "--trace goes with --watch", option: "--trace" }).message).toBe("--trace goes with --watch")
+  })
+
+  it("US-52 fleet init's unreachable server keeps the masked URL and the driver's reason, and says the line it always said", () => {
+    const e = new FleetUnreachable({ problem: "unreachable", url: "postgres://u:***@db:5432/pool", detail: "connect ECONNREFUSED 127.0.0.1:5432" })
+    expect(e.message).toBe("cannot reach PostgreSQL at postgres://u:***@db:5432/pool: connect ECONNREFUSED 127.0.0.1:5432")
+    expect(new FleetUnreachable({ problem: "not-fleet", url: "sqlite" }).message).toBe("fleet init: sqlite did not select the PostgreSQL backend")
   })
 
   it("US-45 a trace line's error names the field at fault; its message is the one the replay shows", () => {
