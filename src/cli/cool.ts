@@ -87,10 +87,10 @@ export const coolClearRun = (flags: { readonly models: ReadonlyArray<string>; re
 export const coolSetRun = (flags: { readonly model: string; readonly forText: string; readonly reason: Option.Option<string>; readonly json: boolean; readonly stateDir: Option.Option<string> }) =>
   Effect.gen(function* () {
     const bad = checkModel(flags.model)
-    if (bad !== undefined) return yield* new BadInput({ message: `${JSON.stringify(printable(flags.model))}: ${bad}` })
+    if (bad !== undefined) return yield* new BadInput({ message: `${JSON.stringify(printable(flags.model))}: ${bad}`, option: "MODEL", value: flags.model })
     const ms = parseDuration(flags.forText)
-    if (typeof ms !== "number") return yield* new BadInput({ message: `--for ${printable(flags.forText)}: ${ms.error}` })
-    if (ms < 1_000) return yield* new BadInput({ message: `--for ${printable(flags.forText)}: at least 1s` })
+    if (typeof ms !== "number") return yield* new BadInput({ message: `--for ${printable(flags.forText)}: ${ms.error}`, option: "--for", value: flags.forText })
+    if (ms < 1_000) return yield* new BadInput({ message: `--for ${printable(flags.forText)}: at least 1s`, option: "--for", value: flags.forText })
     const { record, now } = yield* changing(flags.stateDir, (now) =>
       Effect.flatMap(SharedState, (s) =>
         s.transact(now, { cooldowns: true }, (snap) => {

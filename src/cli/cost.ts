@@ -8,7 +8,7 @@ import { Clock, Console, Effect, Layer, Option } from "effect"
 import { DEFAULT_BY, DEFAULT_SINCE, GROUP_BY, parseBy, parseModel, parseSince, type GroupBy } from "../core/cost/flags.js"
 import { buildReport, isPooledAgent, rootOf, type CostReport } from "../core/cost/report.js"
 import { renderText, reportJsonText } from "../core/cost/render.js"
-import { echo, printable } from "../core/printable.js"
+import { echo } from "../core/printable.js"
 import { CostSqlite } from "../layers/cost/CostSqlite.js"
 import { loadPriceSources, priceSourcePaths, type PriceSource } from "../layers/cost/PriceSources.js"
 import { SqliteNode } from "../layers/opencodeDb/SqliteNode.js"
@@ -74,7 +74,7 @@ export const costCommand = Command.make(
       yield* Console.log(args.json ? reportJsonText(report, ctx) : renderText(report, ctx))
       for (const line of unpricedNote(report, baselineModel)) yield* diagnostic(line)
       if (baselineModel !== undefined && report.baseline.cost === undefined)
-        return yield* new CostUnknown({ message: `cost unknown: no price for the baseline model ${echo(baselineModel)} in any price source (${prices.sources.length === 0 ? "none readable" : prices.sources.map((s) => `${s.name} ${printable(s.path)}`).join(", ")})` })
+        return yield* new CostUnknown({ model: baselineModel, sources: prices.sources.map((s) => ({ name: s.name, path: s.path })) })
     })
 ).pipe(
   Command.withDescription(

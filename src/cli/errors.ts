@@ -1,5 +1,5 @@
 /** The CLI's typed failures and their exit codes (SPEC §12.1). */
-import { Data } from "effect"
+import { Data, Schema } from "effect"
 import { echo, printable } from "../core/printable.js"
 
 /** An `--expect` mismatch shows at most this many characters of each line. */
@@ -29,8 +29,16 @@ export class InitRefused extends Data.TaggedError("InitRefused")<{ readonly path
 /** Exit 1: a directory or file the command must create or write cannot be (no home directory, ENOTDIR, EACCES, …). */
 export class PathUnusable extends Data.TaggedError("PathUnusable")<{ readonly path: string; readonly reason: string }> {}
 
-/** Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument). */
-export class UsageProblem extends Data.TaggedError("UsageProblem")<{ readonly message: string }> {}
+/**
+ * Exit 2: a usage problem @effect/cli cannot see (a flag-like word taken as a positional argument, two
+ * flags that do not go together, a flag missing). `message` is the line shown; `option` the flag or
+ * word at fault when there is one (docs/DECISIONS.md 251).
+ */
+export class UsageProblem extends Schema.TaggedError<UsageProblem>()("UsageProblem", {
+  message: Schema.String,
+  /** The flag or word at fault, as typed (`--trace`, `--host`, an unknown word). */
+  option: Schema.optional(Schema.String)
+}) {}
 
 export type CliFailure = FileUnreadable | TraceInvalid | ExpectMismatch | PoolUnusable | StateUnreadable | ChecksFailed | InitRefused | PathUnusable
 
@@ -56,11 +64,32 @@ export const describeFailure = (e: CliFailure): { readonly message: string; read
   }
 }
 
-/** Exit 2: a flag value out of range, or a `--db` that is missing or not an opencode database (SPEC §12.1). */
-export class BadInput extends Data.TaggedError("BadInput")<{ readonly message: string }> {}
+/**
+ * Exit 2: a flag value out of range, or a `--db` that is missing or not an opencode database (SPEC
+ * §12.1). `message` is the line shown (each command renders the value its own way: escaped, cut, a URL
+ * masked); `option` and `value` say which flag and what was given, where the command knows them
+ * (docs/DECISIONS.md 251).
+ */
+export class BadInput extends Schema.TaggedError<BadInput>()("BadInput", {
+  message: Schema.String,
+  /** The flag or argument at fault, as the command line names it (`--for`, `--config`, `--url`; `OPENCODE_DB` for a database named there). */
+  option: Schema.optional(Schema.String),
+  /** The value given, as given (a URL masked: it may carry a password). */
+  value: Schema.optional(Schema.String)
+}) {}
 
 /** Exit 1: a sweep stopped on a database failure, or its id guard tripped; exit 75: it stopped busy or the vacuum was refused. */
 export class SweepIncomplete extends Data.TaggedError("SweepIncomplete")<{ readonly message: string; readonly exitCode: 1 | 75 }> {}
 
 /** Exit 1: a model named on the command line (`cost --baseline-model`) has no price, so a cost the user asked for is unknown. */
-export class CostUnknown extends Data.TaggedError("CostUnknown")<{ readonly message: string }> {}
+export class CostUnknown extends Schema.TaggedError<CostUnknown>()("CostUnknown", {
+  /** The model without a price, as given. */
+  model: Schema.String,
+  /** The price sources read (none when none was readable). */
+  sources: Schema.Array(Schema.Struct({ name: Schema.String, path: Schema.String }))
+}) {
+  override get message(): string {
+    const read = this.sources.length === 0 ? "none readable" : this.sources.map((s) => `${s.name} ${printable(s.path)}`).join(", ")
+    return `cost unknown: no price for the baseline model ${echo(this.model)} in any price source (${read})`
+  }
+}

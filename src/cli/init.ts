@@ -110,7 +110,7 @@ export const initCommand = Command.make(
       const io = yield* CurrentIo
       const ocpool = (line: string) => ocpoolLine(line, io.env)
       if (Option.isSome(args.mcp)) {
-        if (args.global || args.project) return yield* new UsageProblem({ message: "--mcp goes without --global or --project" })
+        if (args.global || args.project) return yield* new UsageProblem({ message: "--mcp goes without --global or --project", option: "--mcp" })
         if (args.mcp.value === "print") return yield* Console.log(mcpSnippets(io.env))
         const o = yield* initMcp(args.mcp.value, { remove: args.remove, force: args.force, dryRun: args.dryRun }, io.env.HOME, io.env)
         if (args.json) return yield* Console.log(printableJson(JSON.stringify(o)))

@@ -100,7 +100,7 @@ export const notDelivered = (d: Delivery): string => `notification not delivered
 
 const once = (name: string, positional: Option.Option<string>, flag: Option.Option<string>): Effect.Effect<string | undefined, UsageProblem> =>
   Option.isSome(positional) && Option.isSome(flag)
-    ? Effect.fail(new UsageProblem({ message: `notify: give the ${name} once, as ${name.toUpperCase()} or as --${name}` }))
+    ? Effect.fail(new UsageProblem({ message: `notify: give the ${name} once, as ${name.toUpperCase()} or as --${name}`, option: `--${name}` }))
     : Effect.succeed(Option.getOrUndefined(Option.orElse(flag, () => positional)))
 
 const text = (name: string, pseudo: string, description: string) => Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
@@ -133,7 +133,10 @@ export const notifyCommand = Command.make(
       // @effect/cli takes a flag it does not know (or one missing its value) as a positional argument
       for (const word of [a.titleArg, a.messageArg]) {
         if (Option.isSome(word) && word.value.startsWith("-")) {
-          return yield* new UsageProblem({ message: `notify: unknown flag or missing value: ${capCodePoints(printable(word.value), 40)} (a text that starts with - goes in --title or --message)` })
+          return yield* new UsageProblem({
+            message: `notify: unknown flag or missing value: ${capCodePoints(printable(word.value), 40)} (a text that starts with - goes in --title or --message)`,
+            option: word.value
+          })
         }
       }
       const title = yield* once("title", a.titleArg, a.title)

@@ -120,13 +120,17 @@ const traceLines = (path: string): Stream.Stream<string, FileUnreadable> => {
 export const replayCommand = Command.make("replay", { trace, pool, expect, explain, json, timeline }, (args) =>
   Effect.gen(function* () {
     if (args.trace.startsWith("-") && args.trace !== "-") {
-      return yield* new UsageProblem({ message: `unknown flag ${args.trace} (a file whose name starts with - is read as ./${args.trace})` })
+      return yield* new UsageProblem({ message: `unknown flag ${args.trace} (a file whose name starts with - is read as ./${args.trace})`, option: args.trace })
     }
     // the timeline's name is checked before anything is read
     const timelinePath = Option.getOrUndefined(args.timeline)
     const kind = timelinePath === undefined ? undefined : timelineKind(timelinePath)
     if (timelinePath !== undefined && kind === undefined) {
-      return yield* new BadInput({ message: `--timeline ${printable(timelinePath)}: the name must end in .html (an interactive page) or .svg (a static picture)` })
+      return yield* new BadInput({
+        message: `--timeline ${printable(timelinePath)}: the name must end in .html (an interactive page) or .svg (a static picture)`,
+        option: "--timeline",
+        value: timelinePath
+      })
     }
     const options: { pool?: ReplayOptions["pool"] } = {}
     if (Option.isSome(args.pool)) {

@@ -46,7 +46,7 @@ export interface RunFlags {
 const durationFlag = (flag: string, value: string | undefined): Effect.Effect<number | undefined, BadInput> => {
   if (value === undefined) return Effect.succeed(undefined)
   const d = parseDuration(value)
-  return typeof d === "number" ? Effect.succeed(d) : Effect.fail(new BadInput({ message: `--${flag} ${truncate(printable(value), 40)}: ${d.error}` }))
+  return typeof d === "number" ? Effect.succeed(d) : Effect.fail(new BadInput({ message: `--${flag} ${truncate(printable(value), 40)}: ${d.error}`, option: `--${flag}`, value }))
 }
 
 /** The command line as a reason: words with spaces or quotes single-quoted, one printable line of at most REASON_MAX. */
@@ -93,7 +93,7 @@ export const runRun = (flags: RunFlags) =>
     if (flags.argv.length === 0) return yield* new BadInput({ message: "run needs a command: ocpool run [flags] -- CMD [ARGS…]" })
     // @effect/cli hands an unknown flag (or a flag missing its value) before `--` over as a word: no command starts with `-`
     const first = flags.argv[0]!
-    if (first.startsWith("-")) return yield* new BadInput({ message: `run: unknown flag or missing value: ${truncate(printable(first), 40)} (the command goes after --)` })
+    if (first.startsWith("-")) return yield* new BadInput({ message: `run: unknown flag or missing value: ${truncate(printable(first), 40)} (the command goes after --)`, option: first })
     const argv = flags.argv as readonly [string, ...Array<string>]
     const reason = flags.reason !== undefined ? truncate(printable(flags.reason), REASON_MAX - 1) : commandLine(argv)
     const code = yield* withPermits(flags.stateDir, held({ budget, weight, waitMs, waitText: flags.wait, timeoutMs, timeoutText: flags.timeout, reason, argv }))

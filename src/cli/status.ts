@@ -34,7 +34,7 @@ export const statusCommand = Command.make(
     Effect.gen(function* () {
       const flags = { pool: Option.getOrUndefined(args.pool), json: args.json, stateDir: Option.getOrUndefined(args.stateDir) }
       if (args.watch) return yield* watchRun({ ...flags, trace: Option.getOrUndefined(args.trace) })
-      if (Option.isSome(args.trace)) return yield* new UsageProblem({ message: "--trace goes with --watch (the live view shows the trace's last decisions)" })
+      if (Option.isSome(args.trace)) return yield* new UsageProblem({ message: "--trace goes with --watch (the live view shows the trace's last decisions)", option: "--trace" })
       return yield* statusRun(flags)
     })
 ).pipe(Command.withDescription("Show every process's claims, per-slot load and cap, cooling models and the next pick. Exit 0; 1 if the state directory is unreadable. --watch: the live view. " + WATCH_TEXT))

@@ -70,36 +70,38 @@ const tilde = (path: string, home: string | undefined): string => {
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? `~/${rel.split(sep).join("/")}` : path
 }
 
-const bad = (message: string) => new BadInput({ message })
+/** The line shown, and the flag at fault with its value when there is one. */
+const bad = (message: string, option?: string, value?: string) =>
+  new BadInput(option === undefined ? { message } : value === undefined ? { message, option } : { message, option, value })
 
 /** Every flag checked before anything is read or written (exit 2 with one line naming the flag). */
 export const checkFlags = (f: TunnelFlags, home: string | undefined, cwd: string = process.cwd()): Effect.Effect<Checked, BadInput | UsageProblem> =>
   Effect.gen(function* () {
     const host = f.host?.trim() ?? ""
-    if (f.host === undefined) return yield* new UsageProblem({ message: "tunnel setup needs --host H (the desktop's host name or address, as seen from here)" })
-    if (!HOST.test(host)) return yield* bad(`--host must be a host name or address (letters, digits, '.', '-', ':', '%'), not "${printable(f.host)}"`)
+    if (f.host === undefined) return yield* new UsageProblem({ message: "tunnel setup needs --host H (the desktop's host name or address, as seen from here)", option: "--host" })
+    if (!HOST.test(host)) return yield* bad(`--host must be a host name or address (letters, digits, '.', '-', ':', '%'), not "${printable(f.host)}"`, "--host", f.host)
     const user = f.user?.trim()
-    if (user !== undefined && !USER.test(user)) return yield* bad(`--user must be a login name, not "${printable(f.user!)}"`)
+    if (user !== undefined && !USER.test(user)) return yield* bad(`--user must be a login name, not "${printable(f.user!)}"`, "--user", f.user!)
     let port: number | undefined
     if (f.port !== undefined) {
       const p = f.port.trim()
       port = /^\d{1,5}$/.test(p) ? Number(p) : NaN
-      if (!(port >= 1 && port <= 65_535)) return yield* bad(`--port must be an integer from 1 to 65535, not "${printable(f.port)}"`)
+      if (!(port >= 1 && port <= 65_535)) return yield* bad(`--port must be an integer from 1 to 65535, not "${printable(f.port)}"`, "--port", f.port)
     }
     const alias = f.alias ?? DESKTOP_ALIAS
-    if (!ALIAS.test(alias)) return yield* bad(`--alias must be 1 to 64 of A-Z a-z 0-9 . _ - not starting with '-', not "${printable(alias)}"`)
+    if (!ALIAS.test(alias)) return yield* bad(`--alias must be 1 to 64 of A-Z a-z 0-9 . _ - not starting with '-', not "${printable(alias)}"`, "--alias", alias)
     const receiver = (f.receiver ?? DEFAULT_RECEIVER).trim()
-    if (receiver === "" || CONTROL.test(receiver) || UNDECODABLE.test(receiver)) return yield* bad(`--receiver must be a one-line command, not "${printable(f.receiver ?? "")}"`)
+    if (receiver === "" || CONTROL.test(receiver) || UNDECODABLE.test(receiver)) return yield* bad(`--receiver must be a one-line command, not "${printable(f.receiver ?? "")}"`, "--receiver", f.receiver ?? "")
     const commandProblem = receiverProblem(receiver)
-    if (commandProblem !== undefined) return yield* bad(`--receiver ${commandProblem}, not "${printable(receiver)}"`)
+    if (commandProblem !== undefined) return yield* bad(`--receiver ${commandProblem}, not "${printable(receiver)}"`, "--receiver", receiver)
     let keyPath: string
     if (f.key === undefined) {
       if (home === undefined) return yield* bad(`no default key path: ${NO_HOME}, or give --key PATH`)
       keyPath = join(home, ".ssh", "ocpool_notify")
     } else {
-      if (f.key === "" || CONTROL.test(f.key) || UNDECODABLE.test(f.key)) return yield* bad(`--key must be a file path without control characters or bytes that are not UTF-8, not "${printable(f.key)}"`)
+      if (f.key === "" || CONTROL.test(f.key) || UNDECODABLE.test(f.key)) return yield* bad(`--key must be a file path without control characters or bytes that are not UTF-8, not "${printable(f.key)}"`, "--key", f.key)
       if (f.key === "~" || f.key.startsWith("~/")) {
-        if (home === undefined) return yield* bad(`--key ${printable(f.key)}: ${NO_HOME}`)
+        if (home === undefined) return yield* bad(`--key ${printable(f.key)}: ${NO_HOME}`, "--key", f.key)
         // `~//x` is under home, as in a shell; a trailing `/` goes, as `resolve` drops it from other paths
         keyPath = f.key === "~" ? home : resolve(join(home, f.key.slice(2)))
       } else keyPath = resolve(cwd, f.key)

@@ -46,15 +46,19 @@ export const readDriveConfig = (path: string): Effect.Effect<Record<string, unkn
       text = readFileSync(path, "utf8")
     } catch (e) {
       const code = (e as { code?: unknown }).code
-      return Effect.fail(new BadInput({ message: `--config ${printable(path)}: cannot read it (${typeof code === "string" ? code : e instanceof Error ? e.message : String(e)})` }))
+      return Effect.fail(new BadInput({
+          message: `--config ${printable(path)}: cannot read it (${typeof code === "string" ? code : e instanceof Error ? e.message : String(e)})`,
+          option: "--config",
+          value: path
+        }))
     }
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
     } catch (e) {
-      return Effect.fail(new BadInput({ message: `--config ${printable(path)}: not valid JSON (${printable(e instanceof Error ? e.message : String(e))})` }))
+      return Effect.fail(new BadInput({ message: `--config ${printable(path)}: not valid JSON (${printable(e instanceof Error ? e.message : String(e))})`, option: "--config", value: path }))
     }
-    if (!isRecord(parsed)) return Effect.fail(new BadInput({ message: `--config ${printable(path)}: not a JSON object (the plugin's options)` }))
+    if (!isRecord(parsed)) return Effect.fail(new BadInput({ message: `--config ${printable(path)}: not a JSON object (the plugin's options)`, option: "--config", value: path }))
     return Effect.succeed(parsed)
   })
 

@@ -244,7 +244,7 @@ describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
     Effect.gen(function* () {
       const triedAt: Array<number> = []
       const fiber = yield* Effect.fork(
-        withBusyRetry(Effect.suspend(() => Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => triedAt.push(t))), Effect.fail(new DbBusy({ reason: "locked" }))))).pipe(
+        withBusyRetry(Effect.suspend(() => Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => triedAt.push(t))), Effect.fail(new DbBusy({ detail: "locked" }))))).pipe(
           Effect.flip
         )
       )
@@ -257,7 +257,7 @@ describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
   it.effect("US-33.9 a failure that is not busy is not retried", () =>
     Effect.gen(function* () {
       let attempts = 0
-      const error = yield* withBusyRetry(Effect.suspend(() => (attempts++, Effect.fail(new DbFailed({ reason: "disk I/O error" }))))).pipe(Effect.flip)
+      const error = yield* withBusyRetry(Effect.suspend(() => (attempts++, Effect.fail(new DbFailed({ detail: "disk I/O error" }))))).pipe(Effect.flip)
       expect(error._tag).toBe("DbFailed")
       expect(attempts).toBe(1)
     })
@@ -266,7 +266,7 @@ describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
   it.effect("US-33.9 a transaction that stays busy is tried 6 times (5 retries) over 7.75 s of back-off, then fails busy", () =>
     Effect.gen(function* () {
       let attempts = 0
-      const fiber = yield* Effect.fork(withBusyRetry(Effect.suspend(() => (attempts++, Effect.fail(new DbBusy({ reason: "database is locked" }))))).pipe(Effect.flip))
+      const fiber = yield* Effect.fork(withBusyRetry(Effect.suspend(() => (attempts++, Effect.fail(new DbBusy({ detail: "database is locked" }))))).pipe(Effect.flip))
       yield* TestClock.adjust(7_749)
       expect(attempts).toBe(5)
       yield* TestClock.adjust(1)
@@ -279,7 +279,7 @@ describe("chunks and busy back-off (SPEC §1, §11.1)", () => {
   it.effect("US-33.9 a transaction that gets through on a retry succeeds", () =>
     Effect.gen(function* () {
       let attempts = 0
-      const fiber = yield* Effect.fork(withBusyRetry(Effect.suspend(() => (++attempts < 3 ? Effect.fail(new DbBusy({ reason: "locked" })) : Effect.succeed("done")))))
+      const fiber = yield* Effect.fork(withBusyRetry(Effect.suspend(() => (++attempts < 3 ? Effect.fail(new DbBusy({ detail: "locked" })) : Effect.succeed("done")))))
       yield* TestClock.adjust(750)
       expect(yield* Fiber.join(fiber)).toBe("done")
     })

@@ -80,7 +80,7 @@ describe("Effect.log* through the log (LoggerAppLog, LoggerStderr)", () => {
   it.effect("US-10 levels map to the log's four, a cause becomes its first line and stays typed, debug reaches the log", () =>
     Effect.gen(function* () {
       const lines: Array<MemoryLine> = []
-      const failed = new AbortFailed({ reason: "session still running after abort\nsecond line" })
+      const failed = new AbortFailed({ problem: "other", detail: "session still running after abort\nsecond line" })
       yield* Effect.all([
         Effect.logDebug("d"),
         Effect.logInfo("reaper armed:", "every 30s"),
@@ -123,7 +123,7 @@ describe("Effect.log* through the log (LoggerAppLog, LoggerStderr)", () => {
       process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write
       try {
         yield* Effect.logWarning("two\nlines").pipe(Effect.provide(LoggerStderr))
-        yield* Effect.logError("sweep failed", Cause.fail(new AbortFailed({ reason: "busy" }))).pipe(Effect.provide(LoggerStderr))
+        yield* Effect.logError("sweep failed", Cause.fail(new AbortFailed({ problem: "other", detail: "busy" }))).pipe(Effect.provide(LoggerStderr))
       } finally {
         process.stderr.write = original
       }

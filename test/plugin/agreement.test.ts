@@ -146,7 +146,7 @@ describe("the plugin and replay agree", () => {
             case "outcome": {
               if (pending.length === 0) break
               const [done] = pending.splice(o.n % pending.length, 1)
-              yield* o.ok ? Deferred.succeed(done!, undefined) : Deferred.fail(done!, new AbortFailed({ reason: "HTTP 500" }))
+              yield* o.ok ? Deferred.succeed(done!, undefined) : Deferred.fail(done!, new AbortFailed({ problem: "http", call: "abort", status: 500 }))
               break
             }
             case "wait":

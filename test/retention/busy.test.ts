@@ -141,7 +141,7 @@ describe("a locked database (SPEC §11.1)", () => {
   const busyRead = (path: string, read: "countTree" | "treeChanged" | "scanEvents", lines = memoryLines()) =>
     Layer.effect(
       RetentionStore,
-      Effect.map(RetentionStore, (store) => RetentionStore.of({ ...store, [read]: () => Effect.fail(new DbBusy({ reason: "database is locked" })) }))
+      Effect.map(RetentionStore, (store) => RetentionStore.of({ ...store, [read]: () => Effect.fail(new DbBusy({ detail: "database is locked" })) }))
     ).pipe(Layer.provideMerge(layers(path, { lines })))
 
   it.effect("US-32 a tree check that stays busy midway stops sweep sessions busy: nothing of that tree goes, the remainder is reported, the run line is written", () =>

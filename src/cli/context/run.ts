@@ -34,7 +34,7 @@ export interface ContextStatusFlags extends ContextFlags {
 export const projectRoot = (flag: string | undefined): Effect.Effect<string, BadInput> =>
   Effect.suspend(() => {
     const named = flag === undefined ? "the current directory" : `--project ${echo(flag)}`
-    if (flag === "") return Effect.fail(new BadInput({ message: "--project: an empty path" }))
+    if (flag === "") return Effect.fail(new BadInput({ message: "--project: an empty path", option: "--project", value: "" }))
     let root: string
     try {
       root = realpathSync(resolve(flag ?? process.cwd()))
@@ -51,7 +51,7 @@ export const projectRoot = (flag: string | undefined): Effect.Effect<string, Bad
 export const maxBytesOf = (flag: string | undefined, recorded?: number | null): Effect.Effect<number, BadInput> => {
   if (flag === undefined) return Effect.succeed(recorded ?? MAP_MAX_BYTES_DEFAULT)
   const n = /^\d{1,15}$/.test(flag) ? Number(flag) : NaN
-  return n >= 1 ? Effect.succeed(n) : Effect.fail(new BadInput({ message: `--max-bytes ${echo(flag)}: a whole number of bytes, 1 or more` }))
+  return n >= 1 ? Effect.succeed(n) : Effect.fail(new BadInput({ message: `--max-bytes ${echo(flag)}: a whole number of bytes, 1 or more`, option: "--max-bytes", value: flag }))
 }
 
 export const contextStatusRun = (flags: ContextStatusFlags) =>

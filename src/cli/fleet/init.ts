@@ -4,7 +4,7 @@
  * the migrations, then prints the masked URL, the schema version and the plugin option to add. The
  * password is never printed: the option shows the URL masked, and `OCPOOL_STATE_URL` can carry the real one.
  */
-import { Console, Data, Effect, Layer, Logger, LogLevel } from "effect"
+import { Console, Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import { checkUrl, DEFAULT_SCHEMA, FLEET_LEASE_MS, maskUrl, type StateBackend } from "../../core/state/fleet.js"
 import { printable } from "../../core/printable.js"
 import { backendOptions, sharedStateLayer, pgFileProblem } from "../../layers/state/sharedStateLayer.js"
@@ -18,8 +18,20 @@ export const INIT_WAIT_MS = 15_000
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
-/** Exit 1: the server did not answer, or refused (its reason, the URL masked). */
-export class FleetUnreachable extends Data.TaggedError("FleetUnreachable")<{ readonly message: string }> {}
+/** Exit 1: the server did not answer, or refused (its reason), or the URL did not select PostgreSQL; the URL masked. */
+export class FleetUnreachable extends Schema.TaggedError<FleetUnreachable>()("FleetUnreachable", {
+  problem: Schema.Literal("not-fleet", "unreachable"),
+  /** The URL, masked (`maskUrl`): never the password. */
+  url: Schema.String,
+  /** The driver's reason, the password taken out (unreachable). */
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    return this.problem === "not-fleet"
+      ? `fleet init: ${printable(this.url)} did not select the PostgreSQL backend`
+      : `cannot reach PostgreSQL at ${printable(this.url)}: ${printable(this.detail ?? "")}`
+  }
+}
 
 export interface FleetInitFlags {
   readonly url: string | undefined
@@ -44,13 +56,17 @@ export const stateOptionLine = (masked: string, schema: string): string =>
 export const fleetInitRun = (flags: FleetInitFlags, env: Readonly<Record<string, string | undefined>>) =>
   Effect.gen(function* () {
     const url = flags.url ?? (env.OCPOOL_STATE_URL === "" ? undefined : env.OCPOOL_STATE_URL)
-    if (url === undefined) return yield* new BadInput({ message: "fleet init needs --url postgres://USER:PASSWORD@HOST:PORT/DB (or OCPOOL_STATE_URL)" })
+    if (url === undefined) return yield* new BadInput({ message: "fleet init needs --url postgres://USER:PASSWORD@HOST:PORT/DB (or OCPOOL_STATE_URL)", option: "--url" })
     const bad = checkUrl(url)
-    if (bad !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))} invalid (${bad})` })
+    if (bad !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))} invalid (${bad})`, option: "--url", value: maskUrl(url) })
     const unreadable = pgFileProblem(url)
-    if (unreadable !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))}: ${unreadable}` })
+    if (unreadable !== undefined) return yield* new BadInput({ message: `--url ${printable(maskUrl(url))}: ${unreadable}`, option: "--url", value: maskUrl(url) })
     const schema = flags.schema ?? DEFAULT_SCHEMA
-    if (!SCHEMA_NAME.test(schema)) return yield* new BadInput({ message: `--schema ${JSON.stringify(schema)} invalid (lower-case letters, digits and _, at most 63, not starting with a digit)` })
+    if (!SCHEMA_NAME.test(schema)) return yield* new BadInput({
+        message: `--schema ${JSON.stringify(schema)} invalid (lower-case letters, digits and _, at most 63, not starting with a digit)`,
+        option: "--schema",
+        value: schema
+      })
     const masked = maskUrl(url)
     const state: StateBackend = { backend: "postgres", url, schema, leaseMs: FLEET_LEASE_MS, from: "option" }
     // the backend's own log lines (a fallback warning) say less than the one line below: not printed;
@@ -61,9 +77,8 @@ export const fleetInitRun = (flags: FleetInitFlags, env: Readonly<Record<string,
       Effect.provide(layer),
       Logger.withMinimumLogLevel(LogLevel.Info)
     )
-    if (answer._tag === "NotFleet") return yield* new FleetUnreachable({ message: `fleet init: ${printable(masked)} did not select the PostgreSQL backend` })
-    if (answer._tag === "Unreachable")
-      return yield* new FleetUnreachable({ message: `cannot reach PostgreSQL at ${printable(masked)}: ${printable(withoutPassword(answer.reason, url))}` })
+    if (answer._tag === "NotFleet") return yield* new FleetUnreachable({ problem: "not-fleet", url: masked })
+    if (answer._tag === "Unreachable") return yield* new FleetUnreachable({ problem: "unreachable", url: masked, detail: withoutPassword(answer.reason, url) })
     const v = answer.view
     yield* Console.log(
       [

@@ -33,7 +33,11 @@ export const databaseFile = (flag: Option.Option<string>, dryRun: boolean) =>
         return code === "ENOENT" ? "no such file" : code === "EACCES" ? `permission denied (${dryRun ? "read" : "read and write"} access needed)` : String(code ?? e)
       }
     })()
-    if (problem !== undefined) return yield* new BadInput({ message: `database ${path} (from ${resolved.from}): ${problem}` })
+    if (problem !== undefined) return yield* new BadInput({
+        message: `database ${path} (from ${resolved.from}): ${problem}`,
+        ...(resolved.from === "default" ? {} : { option: resolved.from }),
+        value: path
+      })
     return path
   })
 
@@ -50,7 +54,7 @@ export const withBusyRetry = <A, E, R>(attempt: Effect.Effect<A, DbBusy | E, R>)
 export const dbFailure = (db: string, e: NotOpencodeDb | DbBusy | DbFailed): BadInput | SweepIncomplete => {
   switch (e._tag) {
     case "NotOpencodeDb":
-      return new BadInput({ message: `${db} is not an opencode database: ${e.reason}; nothing changed` })
+      return new BadInput({ message: `${db} is not an opencode database: ${e.reason}; nothing changed`, value: db })
     case "DbBusy":
       return new SweepIncomplete({
         message: `database ${db} is busy (${e.reason}): another connection held its lock through ${DB_BUSY_BACKOFF_MS.length} retries; nothing changed, try again later`,

@@ -135,7 +135,7 @@ export const sweepSessionsCommand = Command.make(
     Effect.gen(function* () {
       const window = yield* sweepWindow(args, { days: SESSION_SWEEP_DAYS, graceHours: SESSION_SWEEP_GRACE_HOURS })
       const directory = Option.getOrUndefined(args.directory)
-      if (directory !== undefined && directory.trim() === "") return yield* new BadInput({ message: "--directory must name a directory" })
+      if (directory !== undefined && directory.trim() === "") return yield* new BadInput({ message: "--directory must name a directory", option: "--directory", value: directory })
       const db = yield* databaseFile(args.db, args.dryRun)
       yield* runSweep(
         db,

@@ -6,7 +6,7 @@
  * through Schema measured 4.4× slower, longer than the whole replay (`npm run bench:decode`,
  * docs/PERFORMANCE.md).
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 import type { CoolReason } from "../pool/cooldown.js"
 import { isRecord } from "../json.js"
 import { JSON_MAX_DEPTH, jsonTooDeep, TRACE_TIME_MAX_MS } from "../readLimits.js"
@@ -122,65 +122,76 @@ export type TraceInput =
   /** The context map's refresh machine (issue 23): edits collected, idles, runs bound and ended. */
   | ContextLine
 
-/** A line that cannot be decoded; the caller adds the line number. */
-export class InputError extends Data.TaggedError("InputError")<{ readonly message: string }> {}
+/**
+ * A line that cannot be decoded; the caller adds the line number. `message` is the problem as shown;
+ * `field` the line's field at fault when the problem is one field's (`at`, `claim`, `limit.remaining`);
+ * `unexpected` when the decoder itself threw (a bug, shown as one bounded line).
+ */
+export class InputError extends Schema.TaggedError<InputError>()("InputError", {
+  message: Schema.String,
+  field: Schema.optional(Schema.String),
+  unexpected: Schema.optional(Schema.Literal(true))
+}) {}
 
 type Obj = Record<string, unknown>
 
 /** Local control flow only: `decodeLine` catches it, so no exception leaves this module. */
 class Invalid {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    readonly field: string | undefined
+  ) {}
 }
 
-const fail = (message: string): never => {
-  throw new Invalid(message)
+const fail = (message: string, field?: string): never => {
+  throw new Invalid(message, field)
 }
 
 const str = (o: Obj, key: string): string => {
   const v = o[key]
-  if (v === undefined) return fail(`missing required field "${key}"`)
-  if (typeof v !== "string") return fail(`field "${key}" must be a string`)
+  if (v === undefined) return fail(`missing required field "${key}"`, key)
+  if (typeof v !== "string") return fail(`field "${key}" must be a string`, key)
   return v
 }
 
 const optStr = (o: Obj, key: string): string | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (typeof v !== "string") return fail(`field "${key}" must be a string`)
+  if (typeof v !== "string") return fail(`field "${key}" must be a string`, key)
   return v
 }
 
 const num = (o: Obj, key: string): number => {
   const v = o[key]
-  if (v === undefined) return fail(`missing required field "${key}"`)
-  if (typeof v !== "number" || !Number.isFinite(v)) return fail(`field "${key}" must be a number`)
+  if (v === undefined) return fail(`missing required field "${key}"`, key)
+  if (typeof v !== "number" || !Number.isFinite(v)) return fail(`field "${key}" must be a number`, key)
   return v
 }
 
 /** A required time (epoch ms) within ±TRACE_TIME_MAX_MS. */
 const time = (o: Obj, key: string): number => {
   const v = num(o, key)
-  return isTraceTime(v) ? v : fail(`field "${key}" must be within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
+  return isTraceTime(v) ? v : fail(`field "${key}" must be within ±${TRACE_TIME_MAX_MS} (epoch ms)`, key)
 }
 
 const optNum = (o: Obj, key: string): number | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (typeof v !== "number" || !Number.isFinite(v)) return fail(`field "${key}" must be a number`)
+  if (typeof v !== "number" || !Number.isFinite(v)) return fail(`field "${key}" must be a number`, key)
   return v
 }
 
 const optBool = (o: Obj, key: string, dflt: boolean): boolean => {
   const v = o[key]
   if (v === undefined || v === null) return dflt
-  if (typeof v !== "boolean") return fail(`field "${key}" must be a boolean`)
+  if (typeof v !== "boolean") return fail(`field "${key}" must be a boolean`, key)
   return v
 }
 
 const reqBool = (o: Obj, key: string): boolean => {
   const v = o[key]
-  if (v === undefined) return fail(`missing required field "${key}"`)
-  if (typeof v !== "boolean") return fail(`field "${key}" must be a boolean`)
+  if (v === undefined) return fail(`missing required field "${key}"`, key)
+  if (typeof v !== "boolean") return fail(`field "${key}" must be a boolean`, key)
   return v
 }
 
@@ -188,7 +199,7 @@ const reqBool = (o: Obj, key: string): boolean => {
 const optTiming = (o: Obj, key: string): number | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) return fail(`field "${key}" must be an integer ≥ 1 (ms)`)
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) return fail(`field "${key}" must be an integer ≥ 1 (ms)`, key)
   return v
 }
 
@@ -197,13 +208,13 @@ const isTraceTime = (v: unknown): v is number => typeof v === "number" && Number
 
 const outcome = (v: unknown, key: string): AbortOutcome => {
   if (v === "ok" || v === "fail" || v === "pending") return v
-  return fail(`field "${key}" must be "ok", "fail" or "pending"`)
+  return fail(`field "${key}" must be "ok", "fail" or "pending"`, key)
 }
 
 const strList = (o: Obj, key: string): ReadonlyArray<string> | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) return fail(`field "${key}" must be an array of strings`)
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) return fail(`field "${key}" must be an array of strings`, key)
   return v as ReadonlyArray<string>
 }
 
@@ -211,7 +222,7 @@ const abortOf = (o: Obj): AbortOutcome | undefined => (o.abort === undefined || 
 
 const abortsOf = (o: Obj): Readonly<Record<string, AbortOutcome>> | undefined => {
   if (o.aborts === undefined || o.aborts === null) return undefined
-  if (!isRecord(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`)
+  if (!isRecord(o.aborts)) return fail(`field "aborts" must be an object of claim: "ok"|"fail"`, "aborts")
   const aborts: Record<string, AbortOutcome> = {}
   for (const [k, v] of Object.entries(o.aborts)) aborts[k] = outcome(v, `aborts.${echo(k)}`)
   return aborts
@@ -221,7 +232,7 @@ const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
   const v = o.peers
   if (v === undefined || v === null) return undefined
   if (!isRecord(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n))) {
-    return fail(`field "peers" must be an object of model: number`)
+    return fail(`field "peers" must be an object of model: number`, "peers")
   }
   return v as Readonly<Record<string, number>>
 }
@@ -231,7 +242,7 @@ const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "
 const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
   const v = o.peerCooling
   if (v === undefined || v === null) return undefined
-  if (!Array.isArray(v)) return fail(`field "peerCooling" must be an array`)
+  if (!Array.isArray(v)) return fail(`field "peerCooling" must be an array`, "peerCooling")
   return v.map((p: unknown, i): PeerCooling => {
     if (!isRecord(p) || typeof p.model !== "string" || typeof p.until !== "number" || typeof p.reason !== "string" || !REASONS.has(p.reason)) {
       return fail(`peerCooling[${i}] must be {model, until, reason} with a known reason`)
@@ -251,25 +262,25 @@ const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
 const level = (o: Obj, key: string): QuotaLevel | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
-  if (!isRecord(v)) return fail(`field "${key}" must be an object {remaining, limit?, resetAt?}`)
+  if (!isRecord(v)) return fail(`field "${key}" must be an object {remaining, limit?, resetAt?}`, key)
   const remaining = num(v, "remaining")
-  if (remaining < 0) return fail(`field "${key}.remaining" must be ≥ 0`)
+  if (remaining < 0) return fail(`field "${key}.remaining" must be ≥ 0`, `${key}.remaining`)
   const limit = optNum(v, "limit")
-  if (limit !== undefined && limit <= 0) return fail(`field "${key}.limit" must be above 0`)
+  if (limit !== undefined && limit <= 0) return fail(`field "${key}.limit" must be above 0`, `${key}.limit`)
   const resetAt = v.resetAt === undefined || v.resetAt === null ? undefined : time(v, "resetAt")
   return { remaining, ...(limit === undefined ? {} : { limit }), ...(resetAt === undefined ? {} : { resetAt }) }
 }
 
 const reserveOf = (o: Obj): number | undefined => {
   const v = optNum(o, "reserve")
-  if (v !== undefined && (v < 0 || v >= 1)) return fail(`field "reserve" must be a fraction from 0 up to (not including) 1`)
+  if (v !== undefined && (v < 0 || v >= 1)) return fail(`field "reserve" must be a fraction from 0 up to (not including) 1`, "reserve")
   return v
 }
 
 const headers = (o: Obj): Readonly<Record<string, unknown>> | undefined => {
   const v = o.headers
   if (v === undefined || v === null) return undefined
-  if (!isRecord(v)) return fail(`field "headers" must be an object`)
+  if (!isRecord(v)) return fail(`field "headers" must be an object`, "headers")
   return v
 }
 
@@ -278,9 +289,10 @@ export const decodeLine = (line: string): TraceInput | InputError => {
   try {
     return decodeOrThrow(line)
   } catch (e) {
-    if (e instanceof Invalid) return new InputError({ message: e.message })
+    // made without the constructor's check: its fields are known strings, and a fuzzed trace may make many
+    if (e instanceof Invalid) return new InputError(e.field === undefined ? { message: e.message } : { message: e.message, field: e.field }, true)
     // not expected: whatever it is, one bounded line (never a stack)
-    return new InputError({ message: echo(e instanceof Error ? `${e.name}: ${e.message}` : String(e), 200) })
+    return new InputError({ message: echo(e instanceof Error ? `${e.name}: ${e.message}` : String(e), 200), unexpected: true }, true)
   }
 }
 
@@ -295,15 +307,15 @@ const decodeOrThrow = (line: string): TraceInput => {
   }
   if (!isRecord(parsed)) return fail("a line must be a JSON object")
   const o = parsed
-  if (o.at === undefined) return fail(`missing required field "at"`)
-  if (typeof o.at !== "number" || !Number.isSafeInteger(o.at)) return fail(`field "at" must be an integer (epoch ms)`)
-  if (!isTraceTime(o.at)) return fail(`field "at" must be within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
+  if (o.at === undefined) return fail(`missing required field "at"`, "at")
+  if (typeof o.at !== "number" || !Number.isSafeInteger(o.at)) return fail(`field "at" must be an integer (epoch ms)`, "at")
+  if (!isTraceTime(o.at)) return fail(`field "at" must be within ±${TRACE_TIME_MAX_MS} (epoch ms)`, "at")
   const at = o.at
-  if (o.type === undefined) return fail(`missing required field "type"`)
+  if (o.type === undefined) return fail(`missing required field "type"`, "type")
   switch (o.type) {
     case "pool": {
-      if (o.slots === undefined) return fail(`missing required field "slots"`)
-      if (!Array.isArray(o.slots)) return fail(`field "slots" must be an array`)
+      if (o.slots === undefined) return fail(`missing required field "slots"`, "slots")
+      if (!Array.isArray(o.slots)) return fail(`field "slots" must be an array`, "slots")
       return {
         type: "pool",
         at,

@@ -4,7 +4,7 @@
  * damaged, strange or huge file counts as empty), written whole through a `.tmp` and a rename; expired
  * entries go on every write. Two receivers racing may lose one entry: that popup then simply stays.
  */
-import { Clock, Data, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { join } from "node:path"
 import { STATE_FILE_MAX_BYTES } from "../../core/readLimits.js"
 import { decodePopups, encodePopups, POPUPS_FILE, rememberPopup, takePopups, type Popup } from "../../core/notify/popups.js"
@@ -12,7 +12,18 @@ import { writeFileAtomic } from "../fs/atomicWrite.js"
 import { readTextFile } from "../fs/safeRead.js"
 import { prepareDir, resolveStateDir } from "../state/StateDirFile.js"
 
-export class PopupsWriteError extends Data.TaggedError("PopupsWriteError")<{ readonly reason: string }> {}
+/** `popups.json` could not be written: the file and the cause (its errno code, else its text); `reason` is `<path>: <cause>`. */
+export class PopupsWriteError extends Schema.TaggedError<PopupsWriteError>()("PopupsWriteError", {
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  get reason(): string {
+    return `${this.path}: ${this.detail}`
+  }
+  override get message(): string {
+    return this.reason
+  }
+}
 
 export interface PopupsFile {
   readonly path: string
@@ -43,7 +54,7 @@ export const makePopupsFile = (dir: string): PopupsFile => {
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.try({
           try: () => writeFileAtomic(path, encodePopups(rememberPopup(readPopups(path), key, id, raisedAt, now))),
-          catch: (e) => new PopupsWriteError({ reason: `${path}: ${errorText(e)}` })
+          catch: (e) => new PopupsWriteError({ path, detail: errorText(e) })
         })
       ),
     take: (key) =>

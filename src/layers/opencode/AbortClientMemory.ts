@@ -12,7 +12,7 @@ export const AbortClientMemory = (outcomes: Array<"ok" | string>, calls: Array<s
       Effect.suspend(() => {
         calls.push(id)
         const next = outcomes.length > 1 ? outcomes.shift()! : (outcomes[0] ?? "ok")
-        const outcome = next === "ok" ? Effect.void : Effect.fail(new AbortFailed({ reason: next }))
+        const outcome = next === "ok" ? Effect.void : Effect.fail(new AbortFailed({ problem: "other", sessionId: id, detail: next }, true))
         return latencyMs > 0 ? Effect.zipRight(Effect.sleep(Duration.millis(latencyMs)), outcome) : outcome
       }).pipe(spanned("AbortClient.abort"))
   })

@@ -20,18 +20,19 @@ export interface SessionClient {
   }
 }
 
-const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, ABORT_TIMEOUT_MS, (reason) => new AbortFailed({ reason }))
+const call = (f: () => Promise<SdkResult>, what: string, sessionId: string) =>
+  sdkCall(f, what, ABORT_TIMEOUT_MS, (failure) => new AbortFailed({ ...failure, sessionId }, true))
 
 export const AbortClientSdk = (client: SessionClient | undefined, directory: string | undefined) =>
   Layer.succeed(AbortClient, {
     abort: traced("AbortClient.abort")(function* (id) {
-      if (client === undefined) return yield* new AbortFailed({ reason: "no server url" })
+      if (client === undefined) return yield* new AbortFailed({ problem: "no-client", sessionId: id }, true)
       const query = directory === undefined ? {} : { query: { directory } }
-      const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort")
+      const r = yield* call(() => client.session.abort({ path: { id }, ...query }), "abort", id)
       const bad = failedStatus(r)
-      if (bad !== undefined) return yield* new AbortFailed({ reason: `HTTP ${bad}` })
-      if (r.data === false) return yield* new AbortFailed({ reason: "server says session was not aborted" })
-      const running = Effect.map(call(() => client.session.status(query), "status"), (s) => isRunning(s.data, id))
-      if (yield* stillRunningAfter(running, ABORT_CONFIRM_POLL)) return yield* new AbortFailed({ reason: "session still running after abort" })
+      if (bad !== undefined) return yield* new AbortFailed({ problem: "http", sessionId: id, call: "abort", status: bad }, true)
+      if (r.data === false) return yield* new AbortFailed({ problem: "not-aborted", sessionId: id, call: "abort" }, true)
+      const running = Effect.map(call(() => client.session.status(query), "status", id), (s) => isRunning(s.data, id))
+      if (yield* stillRunningAfter(running, ABORT_CONFIRM_POLL)) return yield* new AbortFailed({ problem: "still-running", sessionId: id, ms: ABORT_CONFIRM_POLL.forMs }, true)
     })
   })

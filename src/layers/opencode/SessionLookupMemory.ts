@@ -9,6 +9,6 @@ export const SessionLookupMemory = (sessions: ReadonlyMap<string, SessionFacts> 
       Effect.suspend(() => {
         calls.push(id)
         const facts = sessions.get(id)
-        return facts === undefined ? Effect.fail(new LookupFailed({ reason: "session not found" })) : Effect.succeed(facts)
+        return facts === undefined ? Effect.fail(new LookupFailed({ problem: "not-found", sessionId: id }, true)) : Effect.succeed(facts)
       }).pipe(spanned("SessionLookup.lookup"))
   })

@@ -25,13 +25,17 @@ const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : typeo
 export const SessionLookupSdk = (client: SessionGetClient | undefined, directory: string | undefined) =>
   Layer.succeed(SessionLookup, {
     lookup: traced("SessionLookup.lookup")(function* (id) {
-      if (client === undefined) return yield* new LookupFailed({ reason: "no opencode client" })
+      if (client === undefined) return yield* new LookupFailed({ problem: "no-client", sessionId: id }, true)
       const query = directory === undefined ? {} : { query: { directory } }
-      const r = yield* Effect.tryPromise({ try: () => client.session.get({ path: { id }, ...query }), catch: (e) => new LookupFailed({ reason: reasonOf(e) }) }).pipe(
-        Effect.timeoutFail({ duration: Duration.millis(LOOKUP_TIMEOUT_MS), onTimeout: () => new LookupFailed({ reason: `timed out after ${LOOKUP_TIMEOUT_MS} ms` }) })
-      )
-      const facts = yield* Effect.try({ try: () => (r.error === undefined ? sessionFacts(r.data) : undefined), catch: () => new LookupFailed({ reason: "unreadable answer" }) })
-      if (facts === undefined || facts.id !== id) return yield* new LookupFailed({ reason: "session not found" })
+      const r = yield* Effect.tryPromise({
+        try: () => client.session.get({ path: { id }, ...query }),
+        catch: (e) => new LookupFailed({ problem: "threw", sessionId: id, detail: reasonOf(e) }, true)
+      }).pipe(Effect.timeoutFail({ duration: Duration.millis(LOOKUP_TIMEOUT_MS), onTimeout: () => new LookupFailed({ problem: "timeout", sessionId: id, ms: LOOKUP_TIMEOUT_MS }, true) }))
+      const facts = yield* Effect.try({
+        try: () => (r.error === undefined ? sessionFacts(r.data) : undefined),
+        catch: () => new LookupFailed({ problem: "unreadable", sessionId: id }, true)
+      })
+      if (facts === undefined || facts.id !== id) return yield* new LookupFailed({ problem: "not-found", sessionId: id }, true)
       return facts
     })
   })

@@ -21,7 +21,7 @@ export const SessionPromptMemory = (
   Layer.succeed(SessionPrompt, {
     create: (title) =>
       Effect.suspend(() => {
-        if (options.createFails !== undefined) return Effect.fail(new PromptFailed({ reason: options.createFails }))
+        if (options.createFails !== undefined) return Effect.fail(new PromptFailed({ problem: "other", detail: options.createFails }))
         const created = options.created ?? []
         created.push(title)
         return Effect.succeed(`ses_created_${created.length}`)
@@ -29,7 +29,7 @@ export const SessionPromptMemory = (
     whenIdle: () => spanned((options.busyMs ?? 0) > 0 ? Effect.sleep(Duration.millis(options.busyMs!)) : Effect.void, "SessionPrompt.whenIdle"),
     prompt: (session, model, agent, text) =>
       Effect.suspend(() => {
-        if (options.failWith !== undefined) return Effect.fail(new PromptFailed({ reason: options.failWith }))
+        if (options.failWith !== undefined) return Effect.fail(new PromptFailed({ problem: "other", sessionId: session, detail: options.failWith }))
         calls.push({ session, model, agent, text })
         return Effect.void
       }).pipe(spanned("SessionPrompt.prompt"))

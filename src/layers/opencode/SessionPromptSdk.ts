@@ -7,7 +7,6 @@
  */
 import { Effect, Layer } from "effect"
 import { IDLE_WAIT_POLL, isRunning } from "../../core/session/running.js"
-import { wholeSeconds } from "../../core/time.js"
 import { PromptFailed, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 import { stillRunningAfter } from "./untilIdle.js"
@@ -33,34 +32,35 @@ export interface PromptClient {
   }
 }
 
-const call = (f: () => Promise<SdkResult>, what: string) => sdkCall(f, what, PROMPT_TIMEOUT_MS, (reason) => new PromptFailed({ reason }))
+const call = (f: () => Promise<SdkResult>, what: string, sessionId?: string) =>
+  sdkCall(f, what, PROMPT_TIMEOUT_MS, (failure) => new PromptFailed(sessionId === undefined ? failure : { ...failure, sessionId }))
 
 export const SessionPromptSdk = (client: PromptClient | undefined, directory: string | undefined) => {
   const query = directory === undefined ? {} : { query: { directory } }
   return Layer.succeed(SessionPrompt, {
     whenIdle: traced("SessionPrompt.whenIdle")(function* (id) {
-      if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
-      const running = Effect.flatMap(call(() => client.session.status(query), "status"), (s) => {
+      if (client === undefined) return yield* new PromptFailed({ problem: "no-client", sessionId: id })
+      const running = Effect.flatMap(call(() => client.session.status(query), "status", id), (s) => {
         const bad = failedStatus(s)
-        return bad === undefined ? Effect.succeed(isRunning(s.data, id)) : Effect.fail(new PromptFailed({ reason: `status: HTTP ${bad}` }))
+        return bad === undefined ? Effect.succeed(isRunning(s.data, id)) : Effect.fail(new PromptFailed({ problem: "http", sessionId: id, call: "status", status: bad }))
       })
-      if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ reason: `session still running after ${wholeSeconds(IDLE_WAIT_POLL.forMs)}` })
+      if (yield* stillRunningAfter(running, IDLE_WAIT_POLL)) return yield* new PromptFailed({ problem: "still-running", sessionId: id, ms: IDLE_WAIT_POLL.forMs })
     }),
     create: traced("SessionPrompt.create")(function* (title) {
-      if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+      if (client === undefined) return yield* new PromptFailed({ problem: "no-client" })
       const r = yield* call(() => client.session.create({ body: { title }, ...query }), "create")
       const bad = failedStatus(r)
-      if (bad !== undefined) return yield* new PromptFailed({ reason: `create: HTTP ${bad}` })
+      if (bad !== undefined) return yield* new PromptFailed({ problem: "http", call: "create", status: bad })
       const id = createdId(r.data)
-      if (id === undefined) return yield* new PromptFailed({ reason: "create: the answer names no session id" })
+      if (id === undefined) return yield* new PromptFailed({ problem: "no-session-id", call: "create" })
       return id
     }),
     prompt: traced("SessionPrompt.prompt")(function* (id, model, agent, text) {
-      if (client === undefined) return yield* new PromptFailed({ reason: "no server url" })
+      if (client === undefined) return yield* new PromptFailed({ problem: "no-client", sessionId: id })
       const body = { model, ...(agent === undefined ? {} : { agent }), parts: [{ type: "text" as const, text }] }
-      const r = yield* call(() => client.session.promptAsync({ path: { id }, body, ...query }), "prompt")
+      const r = yield* call(() => client.session.promptAsync({ path: { id }, body, ...query }), "prompt", id)
       const bad = failedStatus(r)
-      if (bad !== undefined) return yield* new PromptFailed({ reason: `prompt: HTTP ${bad}` })
+      if (bad !== undefined) return yield* new PromptFailed({ problem: "http", sessionId: id, call: "prompt", status: bad })
     })
   })
 }

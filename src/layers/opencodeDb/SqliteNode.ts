@@ -13,6 +13,6 @@ export const SqliteNode = (filename: string, options: { readonly readonly?: bool
   SqliteClient.layer({ filename, disableWAL: true, readonly: options.readonly === true }).pipe(
     Layer.catchAllCause((cause) => {
       const e = Cause.squash(cause) as { readonly message?: unknown }
-      return Layer.fail(new NotOpencodeDb({ reason: `cannot open it (${typeof e?.message === "string" ? e.message : String(e)})` }))
+      return Layer.fail(new NotOpencodeDb({ problem: "cannot-open", detail: typeof e?.message === "string" ? e.message : String(e) }))
     })
   )

@@ -22,13 +22,18 @@ export const sqliteMessage = (e: SqlError.SqlError): string => {
 /** Whether SQLite answered SQLITE_BUSY or SQLITE_LOCKED (extended codes included): another connection held the lock past the busy timeout. */
 export const isLockConflict = (e: SqlError.SqlError): boolean => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(e))
 
+/** What SQLite said of a failure: its result code (when the driver gave one) and its words. */
+const said = (e: SqlError.SqlError): { readonly code?: string; readonly detail: string } => {
+  const code = codeOf(e)
+  return code === "" ? { detail: sqliteMessage(e) } : { code, detail: sqliteMessage(e) }
+}
+
 /** A failed statement: DbBusy for a lock conflict (the caller backs off), DbFailed otherwise. */
-export const busyOrFailed = (e: SqlError.SqlError): DbBusy | DbFailed =>
-  isLockConflict(e) ? new DbBusy({ reason: sqliteMessage(e) }) : new DbFailed({ reason: sqliteMessage(e) })
+export const busyOrFailed = (e: SqlError.SqlError): DbBusy | DbFailed => (isLockConflict(e) ? new DbBusy(said(e)) : new DbFailed(said(e)))
 
 /** A failed open step: DbBusy for a lock conflict; any other failure means the file is not a database this tool reads. */
 export const busyOrNotOpencodeDb = (e: SqlError.SqlError): DbBusy | NotOpencodeDb =>
-  isLockConflict(e) ? new DbBusy({ reason: sqliteMessage(e) }) : new NotOpencodeDb({ reason: sqliteMessage(e) })
+  isLockConflict(e) ? new DbBusy(said(e)) : new NotOpencodeDb({ problem: "refused", ...said(e) })
 
 /** `PRAGMA busy_timeout` (SPEC §1 DB_BUSY_TIMEOUT_MS unless given; tests shorten it). */
 export const setBusyTimeout = (sql: SqlClient.SqlClient, ms: number | undefined) => sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(ms ?? DB_BUSY_TIMEOUT_MS))}`)
@@ -57,10 +62,10 @@ export const requireColumns = (attempts: OpenAttempts, required: Readonly<Record
       attempts.run<{ name: string }>("SELECT name FROM pragma_table_info(?)", [table]).pipe(
         Effect.mapError(busyOrNotOpencodeDb),
         Effect.flatMap((info) => {
-          if (info.length === 0) return new NotOpencodeDb({ reason: `no table '${table}'` })
+          if (info.length === 0) return new NotOpencodeDb({ problem: "no-table", table })
           const have = new Set(info.map((c) => c.name))
           const missing = columns.filter((c) => !have.has(c))
-          return missing.length === 0 ? Effect.void : new NotOpencodeDb({ reason: `table '${table}' has no column ${missing.map((c) => `'${c}'`).join(", ")}` })
+          return missing.length === 0 ? Effect.void : new NotOpencodeDb({ problem: "no-columns", table, columns: missing })
         })
       ),
     { discard: true }

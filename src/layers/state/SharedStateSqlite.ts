@@ -157,8 +157,8 @@ const connect = (dir: string | undefined, trusted: boolean): Effect.Effect<{ rea
 /** Statements run on `db` as they come (autocommit, or inside whatever transaction is open); a failure is a `RecordsError`. */
 export const directExec = (db: SqliteDb): SqlExec => ({
   dialect: SQLITE,
-  all: <R>(q: Query) => Effect.try({ try: () => db.all<R>(q.text, q.params), catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` }) }),
-  run: (q: Query) => Effect.try({ try: () => db.run(q.text, q.params), catch: (e) => new RecordsError({ reason: `${STATE_DB}: ${sqliteReason(e)}` }) })
+  all: <R>(q: Query) => Effect.try({ try: () => db.all<R>(q.text, q.params), catch: (e) => new RecordsError({ store: STATE_DB, access: "read", detail: sqliteReason(e) }) }),
+  run: (q: Query) => Effect.try({ try: () => db.run(q.text, q.params), catch: (e) => new RecordsError({ store: STATE_DB, access: "write", detail: sqliteReason(e) }) })
 })
 
 /** How the parts' statements run on `tx`: writes skipped in a read snapshot, queued in `pending` outside a transaction. */

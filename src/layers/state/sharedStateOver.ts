@@ -6,7 +6,7 @@
  * outside src/layers/state names them); a new record kind is one more part here and in each backend.
  * Reads take only what `needs` asks for: a spawn reads claims and cooldowns, never quota records.
  */
-import { Data, Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import type { Cooldown } from "../../core/pool/cooldown.js"
 import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
@@ -30,7 +30,22 @@ import {
 import { spanned, traced } from "../traced.js"
 
 /** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
-export class RecordsError extends Data.TaggedError("RecordsError")<{ readonly reason: string }> {}
+export class RecordsError extends Schema.TaggedError<RecordsError>()("RecordsError", {
+  /** The database file (`state.db`). */
+  store: Schema.String,
+  /** A query that reads, or a statement that writes. */
+  access: Schema.Literal("read", "write"),
+  /** The driver's words. */
+  detail: Schema.String
+}) {
+  /** `<store>: <the driver's words>`, as logs and views show it. */
+  get reason(): string {
+    return `${this.store}: ${this.detail}`
+  }
+  override get message(): string {
+    return this.reason
+  }
+}
 
 /** Each process's own claims table (SPEC §5.1–5.2), judged by its holder (core/state/holder.ts). */
 export interface ClaimRecords {

@@ -1,7 +1,36 @@
 /** Aborting a session and confirming it stopped (SPEC §8.3). */
-import { Context, Data, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
+import { callFields, sdkCallText } from "./callFailure.js"
 
-export class AbortFailed extends Data.TaggedError("AbortFailed")<{ readonly reason: string }> {}
+/**
+ * An abort that failed or was not confirmed, with what failed as fields; `reason` is the text its log
+ * lines show. Made on the reaper's path: its makers skip the constructor's validation (`new AbortFailed(fields, true)`).
+ */
+export class AbortFailed extends Schema.TaggedError<AbortFailed>()("AbortFailed", {
+  problem: Schema.Literal("no-client", "threw", "timeout", "http", "not-aborted", "still-running", "other"),
+  ...callFields
+}) {
+  get reason(): string {
+    switch (this.problem) {
+      case "no-client":
+        return "no server url"
+      case "threw":
+      case "timeout":
+        return sdkCallText(this)
+      case "http":
+        return `HTTP ${this.status ?? "error"}`
+      case "not-aborted":
+        return "server says session was not aborted"
+      case "still-running":
+        return "session still running after abort"
+      case "other":
+        return this.detail ?? ""
+    }
+  }
+  override get message(): string {
+    return this.reason
+  }
+}
 
 export interface AbortClientService {
   /** Succeeds only once the session is verified stopped (absent from the status map, or idle). */

@@ -3,9 +3,36 @@
  * it, then sending it a user message on a given model; and creating a session of the plugin's own (a
  * context map refresh, issue 23). Each fails with the reason, never throws.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
+import { wholeSeconds } from "../../core/time.js"
+import { callFields, sdkCallText } from "./callFailure.js"
 
-export class PromptFailed extends Data.TaggedError("PromptFailed")<{ readonly reason: string }> {}
+/** A continuation or a create that failed, with what failed as fields; `reason` is the text its log lines show. */
+export class PromptFailed extends Schema.TaggedError<PromptFailed>()("PromptFailed", {
+  problem: Schema.Literal("no-client", "threw", "timeout", "http", "still-running", "no-session-id", "other"),
+  ...callFields
+}) {
+  get reason(): string {
+    switch (this.problem) {
+      case "no-client":
+        return "no server url"
+      case "threw":
+      case "timeout":
+        return sdkCallText(this)
+      case "http":
+        return `${this.call ?? ""}: HTTP ${this.status ?? "error"}`
+      case "still-running":
+        return `session still running after ${wholeSeconds(this.ms ?? 0)}`
+      case "no-session-id":
+        return "create: the answer names no session id"
+      case "other":
+        return this.detail ?? ""
+    }
+  }
+  override get message(): string {
+    return this.reason
+  }
+}
 
 export interface PromptTarget {
   readonly providerID: string
