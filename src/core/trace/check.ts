@@ -1,0 +1,20 @@
+/**
+ * What the trace-line decoders share (input.ts, permitInput.ts, contextInput.ts): a failed check
+ * throws `Invalid` with its one-line message, and each decoder's entry (`decodeLine`, `decodePermit`,
+ * `decodeContext`) catches it, so no exception leaves them. Pure.
+ */
+import { TRACE_TIME_MAX_MS } from "../readLimits.js"
+
+export type Obj = Record<string, unknown>
+
+/** Local control flow only: the decoders' entries catch it. */
+export class Invalid {
+  constructor(readonly message: string) {}
+}
+
+export const fail = (message: string): never => {
+  throw new Invalid(message)
+}
+
+/** A time a trace line may carry: a finite number of epoch ms within ±TRACE_TIME_MAX_MS. */
+export const isTraceTime = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= TRACE_TIME_MAX_MS
