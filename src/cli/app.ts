@@ -37,14 +37,12 @@ import { mcpCommand } from "./mcp.js"
 import { fleetCommand } from "./fleet.js"
 import { contextCommand } from "./context.js"
 import { preParse } from "./shared/preParse.js"
+import { commandGroup } from "./shared/commandGroup.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
-export const root = Command.make("ocpool").pipe(
-  Command.withDescription("opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions."),
-  Command.withSubcommands([statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, coolCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
-)
+export const root = commandGroup("ocpool", "opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions.", [statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, coolCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
 
 const cli = Command.run(root, { name: "ocpool", version })
 

@@ -9,6 +9,7 @@ import { Option } from "effect"
 import { contextRefreshRun, contextStatusRun } from "./context/run.js"
 import { text } from "./shared/flags.js"
 import { stateDirOption } from "./status.js"
+import { commandGroup } from "./shared/commandGroup.js"
 
 const projectFlag = text("project", "DIR", "The project (default: the current directory), taken as its real absolute path: the key of its record in the state directory")
 
@@ -46,7 +47,4 @@ export const contextRefreshCommand = Command.make(
   )
 )
 
-export const contextCommand = Command.make("context").pipe(
-  Command.withDescription("The project's context map (.opencode/context/): show its state, or queue a refresh."),
-  Command.withSubcommands([contextStatusCommand, contextRefreshCommand])
-)
+export const contextCommand = commandGroup("context", "The project's context map (.opencode/context/): show its state, or queue a refresh.", [contextStatusCommand, contextRefreshCommand])

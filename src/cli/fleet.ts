@@ -4,14 +4,14 @@
  * The fleet driver for tests, benchmarks and the demo is a development entry, not a command of `ocpool`
  * (issue 34): src/dev/fleetDrive.ts, `node dist/dev-fleet-drive.js`.
  */
-import { Command, Options } from "@effect/cli"
+import { Command } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { fleetInitRun } from "./fleet/init.js"
 import { ExitWith } from "./notify.js"
 import { CurrentIo, diagnostic } from "./output.js"
+import { commandGroup } from "./shared/commandGroup.js"
+import { text } from "./shared/textFlag.js"
 
-const text = (name: string, pseudo: string, description: string) =>
-  Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
 
 export const fleetInitCommand = Command.make(
   "init",
@@ -32,7 +32,4 @@ export const fleetInitCommand = Command.make(
   )
 )
 
-export const fleetCommand = Command.make("fleet").pipe(
-  Command.withDescription("Fleet mode (several machines sharing one pool through PostgreSQL): set it up."),
-  Command.withSubcommands([fleetInitCommand])
-)
+export const fleetCommand = commandGroup("fleet", "Fleet mode (several machines sharing one pool through PostgreSQL): set it up.", [fleetInitCommand])

@@ -12,18 +12,17 @@
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
 import { parse as parseJsonc } from "jsonc-parser"
-import { isAbsolute, dirname, join } from "node:path"
+import { isAbsolute, join } from "node:path"
 import { parse as parseToml, TomlError } from "smol-toml"
 import { byteTextOf, utf8Of, type ByteText } from "../core/byteText.js"
 import { notOnPathNote, PATH_SERVER, sameServer, serverLine, type ServerCommand } from "../core/invocation.js"
 import { appendItem, applySplices, eolNear, indentUnit, lineColumnOf, parseTopLevel, removeItems, type List, type Property } from "../core/jsoncEdit.js"
 import { printable } from "../core/printable.js"
-import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/fs/atomicWrite.js"
-import { dirReason, makeDir } from "../layers/fs/dirs.js"
 import { readBytesFile } from "../layers/fs/safeRead.js"
 import { isOurBundleFile } from "../layers/install/pluginEntry.js"
 import { BadInput, PathUnusable } from "./errors.js"
 import { jsonValue, NAME, serverHere, TOML_HEADER, tomlArray, tomlString } from "./mcpEntry.js"
+import { writeBack } from "./shared/writeBack.js"
 
 export { mcpSnippets } from "./mcpEntry.js"
 
@@ -382,15 +381,7 @@ export const initMcp = (
     const diff = createTwoFilesPatch(read._tag === "Missing" ? "/dev/null" : path, path, utf8Of(toml ? body : before), toml ? edit.text : utf8Of(edit.text), "", "", { context: 3 })
     const action = o.remove ? "removed" : edit.replaced ? "replaced" : "added"
     if (!o.dryRun) {
-      const file = writeTarget(path)
-      if (read._tag === "Bytes" && isReadOnly(file, read.stat)) return yield* new PathUnusable({ path, reason: `read-only (mode ${(read.stat.mode & 0o777).toString(8).padStart(3, "0")}); not changed` })
-      const problem = makeDir(dirname(file), 0o700)
-      if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
-      const mode = read._tag === "Bytes" ? read.stat.mode & 0o777 : 0o600
-      yield* Effect.try({
-        try: () => writeFileWithMode(file, after, mode),
-        catch: (e) => new PathUnusable({ path: file, reason: dirReason((e as NodeJS.ErrnoException).code ?? String(e)) })
-      })
+      yield* writeBack(path, read._tag === "Bytes" ? read.stat : undefined, after, { dirMode: 0o700, newFileMode: 0o600, targetDir: true })
     }
     const note = o.remove || facts === undefined ? undefined : notOnPathNote(facts)
     return { harness, path, action, command: server, previous: edit.previous ?? null, note: note ?? null, diff }

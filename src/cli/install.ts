@@ -10,19 +10,18 @@
  */
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { utf8Of } from "../core/byteText.js"
 import { addPluginEntry, removePluginEntry, type ConfigEdit } from "../core/opencodeConfig.js"
 import { printable } from "../core/printable.js"
-import { isReadOnly, writeFileWithMode, writeTarget } from "../layers/fs/atomicWrite.js"
-import { dirReason, makeDir } from "../layers/fs/dirs.js"
 import { installationRoot } from "../layers/install/installation.js"
 import { isOtherInstallationEntry, isOurEntryName } from "../layers/install/pluginEntry.js"
 import { configDir } from "../layers/pool/PoolConfigFile.js"
 import { occupied, readBytesFile } from "../layers/fs/safeRead.js"
 import { noHomeReason, xdgDir } from "../layers/fs/xdg.js"
 import { BadInput, InitRefused, PathUnusable } from "./errors.js"
+import { writeBack } from "./shared/writeBack.js"
 
 export type InstallTarget = "global" | "project"
 
@@ -113,16 +112,8 @@ export const install = (
     yield* Effect.yieldNow()
     if (!o.dryRun && changed) {
       if (after.length > CONFIG_MAX_BYTES) return yield* new PathUnusable({ path, reason: "would grow past 1 MiB; not changed" })
-      const file = writeTarget(path)
-      if (read._tag === "Bytes" && isReadOnly(file, read.stat)) return yield* new PathUnusable({ path, reason: `read-only (mode ${(read.stat.mode & 0o777).toString(8).padStart(3, "0")}); not changed` })
-      const problem = makeDir(dirname(path), 0o777)
-      if (problem !== undefined) return yield* new PathUnusable({ path: problem.path, reason: dirReason(problem.code) })
       // the file's own mode, 0644 for a new one
-      const mode = read._tag === "Bytes" ? read.stat.mode & 0o777 : 0o644
-      yield* Effect.try({
-        try: () => writeFileWithMode(file, Buffer.from(after, "latin1"), mode),
-        catch: (e) => new PathUnusable({ path: file, reason: dirReason((e as NodeJS.ErrnoException).code ?? String(e)) })
-      })
+      yield* writeBack(path, read._tag === "Bytes" ? read.stat : undefined, Buffer.from(after, "latin1"), { dirMode: 0o777, newFileMode: 0o644, targetDir: false })
     }
     if (o.remove) return { config: { path, entry, changed, created: false, replaced: null, dropped: [], diff }, pool: { path: undefined, written: false } }
     const replaced = edit._tag === "Changed" ? (edit.replaced ?? null) : null

@@ -19,6 +19,7 @@ import { homeDir } from "../layers/fs/xdg.js"
 import type { Delivery } from "../services/notify/Notifier.js"
 import { UsageProblem } from "./errors.js"
 import { diagnostic } from "./output.js"
+import { text } from "./shared/textFlag.js"
 
 export type NotifyCliKind = NotifyKind | "test"
 
@@ -103,7 +104,6 @@ const once = (name: string, positional: Option.Option<string>, flag: Option.Opti
     ? Effect.fail(new UsageProblem({ message: `notify: give the ${name} once, as ${name.toUpperCase()} or as --${name}`, option: `--${name}` }))
     : Effect.succeed(Option.getOrUndefined(Option.orElse(flag, () => positional)))
 
-const text = (name: string, pseudo: string, description: string) => Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
 
 export const notifyCommand = Command.make(
   "notify",

@@ -24,6 +24,8 @@ import { occupied, readBytesFile, readTextFile } from "../layers/fs/safeRead.js"
 import { homeDir } from "../layers/fs/xdg.js"
 import { ocpoolLine } from "../layers/install/installation.js"
 import { BadInput, PathUnusable, UsageProblem } from "./errors.js"
+import { commandGroup } from "./shared/commandGroup.js"
+import { text } from "./shared/textFlag.js"
 
 /** How long ssh-keygen may take (creating an ed25519 key is instant). */
 const KEYGEN_TIMEOUT_MS = 15_000
@@ -275,7 +277,6 @@ export const tunnelSetup = (f: TunnelFlags, env: NodeJS.ProcessEnv = process.env
       .join("\n")
   })
 
-const text = (name: string, pseudo: string, description: string) => Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
 
 export const tunnelSetupCommand = Command.make(
   "setup",
@@ -307,7 +308,4 @@ export const tunnelSetupCommand = Command.make(
   )
 )
 
-export const tunnelCommand = Command.make("tunnel").pipe(
-  Command.withDescription("Set up the ssh hop that carries notifications from this (remote) machine to your desktop."),
-  Command.withSubcommands([tunnelSetupCommand])
-)
+export const tunnelCommand = commandGroup("tunnel", "Set up the ssh hop that carries notifications from this (remote) machine to your desktop.", [tunnelSetupCommand])

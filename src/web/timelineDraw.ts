@@ -5,6 +5,7 @@
  */
 import { tickLabel } from "../core/time.js"
 import type { TimelineData } from "../core/view/timelineHtml.js"
+import { columnRuns } from "../core/view/columnRuns.js"
 import { AGGREGATE_BARS as AGG_BARS, AGGREGATE_COOLS as AGG_COOLS, AGGREGATE_MARKS as AGG_MARKS } from "../core/view/timelineLimits.js"
 
 export const LABEL_W = 220
@@ -100,62 +101,25 @@ export const draw = (chart: Chart, v0: number, v1: number, W: number): Drawn => 
     return STEPS[STEPS.length - 1]!
   }
 
-  /** Per-pixel-column counts per lane and category for [start, end] spans (diff arrays), as runs of equal columns. */
+  /** Per-pixel-column counts per lane and category for [start, end] spans, as runs of equal columns (core/view/columnRuns.ts). */
   const aggregate = (a: AggSpec, items: ReadonlyArray<number>, h: Array<string>): void => {
-    const nl = LN.length
     const nCat = a.nCat
-    const stride = W + 1
-    const diff = new Int32Array(nl * nCat * stride)
     const k = W / (v1 - v0)
-    for (const it of items) {
-      const ls = a.laneOf(it)
-      const cat = a.catOf(it)
-      let c0 = Math.floor((a.startOf(it) - v0) * k)
-      let c1 = Math.floor((a.endOf(it) - v0) * k)
-      if (c0 < 0) c0 = 0
-      if (c1 > W - 1) c1 = W - 1
-      if (c0 > W - 1) c0 = W - 1
-      if (c1 < c0) c1 = c0
-      for (const l of ls) {
-        const base = (l * nCat + cat) * stride
-        diff[base + c0]!++
-        diff[base + c1 + 1]!--
+    for (const run of columnRuns(items, LN.length, nCat, W, (ms) => (ms - v0) * k, a.startOf, a.endOf, a.laneOf, a.catOf)) {
+      const counts = run.counts
+      let total = 0
+      let best = 0
+      const parts: Array<string> = []
+      for (let z = 0; z < nCat; z++) {
+        total += counts[z]!
+        if (counts[z]! > counts[best]!) best = z
+        if (counts[z]) parts.push(`${a.names[z]} ${counts[z]}`)
       }
-    }
-    for (let l = 0; l < nl; l++) {
-      const acc = new Int32Array(nCat)
-      let prev: Int32Array | null = null
-      let runStart = 0
-      const flush = (end: number): void => {
-        if (prev === null) return
-        let total = 0
-        let best = 0
-        const parts: Array<string> = []
-        for (let z = 0; z < nCat; z++) {
-          total += prev[z]!
-          if (prev[z]! > prev[best]!) best = z
-          if (prev[z]) parts.push(`${a.names[z]} ${prev[z]}`)
-        }
-        if (total === 0) return
-        const id = aggs.length
-        aggs.push({ t: a.type, lane: l, n: total, counts: parts.join(" \u00b7 "), from: v0 + runStart / k, to: v0 + end / k })
-        h.push(
-          `<rect class="${a.cls(best)}" tabindex="0" data-i="a${id}" data-lane="${esc(LN[l]![0])}" data-n="${total}" data-counts="${esc(parts.join(","))}" x="${runStart}" y="${a.yOf(l)}" width="${end - runStart}" height="${a.hOf(l)}"/>`
-        )
-      }
-      for (let x = 0; x < W; x++) {
-        let same = prev !== null
-        for (let z = 0; z < nCat; z++) {
-          acc[z]! += diff[(l * nCat + z) * stride + x]!
-          if (same && acc[z] !== prev![z]) same = false
-        }
-        if (!same) {
-          flush(x)
-          prev = Int32Array.from(acc)
-          runStart = x
-        }
-      }
-      flush(W)
+      const id = aggs.length
+      aggs.push({ t: a.type, lane: run.lane, n: total, counts: parts.join(" \u00b7 "), from: v0 + run.from / k, to: v0 + run.to / k })
+      h.push(
+        `<rect class="${a.cls(best)}" tabindex="0" data-i="a${id}" data-lane="${esc(LN[run.lane]![0])}" data-n="${total}" data-counts="${esc(parts.join(","))}" x="${run.from}" y="${a.yOf(run.lane)}" width="${run.to - run.from}" height="${a.hOf(run.lane)}"/>`
+      )
     }
   }
 

@@ -3,7 +3,9 @@
  * a grace period), and killed on process exit as a last resort. Nothing is ever stopped by name.
  */
 import type { ChildProcess } from "node:child_process"
-import { createServer } from "node:net"
+import { freePort, isRunning, onProcessExit, sleep, waitExit } from "../support/children.js"
+
+export { freePort, isRunning, sleep }
 
 const live = new Map<number, ChildProcess>()
 let hooksInstalled = false
@@ -22,13 +24,7 @@ const killAllNow = (): void => {
 const installHooks = (): void => {
   if (hooksInstalled) return
   hooksInstalled = true
-  process.on("exit", killAllNow)
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(signal, () => {
-      killAllNow()
-      process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1))
-    })
-  }
+  onProcessExit(killAllNow)
 }
 
 /** Remembers a child so that it is killed when this process exits, whatever happens. */
@@ -39,22 +35,6 @@ export const track = (child: ChildProcess): void => {
   live.set(pid, child)
   child.once("exit", () => live.delete(pid))
 }
-
-export const isRunning = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null
-
-const waitExit = (child: ChildProcess, ms: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    if (!isRunning(child)) return resolve(true)
-    const timer = setTimeout(() => {
-      child.off("exit", onExit)
-      resolve(false)
-    }, ms)
-    const onExit = () => {
-      clearTimeout(timer)
-      resolve(true)
-    }
-    child.once("exit", onExit)
-  })
 
 /** SIGTERM by pid, SIGKILL after `graceMs` (default 5 s); resolves once the process is gone (bounded). */
 export const stopChild = async (child: ChildProcess, graceMs = 5_000): Promise<void> => {
@@ -77,20 +57,6 @@ export const stopChild = async (child: ChildProcess, graceMs = 5_000): Promise<v
   }
   live.delete(pid)
 }
-
-/** A currently free TCP port on 127.0.0.1. */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once("error", reject)
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address()
-      const port = typeof addr === "object" && addr !== null ? addr.port : 0
-      srv.close(() => (port > 0 ? resolve(port) : reject(new Error("no free port"))))
-    })
-  })
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /** GET with a hard per-request timeout; true on a 2xx. Never throws. */
 export const httpOk = async (url: string, timeoutMs: number): Promise<boolean> => {

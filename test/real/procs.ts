@@ -6,7 +6,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import { readdirSync, readFileSync, rmSync } from "node:fs"
-import { connect, createServer } from "node:net"
+import { connect } from "node:net"
+import { freePort, isRunning, onProcessExit, sleep, waitExit } from "../support/children.js"
+
+export { freePort, isRunning, sleep, waitExit }
 
 const livePids = new Set<number>()
 const liveDirs = new Set<string>()
@@ -30,13 +33,7 @@ const onExit = (): void => {
 const hook = (): void => {
   if (hooked) return
   hooked = true
-  process.on("exit", onExit)
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(signal, () => {
-      onExit()
-      process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1))
-    })
-  }
+  onProcessExit(onExit)
 }
 
 /** Killed with SIGKILL when this process exits, unless `untrackPid` was called first. */
@@ -57,23 +54,6 @@ export const trackDir = (dir: string): void => {
 export const untrackDir = (dir: string): void => {
   liveDirs.delete(dir)
 }
-
-export const isRunning = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null
-
-/** Resolves true once `child` has exited, false after `ms`. */
-export const waitExit = (child: ChildProcess, ms: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    if (!isRunning(child)) return resolve(true)
-    const timer = setTimeout(() => {
-      child.off("exit", done)
-      resolve(false)
-    }, ms)
-    const done = (): void => {
-      clearTimeout(timer)
-      resolve(true)
-    }
-    child.once("exit", done)
-  })
 
 const pidAlive = (pid: number): boolean => {
   try {
@@ -157,20 +137,6 @@ export const watchdog = (pids: ReadonlyArray<number>, dirs: ReadonlyArray<string
     untrackPid(dog.pid)
   }
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
-/** A currently free TCP port on 127.0.0.1 (the caller must cope with losing a race for it). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once("error", reject)
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address()
-      const port = typeof addr === "object" && addr !== null ? addr.port : 0
-      srv.close(() => (port > 0 ? resolve(port) : reject(new Error("no free port"))))
-    })
-  })
 
 /** True when a TCP connection to host:port is accepted within `ms`. Never throws. */
 export const tcpOpen = (host: string, port: number, ms: number): Promise<boolean> =>

@@ -6,10 +6,9 @@ import { Options } from "@effect/cli"
 import { Effect } from "effect"
 import type { Parsed } from "../../core/retention/flags.js"
 import { BadInput } from "../errors.js"
+import { text } from "./textFlag.js"
 
-/** An optional text flag with its pseudo-name and help line; its value is parsed by the command, so a bad one is never usage noise. */
-export const text = (name: string, pseudo: string, description: string) =>
-  Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
+export { text } from "./textFlag.js"
 
 export const dbFlag = text("db", "PATH", "opencode's database (default: $OPENCODE_DB, else $XDG_DATA_HOME/opencode/opencode.db)")
 

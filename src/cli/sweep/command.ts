@@ -25,6 +25,7 @@ import { progressBar, type Progress } from "./progress.js"
 import { renderEvents, renderSessions } from "./render.js"
 import { sweepSessions } from "./sessions.js"
 import { sweepExitCode, type SweepEnd } from "./outcome.js"
+import { commandGroup } from "../shared/commandGroup.js"
 
 const common = {
   db: dbFlag,
@@ -161,7 +162,4 @@ export const sweepSessionsCommand = Command.make(
   )
 )
 
-export const sweepCommand = Command.make("sweep").pipe(
-  Command.withDescription("Keep opencode's database small: retire old sessions, or prune the event log."),
-  Command.withSubcommands([sweepSessionsCommand, sweepEventsCommand])
-)
+export const sweepCommand = commandGroup("sweep", "Keep opencode's database small: retire old sessions, or prune the event log.", [sweepSessionsCommand, sweepEventsCommand])

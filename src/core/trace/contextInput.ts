@@ -9,19 +9,10 @@ import { TRACE_TIME_MAX_MS } from "../readLimits.js"
 import { echo } from "../printable.js"
 import { PENDING_MAX } from "../context/map.js"
 import type { ContextLine, LastRun, MapStamp, RunOutcome } from "../context/refresh.js"
+import { fail, Invalid, isTraceTime, type Obj } from "./check.js"
 
 export const CONTEXT_PATHS_MAX = PENDING_MAX
 export const CONTEXT_STRING_MAX = 4_096
-
-type Obj = Record<string, unknown>
-
-class Invalid {
-  constructor(readonly message: string) {}
-}
-
-const fail = (message: string): never => {
-  throw new Invalid(message)
-}
 
 const str = (o: Obj, key: string, path = key): string => {
   const v = o[key]
@@ -33,12 +24,10 @@ const str = (o: Obj, key: string, path = key): string => {
 
 const optStr = (o: Obj, key: string, path = key): string | undefined => (o[key] === undefined || o[key] === null ? undefined : str(o, key, path))
 
-const isTime = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= TRACE_TIME_MAX_MS
-
 const time = (o: Obj, key: string, path = key): number => {
   const v = o[key]
   if (v === undefined) return fail(`missing required field "${echo(path)}"`)
-  return isTime(v) ? v : fail(`field "${echo(path)}" must be a time within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
+  return isTraceTime(v) ? v : fail(`field "${echo(path)}" must be a time within ±${TRACE_TIME_MAX_MS} (epoch ms)`)
 }
 
 const optTime = (o: Obj, key: string): number | undefined => (o[key] === undefined || o[key] === null ? undefined : time(o, key))

@@ -14,6 +14,7 @@ import { echo } from "../printable.js"
 import type { QuotaLevel } from "../quota/low.js"
 import { decodePermit, type PermitLine } from "./permitInput.js"
 import { decodeContext } from "./contextInput.js"
+import { fail, Invalid, isTraceTime, type Obj } from "./check.js"
 import type { ContextLine } from "../context/refresh.js"
 
 export type { PermitLine } from "./permitInput.js"
@@ -133,20 +134,6 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
   unexpected: Schema.optional(Schema.Literal(true))
 }) {}
 
-type Obj = Record<string, unknown>
-
-/** Local control flow only: `decodeLine` catches it, so no exception leaves this module. */
-class Invalid {
-  constructor(
-    readonly message: string,
-    readonly field: string | undefined
-  ) {}
-}
-
-const fail = (message: string, field?: string): never => {
-  throw new Invalid(message, field)
-}
-
 const str = (o: Obj, key: string): string => {
   const v = o[key]
   if (v === undefined) return fail(`missing required field "${key}"`, key)
@@ -204,7 +191,6 @@ const optTiming = (o: Obj, key: string): number | undefined => {
 }
 
 /** A time on a line: within ±TRACE_TIME_MAX_MS, so every window the rules add to it still lands on a date. */
-const isTraceTime = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= TRACE_TIME_MAX_MS
 
 const outcome = (v: unknown, key: string): AbortOutcome => {
   if (v === "ok" || v === "fail" || v === "pending") return v

@@ -8,6 +8,7 @@ import { isRecord } from "../json.js"
 import { TRACE_TIME_MAX_MS } from "../readLimits.js"
 import { echo } from "../printable.js"
 import type { CancelCause, Capacities, PermitHolder, PermitOp, PermitVia, PermitView } from "../permits/types.js"
+import { fail, Invalid, type Obj } from "./check.js"
 
 export const PERMIT_ENTRIES_MAX = 10_000
 export const PERMIT_STRING_MAX = 1_000
@@ -18,17 +19,6 @@ export interface PermitLine {
   readonly op: PermitOp
   readonly capacities: Capacities
   readonly entries: ReadonlyArray<PermitView>
-}
-
-type Obj = Record<string, unknown>
-
-/** Local control flow only: `decodePermit` catches it. */
-class Invalid {
-  constructor(readonly message: string) {}
-}
-
-const fail = (message: string): never => {
-  throw new Invalid(message)
 }
 
 const name = (path: string, key: string): string => echo(path === "" ? key : `${path}.${key}`)

@@ -6,6 +6,7 @@
 import { isoTimeOr as iso, tickLabel } from "../time.js"
 import { escapeMarkup, sharedCss, timelineData } from "./timelineHtml.js"
 import { AGGREGATE_BARS, AGGREGATE_COOLS, AGGREGATE_MARKS } from "./timelineLimits.js"
+import { columnRuns } from "./columnRuns.js"
 import { BAR_OUTCOMES, type Bar, type Timeline } from "./timelineModel.js"
 
 const SVG_W = 1200
@@ -23,55 +24,6 @@ const svgStep = (range: number, width: number): number => {
 }
 
 const n1 = (x: number): string => (Math.round(x * 10) / 10).toString()
-
-/** Per pixel column counts of spans per lane and category, as runs of equal columns (what both drawings aggregate). */
-const columnRuns = <A>(
-  items: ReadonlyArray<A>,
-  lanes: number,
-  cats: number,
-  width: number,
-  col: (ms: number) => number,
-  span: (a: A) => readonly [number, number],
-  laneOf: (a: A) => ReadonlyArray<number>,
-  catOf: (a: A) => number
-): Array<{ lane: number; from: number; to: number; counts: ReadonlyArray<number> }> => {
-  const stride = width + 1
-  const diff = new Int32Array(lanes * cats * stride)
-  for (const a of items) {
-    const [s, e] = span(a)
-    const c0 = Math.min(width - 1, Math.max(0, Math.floor(col(s))))
-    const c1 = Math.max(c0, Math.min(width - 1, Math.floor(col(e))))
-    const cat = catOf(a)
-    for (const l of laneOf(a)) {
-      const base = (l * cats + cat) * stride
-      diff[base + c0]!++
-      diff[base + c1 + 1]!--
-    }
-  }
-  const runs: Array<{ lane: number; from: number; to: number; counts: ReadonlyArray<number> }> = []
-  for (let l = 0; l < lanes; l++) {
-    const acc = new Array<number>(cats).fill(0)
-    let prev: Array<number> | undefined
-    let from = 0
-    const flush = (to: number): void => {
-      if (prev !== undefined && prev.some((x) => x > 0)) runs.push({ lane: l, from, to, counts: prev })
-    }
-    for (let x = 0; x < width; x++) {
-      let same = prev !== undefined
-      for (let z = 0; z < cats; z++) {
-        acc[z]! += diff[(l * cats + z) * stride + x]!
-        if (same && acc[z] !== prev![z]) same = false
-      }
-      if (!same) {
-        flush(x)
-        prev = [...acc]
-        from = x
-      }
-    }
-    flush(width)
-  }
-  return runs
-}
 
 const barTitle = (b: Bar): string =>
   `${b.claim}\n${b.base} -> ${b.agent} (${b.model}), ${b.pass} pass\noutcome: ${b.outcome}${b.session === undefined ? "" : `   session: ${b.session}`}\n${iso(b.start)} -> ${iso(b.end)}${b.explain === "" ? "" : `\n\n${b.explain}`}`
@@ -124,7 +76,7 @@ export const timelineSvg = (t: Timeline): string => {
 
   const coolRects = t.cools.reduce((n, c) => n + c.lanes.length, 0)
   if (coolRects > AGGREGATE_COOLS) {
-    for (const r of columnRuns(t.cools, lanes.length, 1, plotW, col, (c) => [c.start, c.end] as const, (c) => c.lanes.map(laneOf), () => 0))
+    for (const r of columnRuns(t.cools, lanes.length, 1, plotW, col, (c) => c.start, (c) => c.end, (c) => c.lanes.map(laneOf), () => 0))
       out.push(
         `<rect class="coolagg" x="${r.from}" y="${laneY(r.lane) + 1}" width="${r.to - r.from}" height="${laneH[r.lane]! - 2}"><title>${r.counts[0]} cooldowns</title></rect>`
       )
@@ -140,7 +92,7 @@ export const timelineSvg = (t: Timeline): string => {
 
   if (t.bars.length > AGGREGATE_BARS) {
     const outcomeOf = (b: Bar): number => Math.max(0, BAR_OUTCOMES.indexOf(b.outcome))
-    for (const r of columnRuns(t.bars, lanes.length, BAR_OUTCOMES.length, plotW, col, (b) => [b.start, b.end] as const, (b) => [laneOf(b.lane)], outcomeOf)) {
+    for (const r of columnRuns(t.bars, lanes.length, BAR_OUTCOMES.length, plotW, col, (b) => b.start, (b) => b.end, (b) => [laneOf(b.lane)], outcomeOf)) {
       let best = 0
       r.counts.forEach((n, i) => {
         if (n > r.counts[best]!) best = i
@@ -165,7 +117,7 @@ export const timelineSvg = (t: Timeline): string => {
   }
 
   if (t.marks.length > AGGREGATE_MARKS) {
-    for (const r of columnRuns(t.marks, lanes.length, 1, plotW, col, (m) => [m.at, m.at] as const, (m) => [laneOf(m.lane)], () => 0))
+    for (const r of columnRuns(t.marks, lanes.length, 1, plotW, col, (m) => m.at, (m) => m.at, (m) => [laneOf(m.lane)], () => 0))
       out.push(`<rect class="markagg" x="${r.from}" y="${laneY(r.lane) + 1}" width="${Math.max(1, r.to - r.from)}" height="6"><title>${r.counts[0]} marks</title></rect>`)
   } else {
     for (const m of t.marks) {
