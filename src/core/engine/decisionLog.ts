@@ -93,6 +93,10 @@ const logInto = (log: (level: LogLevel, message: string, annotations?: LogAnnota
   }
 }
 
+/** The annotations of that line: the spawn's session, or the claim whose abort outcome failed. */
+export const failureAbout = (event: EngineEvent): LogAnnotations =>
+  event.type === "spawn" ? logAbout(undefined, event.owner, undefined) : event.type === "aborted" ? logAbout(event.claim, undefined, undefined) : {}
+
 /** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
 export const failureLabel = (event: EngineEvent): string =>
   event.type === "spawn" ? "routing failed, spawn unchanged" : event.type === "sweep" || event.type === "aborted" ? "reaper failed" : `${event.type} failed`
