@@ -119,3 +119,40 @@ export const logLine = (line: LogLine): Effect.Effect<void> => {
   const logged = Effect.logWithLevel(effectLevelOf(line.level), line.message)
   return line.annotations === undefined ? logged : Effect.annotateLogs(logged, line.annotations as Readonly<Record<string, string>>)
 }
+
+/** Runs an effect with given loggers and minimum level (issue 34). */
+export type LogPin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * The loggers (and minimum level) of the fiber that runs this, pinned: an effect run through the pin
+ * logs there whichever fiber runs it, and so do the fibers it forks. A service built in a layer keeps
+ * the log of its layer this way when it is called from outside the runtime (a test's `runPromise`, a
+ * driver), as it did when it held the log service itself. Where the loggers are already those (every
+ * call from the runtime), the effect runs as it is.
+ */
+export const pinLogs: Effect.Effect<LogPin> = Effect.map(
+  Effect.zip(FiberRef.get(FiberRef.currentLoggers), FiberRef.get(FiberRef.currentMinimumLogLevel)),
+  ([loggers, minimum]) =>
+    <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.withFiberRuntime<A, E, R>((fiber) =>
+        fiber.getFiberRef(FiberRef.currentLoggers) === loggers && fiber.getFiberRef(FiberRef.currentMinimumLogLevel) === minimum
+          ? effect
+          : effect.pipe(Effect.locally(FiberRef.currentLoggers, loggers), Effect.locally(FiberRef.currentMinimumLogLevel, minimum))
+      )
+)
+
+/** `service` with every effect it holds, and every effect its functions return, run through `pin`. */
+export const pinned = <S extends object>(pin: LogPin, service: S): S =>
+  Object.fromEntries(
+    Object.entries(service).map(([k, v]) => [
+      k,
+      Effect.isEffect(v)
+        ? pin(v)
+        : typeof v === "function"
+          ? (...args: ReadonlyArray<unknown>) => {
+              const out: unknown = (v as (...a: ReadonlyArray<unknown>) => unknown)(...args)
+              return Effect.isEffect(out) ? pin(out) : out
+            }
+          : v
+    ])
+  ) as S

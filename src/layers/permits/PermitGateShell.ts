@@ -12,6 +12,7 @@ import { PermitGate, type HeavyCall } from "../../services/permits/PermitGate.js
 import { Permits, type PermitTicket } from "../../services/permits/Permits.js"
 import { PoolEngine } from "../../services/pool/PoolEngine.js"
 import { StateDir } from "../../services/state/StateDir.js"
+import { pinLogs, pinned } from "../opencode/LoggerAppLog.js"
 import { traced } from "../traced.js"
 
 interface Entry {
@@ -33,6 +34,7 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
     const engine = yield* PoolEngine
     const dir = yield* StateDir
     yield* needsLog
+    const pin = yield* pinLogs
     const calls = yield* Ref.make(new Map<string, Entry>())
 
     const forget = (key: string) => Ref.update(calls, (m) => {
@@ -110,7 +112,7 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       }
     })
 
-    return { before, after, sessionEnded }
+    return pinned(pin, { before, after, sessionEnded })
   })
 )
 
