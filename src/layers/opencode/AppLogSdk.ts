@@ -29,10 +29,20 @@ const extraValue = (v: unknown): unknown => {
   }
 }
 
-/** `extra`: the service name, then the line's annotations. */
+/** The annotations opencode prints first, in this order; any other follows by name. */
+const FIRST = ["claim", "session", "model"]
+const rank = (k: string): number => {
+  const i = FIRST.indexOf(k)
+  return i === -1 ? FIRST.length : i
+}
+
+/** `extra`: the service name, then the line's annotations in a fixed order (Effect keeps them unordered). */
 export const extraOf = (details: LogDetails | undefined): Record<string, unknown> => {
   const extra: Record<string, unknown> = { service: LOG_SERVICE }
-  if (details !== undefined) for (const [k, v] of Object.entries(details.annotations)) if (k !== "service") extra[k] = extraValue(v)
+  if (details === undefined) return extra
+  const keys = Object.keys(details.annotations).filter((k) => k !== "service")
+  keys.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))
+  for (const k of keys) extra[k] = extraValue(details.annotations[k])
   return extra
 }
 
