@@ -17,7 +17,6 @@ import { PermitGate } from "../services/permits/PermitGate.js"
 import { Permits } from "../services/permits/Permits.js"
 import { PoolEngine, type PoolEngineService } from "../services/pool/PoolEngine.js"
 import { FailureReads } from "../services/quota/FailureReads.js"
-import { AppLog } from "../services/opencode/AppLog.js"
 import { composeRuntime } from "./compose.js"
 import type { Handoff, Sensing } from "./handoff.js"
 import { bashHooks } from "./hooks/bash.js"
@@ -49,7 +48,7 @@ export interface HookOptions {
 
 export type EngineHooks = Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService; readonly sensing: Sensing }
 
-const services = Effect.all({ engine: PoolEngine, notifications: NotifyEngine, gateway: Gateway, permitGate: PermitGate, permits: Permits, failures: FailureReads, appLog: AppLog })
+const services = Effect.all({ engine: PoolEngine, notifications: NotifyEngine, gateway: Gateway, permitGate: PermitGate, permits: Permits, failures: FailureReads })
 
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
 export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<EngineHooks> => {
@@ -57,8 +56,8 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const runtime = composeRuntime(layer, o)
-  const { engine, notifications, gateway, permitGate, permits, failures, appLog } = await runtime.runPromise(services)
-  const r = makeRunner(runtime, appLog)
+  const { engine, notifications, gateway, permitGate, permits, failures } = await runtime.runPromise(services)
+  const r = makeRunner(runtime)
   const sensing = quotaSensing(r, engine, failures, o.settings, o.handoff)
   if (o.handoff !== undefined) await bindHandoff(r, engine, o.handoff)
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Context, Effect, Layer } from "effect"
 import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogMemory.js"
 import { AppLogSdk } from "../../src/layers/opencode/AppLogSdk.js"
-import { LoggerAppLog } from "../../src/layers/opencode/LoggerAppLog.js"
+import { logLine, LoggerAppLog, pinLogs, pinned } from "../../src/layers/opencode/LoggerAppLog.js"
 import { LoggerStderr } from "../../src/layers/process/LoggerStderr.js"
 import { AbortFailed } from "../../src/services/opencode/AbortClient.js"
 import { AppLog } from "../../src/services/opencode/AppLog.js"
@@ -55,6 +55,28 @@ describe("the log through opencode's client", () => {
       yield* Effect.flatMap(AppLog, (l) => Effect.zipRight(l.log("info", "reaper armed: every 30s"), Effect.logWarning("w"))).pipe(Effect.provide(AppLogSdk({ app }, "info")))
       yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
       expect(printed).toEqual([`level=INFO message=reaper armed: every 30s service=${promised}`, `level=WARN message=w service=${promised}`])
+    })
+  )
+
+  it.effect("US-10 a line's annotations (claim, session, model) follow the service name in `extra`, which they never replace; the text is unchanged; lines below the level are dropped before they are built", () =>
+    Effect.gen(function* () {
+      const sent: Array<{ level: string; message: string; service: string; extra?: Record<string, unknown> }> = []
+      const app = { log: (o: { body: { service: string; level: string; message: string; extra?: Record<string, unknown> } }) => (sent.push(o.body), Promise.resolve({ data: true })) }
+      let built = 0
+      const costly = { toJSON: () => (built++, "x") }
+      yield* Effect.all([
+        Effect.logWarning("abort failed claim=p:c1 session=s1 attempt=1/3: HTTP 500").pipe(Effect.annotateLogs({ claim: "p:c1", session: "s1", model: "zen/a", service: "other" })),
+        logLine({ level: "info", message: "cooling zen/a rate_limit strike 1 for 60s until 2026-01-15T09:01:00.000Z", annotations: { model: "zen/a" } }),
+        Effect.logInfo("odd").pipe(Effect.annotateLogs({ n: 2, nested: { a: 1 } })),
+        Effect.logDebug(costly)
+      ]).pipe(Effect.provide(AppLogSdk({ app }, "info")))
+      expect(sent).toEqual([
+        { service: "opencode-pool", level: "warn", message: "abort failed claim=p:c1 session=s1 attempt=1/3: HTTP 500", extra: { service: "opencode-pool", claim: "p:c1", session: "s1", model: "zen/a" } },
+        { service: "opencode-pool", level: "info", message: "cooling zen/a rate_limit strike 1 for 60s until 2026-01-15T09:01:00.000Z", extra: { service: "opencode-pool", model: "zen/a" } },
+        { service: "opencode-pool", level: "info", message: "odd", extra: { service: "opencode-pool", n: 2, nested: '{"a":1}' } }
+      ])
+      expect(Object.keys(sent[0]!.extra!)).toEqual(["service", "claim", "session", "model"])
+      expect(built).toBe(0)
     })
   )
 
@@ -113,6 +135,43 @@ describe("Effect.log* through the log (LoggerAppLog, LoggerStderr)", () => {
       const service = Layer.succeed(AppLog, { log: (level, message) => Effect.sync(() => void lines.push({ level, message })) })
       yield* Effect.logInfo("via the tag").pipe(Effect.provide(LoggerAppLog.pipe(Layer.provide(service))))
       expect(lines).toEqual([{ level: "info", message: "via the tag" }])
+    })
+  )
+
+  it.effect("US-10 the memory log records a line's annotations; a core line without any has none", () =>
+    Effect.gen(function* () {
+      const lines: Array<MemoryLine> = []
+      yield* Effect.all([
+        logLine({ level: "warn", message: "abort failed claim=p:c1 session=s1 attempt=1/3: x", annotations: { claim: "p:c1", session: "s1", model: "zen/a" } }),
+        logLine({ level: "info", message: "reaper armed: every 30s" })
+      ]).pipe(Effect.provide(AppLogMemory(lines)))
+      expect(lines.map((l) => [l.level, l.message, l.details?.annotations])).toEqual([
+        ["warn", "abort failed claim=p:c1 session=s1 attempt=1/3: x", { claim: "p:c1", session: "s1", model: "zen/a" }],
+        ["info", "reaper armed: every 30s", undefined]
+      ])
+    })
+  )
+
+  it.effect("US-10 a service built over the log keeps it (pinLogs): called from a fiber without the logger, its lines and those of the fibers it forks reach that log", () =>
+    Effect.gen(function* () {
+      class Probe extends Context.Tag("test/Probe")<Probe, { readonly run: (session: string) => Effect.Effect<void>; readonly tick: Effect.Effect<void> }>() {}
+      const lines: Array<MemoryLine> = []
+      const probe = Layer.effect(
+        Probe,
+        Effect.map(pinLogs, (pin) =>
+          pinned(pin, {
+            run: (session: string) => Effect.asVoid(Effect.fork(Effect.logDebug(`forked for ${session}`).pipe(Effect.annotateLogs({ session })))).pipe(Effect.zipLeft(Effect.yieldNow())),
+            tick: Effect.logInfo("tick")
+          })
+        )
+      ).pipe(Layer.provide(AppLogMemory(lines)))
+      const service = yield* Effect.provide(Probe, probe)
+      // outside the layer's runtime: Effect's default loggers and minimum level
+      yield* Effect.promise(() => Effect.runPromise(Effect.zipRight(service.run("s1"), service.tick)))
+      expect(lines.map((l) => [l.level, l.message, l.details?.annotations])).toEqual([
+        ["debug", "forked for s1", { session: "s1" }],
+        ["info", "tick", undefined]
+      ])
     })
   )
 

@@ -9,7 +9,7 @@ import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceState } from "../trace/machine.js"
 import { clockTime, isoTime, wholeSeconds } from "../time.js"
-import type { EngineEvent, LogLevel, LogLine } from "./events.js"
+import { logAbout, type EngineEvent, type LogAnnotations, type LogLevel, type LogLine } from "./events.js"
 import { slotsOf, type EngineState } from "./state.js"
 
 /** What a decision's line reads besides the decision: the engine state after the line, the turn's time, why an abort failed. */
@@ -31,47 +31,50 @@ const reapLine = (turn: DecisionContext, c: Claim, outcome: "aborted" | "unbound
 /** The log lines of one decision of the line just applied (`before`: the machine's state before it). */
 export const decisionLines = (turn: DecisionContext, d: Decision, before: TraceState): ReadonlyArray<LogLine> => {
   const lines: Array<LogLine> = []
-  const log = (level: LogLevel, message: string) => void lines.push({ level, message })
+  const log = (level: LogLevel, message: string, annotations?: LogAnnotations) => void lines.push(annotations === undefined ? { level, message } : { level, message, annotations })
   logInto(log, turn, d, before)
   return lines
 }
 
-const logInto = (log: (level: LogLevel, message: string) => void, turn: DecisionContext, d: Decision, before: TraceState): void => {
+/** The annotations of a line about claim `c`: its key, its pooled session once bound, its model. */
+const aboutClaim = (c: Claim): LogAnnotations => logAbout(c.key, c.targetSession, c.model)
+
+const logInto = (log: (level: LogLevel, message: string, annotations?: LogAnnotations) => void, turn: DecisionContext, d: Decision, before: TraceState): void => {
   const machine = turn.state.machine
   switch (d.type) {
     case "route": {
       const slots = slotsOf(turn.state)
       const pos = slots.findIndex((s) => s.index === d.slot)
-      log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slots[pos]?.weight ?? 0)} pass=${d.pass}`)
+      log("info", `routed ${d.base} -> ${d.agent} slot=${d.slot} model=${d.model} load=${d.loads[pos]! + 1}/${2 * (slots[pos]?.weight ?? 0)} pass=${d.pass}`, logAbout(d.claim, undefined, d.model))
       return
     }
     case "refuse":
-      log("warn", refusalLine(d))
+      log("warn", refusalLine(d), logAbout(d.claim, undefined, undefined))
       return
     case "cool":
-      log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${wholeSeconds(d.until - d.at)} until ${isoTime(d.until)}`)
+      log("info", `cooling ${d.models.join(",")} ${d.reason} strike ${d.strike} for ${wholeSeconds(d.until - d.at)} until ${isoTime(d.until)}`, logAbout(undefined, undefined, d.models.join(",")))
       return
     case "switch":
-      log("info", switchText(d.from, d.to, d.until))
+      log("info", switchText(d.from, d.to, d.until), logAbout(undefined, d.session, d.to))
       return
     case "model":
-      log("info", `session ${d.session}: message on ${d.requested} runs on ${d.model} while ${d.requested} cools`)
+      log("info", `session ${d.session}: message on ${d.requested} runs on ${d.model} while ${d.requested} cools`, logAbout(undefined, d.session, d.model))
       return
     case "abort": {
       if (d.ok) return
       const c = getClaim(machine.table, d.claim)
-      if (c !== undefined) log("warn", `abort failed claim=${d.claim} session=${d.session} attempt=${c.abortAttempts}/3: ${turn.abortReason ?? "failed"}`)
+      if (c !== undefined) log("warn", `abort failed claim=${d.claim} session=${d.session} attempt=${c.abortAttempts}/3: ${turn.abortReason ?? "failed"}`, logAbout(d.claim, d.session, c.model))
       return
     }
     case "release": {
       const c = getClaim(before.table, d.claim)
       if (c === undefined) return
-      if (d.reason === "hung") log("warn", reapLine(turn, c, "aborted"))
-      else if (d.reason === "unbound") log("warn", reapLine(turn, c, "unbound"))
+      if (d.reason === "hung") log("warn", reapLine(turn, c, "aborted"), aboutClaim(c))
+      else if (d.reason === "unbound") log("warn", reapLine(turn, c, "unbound"), aboutClaim(c))
       else if (d.reason === "gave_up") {
-        log("error", reapLine(turn, c, "gave_up"))
-        log("error", `abort gave up after 3 attempts: session ${c.targetSession ?? "-"} is still running; stop it by hand`)
-      } else if (d.reason === "signal") log("info", `released claim=${d.claim} after ${turn.state.signalled.get(d.claim) ?? "signal"}`)
+        log("error", reapLine(turn, c, "gave_up"), aboutClaim(c))
+        log("error", `abort gave up after 3 attempts: session ${c.targetSession ?? "-"} is still running; stop it by hand`, aboutClaim(c))
+      } else if (d.reason === "signal") log("info", `released claim=${d.claim} after ${turn.state.signalled.get(d.claim) ?? "signal"}`, aboutClaim(c))
       return
     }
     case "context_start":
@@ -89,6 +92,10 @@ const logInto = (log: (level: LogLevel, message: string) => void, turn: Decision
       return
   }
 }
+
+/** The annotations of that line: the spawn's session, or the claim whose abort outcome failed. */
+export const failureAbout = (event: EngineEvent): LogAnnotations =>
+  event.type === "spawn" ? logAbout(undefined, event.owner, undefined) : event.type === "aborted" ? logAbout(event.claim, undefined, undefined) : {}
 
 /** The log line's start when applying an event fails unexpectedly (docs/OPERATIONS.md). */
 export const failureLabel = (event: EngineEvent): string =>

@@ -20,9 +20,27 @@ export type { RefreshOrder, SwitchOrder } from "./effects.js"
 
 export type { LogLevel } from "../options.js"
 
+/** What a log line is about, beside its text: the shell sends them as the line's annotations (issue 34). */
+export interface LogAnnotations {
+  readonly claim?: string
+  readonly session?: string
+  readonly model?: string
+}
+
 export interface LogLine {
   readonly level: LogLevel
   readonly message: string
+  /** Absent on lines about no claim, session or model; never holds an undefined value. */
+  readonly annotations?: LogAnnotations
+}
+
+/** The annotations of a line about a claim, a session and a model, each that is known (`null`, `undefined` and "" are not). */
+export const logAbout = (claim: string | null | undefined, session: string | null | undefined, model: string | null | undefined): LogAnnotations => {
+  const a: { claim?: string; session?: string; model?: string } = {}
+  if (claim) a.claim = claim
+  if (session) a.session = session
+  if (model) a.model = model
+  return a
 }
 
 /** One opencode happening, as the hooks see it. */

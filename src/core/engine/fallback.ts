@@ -6,6 +6,7 @@
 import { withNewest } from "../newest.js"
 import { isChild } from "../session/tree.js"
 import { PRIMARIES_MAX } from "./state.js"
+import { logAbout } from "./events.js"
 import { local, type Handlers, type Turn } from "./turn.js"
 import { isRefreshSession } from "./refreshSessions.js"
 
@@ -43,6 +44,6 @@ export const fallbackHandlers: Handlers<"message" | "switched"> = {
   }),
   switched: local((turn, event) => {
     turn.apply({ at: turn.at, type: "switched", session: event.session, to: event.to, ok: event.ok })
-    if (!event.ok) turn.log("warn", `session ${event.session} was not switched to ${event.to}: ${event.reason}; it stays where it is`)
+    if (!event.ok) turn.log("warn", `session ${event.session} was not switched to ${event.to}: ${event.reason}; it stays where it is`, logAbout(undefined, event.session, event.to))
   })
 }

@@ -9,6 +9,7 @@ import { rememberPrimary } from "./fallback.js"
 import { SPIN_REQUESTS, SPIN_WINDOW_MS } from "./state.js"
 import { sweepLine } from "./claimSteps.js"
 import { wholeSeconds } from "../time.js"
+import { logAbout } from "./events.js"
 import { NONE, TRANSACT, type Handlers } from "./turn.js"
 
 export const spinHandlers: Handlers<"request"> = {
@@ -33,7 +34,7 @@ export const spinHandlers: Handlers<"request"> = {
       }
       requests.delete(event.session)
       turn.set("requests", requests)
-      turn.log("warn", `spinning session=${event.session} model=${c.model} requests=${times.length}/${wholeSeconds(SPIN_WINDOW_MS)}`)
+      turn.log("warn", `spinning session=${event.session} model=${c.model} requests=${times.length}/${wholeSeconds(SPIN_WINDOW_MS)}`, logAbout(c.key, event.session, c.model))
       sweepLine(turn, [c.key])
     }
   }

@@ -7,6 +7,7 @@ import { getClaim } from "../trace/claimTable.js"
 import type { TraceInput } from "../trace/input.js"
 import { sweepLine } from "./claimSteps.js"
 import { forgetQuietSessions } from "./state.js"
+import { logAbout } from "./events.js"
 import { NONE, TRANSACT, type Handlers } from "./turn.js"
 
 export const sweepHandlers: Handlers<"sweep" | "aborted"> = {
@@ -23,7 +24,7 @@ export const sweepHandlers: Handlers<"sweep" | "aborted"> = {
     run: (turn, event) => {
       const c = getClaim(turn.machine.table, event.claim)
       if (c === undefined || !c.abortInFlight) return
-      turn.log("debug", `abort of ${c.targetSession ?? "-"}: ${event.ok ? "confirmed" : event.reason}`)
+      turn.log("debug", `abort of ${c.targetSession ?? "-"}: ${event.ok ? "confirmed" : event.reason}`, logAbout(c.key, c.targetSession, c.model))
       turn.abortReason = event.reason
       turn.apply({ at: turn.at, type: "aborted", claim: event.claim, ok: event.ok, ...turn.shared() } as TraceInput)
     }

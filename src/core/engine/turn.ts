@@ -19,7 +19,7 @@ import type { PeerCooling, TraceInput } from "../trace/input.js"
 import { step, type TraceState } from "../trace/machine.js"
 import { decisionLines, switchText, type DecisionContext } from "./decisionLog.js"
 import type { EngineEffect } from "./effects.js"
-import type { Applied, EngineCommit, EngineEvent, EventNeeds, LogLevel, LogLine } from "./events.js"
+import { logAbout, type Applied, type EngineCommit, type EngineEvent, type EventNeeds, type LogAnnotations, type LogLevel, type LogLine } from "./events.js"
 import { readsShared } from "./sharedLines.js"
 import type { PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
@@ -93,8 +93,8 @@ export class Turn {
     return this.state.machine
   }
 
-  log(level: LogLevel, message: string): void {
-    this.logs.push({ level, message })
+  log(level: LogLevel, message: string, annotations?: LogAnnotations): void {
+    this.logs.push(annotations === undefined ? { level, message } : { level, message, annotations })
   }
 
   /** An effect for the shell (effects.ts). */
@@ -141,7 +141,7 @@ export class Turn {
     for (const a of requested) {
       this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
       const c = getClaim(r.state.table, a.claim)
-      this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`)
+      this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`, logAbout(a.claim, a.session, c?.model))
     }
     return r.decisions
   }

@@ -11,7 +11,6 @@ import { loadEvent, recordOf, stampOf } from "../../core/context/load.js"
 import type { RefreshEffect, RefreshOrder, SaveContextEffect } from "../../core/engine/effects.js"
 import type { EngineEvent } from "../../core/engine/step.js"
 import { ContextStore, type ContextStoreService } from "../../services/context/ContextStore.js"
-import { AppLog, type AppLogService } from "../../services/opencode/AppLog.js"
 import { promptTarget, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import type { EngineLink, StepDone } from "../pool/runner.js"
@@ -45,18 +44,17 @@ export const withContextInput = (context: EngineContext) => (event: EngineEvent)
       }))
 
 /** The record the state directory kept, applied at start (nothing when the refresh is off). */
-export const loadContext = (context: EngineContext, apply: EngineLink["apply"], log: AppLogService): Effect.Effect<void> =>
+export const loadContext = (context: EngineContext, apply: EngineLink["apply"]): Effect.Effect<void> =>
   context === undefined
     ? Effect.void
     : Effect.flatMap(context.store.load(context.root), (record) => {
         const loaded = loadEvent(context.root, context.maxBytes, record)
-        return Effect.zipRight(loaded.note === undefined ? Effect.void : log.log("warn", loaded.note), Effect.asVoid(apply(loaded.event)))
+        return Effect.zipRight(loaded.note === undefined ? Effect.void : Effect.logWarning(loaded.note), Effect.asVoid(apply(loaded.event)))
       })
 
 /** The runners of `Refresh` and `SaveContext`. */
 export const contextRunners = (link: EngineLink, context: EngineContext) =>
   Effect.gen(function* () {
-    const log = yield* AppLog
     const self = yield* StateDir
     const prompter = yield* Effect.serviceOption(SessionPrompt)
     let saveWarned = false
@@ -89,7 +87,7 @@ export const contextRunners = (link: EngineLink, context: EngineContext) =>
       const saved = yield* Effect.either(context.store.save(recordOf(step.out.state.machine.context, context.root, step.now, self.host, self.pid)))
       if (saved._tag === "Left" && !saveWarned) {
         saveWarned = true
-        yield* log.log("warn", `context map: its record could not be saved (${saved.left.path}: ${saved.left.reason}); pending paths live in memory until opencode stops`)
+        yield* Effect.logWarning(`context map: its record could not be saved (${saved.left.path}: ${saved.left.reason}); pending paths live in memory until opencode stops`)
       }
     })
 

@@ -7,11 +7,9 @@ import { Effect, FiberSet, Option, Ref } from "effect"
 import type { Slot } from "../../core/pool/pool.js"
 import { pricedSlotWarnings } from "../../core/prices.js"
 import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 
 /** The advisory of a scope; `settle` waits until no reading is in flight (tests). */
 export const makePriceAdvice = Effect.gen(function* () {
-  const log = yield* AppLog
   const prices = yield* Effect.serviceOption(PriceSnapshot)
   const advice = yield* FiberSet.make<void, never>()
   const warned = yield* Ref.make<ReadonlySet<string>>(new Set())
@@ -20,7 +18,7 @@ export const makePriceAdvice = Effect.gen(function* () {
       const lines = pricedSlotWarnings(slots, table, was)
       return [lines, lines.length === 0 ? was : new Set([...was, ...lines.map((l) => l.model)])] as const
     })
-    for (const l of fresh) yield* log.log("warn", l.line)
+    for (const l of fresh) yield* Effect.logWarning(l.line).pipe(Effect.annotateLogs("model", l.model))
   })
   const advise = (slots: ReadonlyArray<Slot>): Effect.Effect<void> =>
     Option.match(prices, {

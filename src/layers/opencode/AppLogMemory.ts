@@ -1,16 +1,13 @@
-import { Effect, Layer } from "effect"
-import { AppLog, type AppLogService, type LogDetails, type LogLevel } from "../../services/opencode/AppLog.js"
-import { installAppLogger } from "./LoggerAppLog.js"
+import type { LogDetails, LogLevel } from "../../services/opencode/AppLog.js"
+import { appLogLayer } from "./LoggerAppLog.js"
 
 export interface MemoryLine {
   readonly level: LogLevel
   readonly message: string
-  /** Only for `Effect.log*` lines that had a cause or annotations. */
+  /** Only for `Effect.log*` lines that had a cause or annotations (claim, session, model: `details.annotations`). */
   readonly details?: LogDetails
 }
 
-/** Collects lines in memory (tests), `Effect.log*` lines included. */
-export const AppLogMemory = (lines: Array<MemoryLine>) => {
-  const log: AppLogService = { log: (level, message, details) => Effect.sync(() => void lines.push(details === undefined ? { level, message } : { level, message, details })) }
-  return Layer.merge(Layer.succeed(AppLog, log), installAppLogger(log))
-}
+/** Collects lines in memory (tests), `Effect.log*` lines included, with their annotations. */
+export const AppLogMemory = (lines: Array<MemoryLine>) =>
+  appLogLayer((level, message, details) => void lines.push(details === undefined ? { level, message } : { level, message, details }))

@@ -7,11 +7,12 @@
  */
 import { Deferred, Effect, Layer, Ref } from "effect"
 import { waitedLine } from "../../core/permits/waited.js"
+import { AppLog, needsLog } from "../../services/opencode/AppLog.js"
 import { PermitGate, type HeavyCall } from "../../services/permits/PermitGate.js"
 import { Permits, type PermitTicket } from "../../services/permits/Permits.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolEngine } from "../../services/pool/PoolEngine.js"
 import { StateDir } from "../../services/state/StateDir.js"
+import { pinLogs, pinned } from "../opencode/LoggerAppLog.js"
 import { traced } from "../traced.js"
 
 interface Entry {
@@ -32,7 +33,8 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
     const permits = yield* Permits
     const engine = yield* PoolEngine
     const dir = yield* StateDir
-    const log = yield* AppLog
+    yield* needsLog
+    const pin = yield* pinLogs
     const calls = yield* Ref.make(new Map<string, Entry>())
 
     const forget = (key: string) => Ref.update(calls, (m) => {
@@ -62,11 +64,11 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
         return "run" as const
       }
       if (answer.state !== "queued") {
-        yield* log.log("warn", `heavy-work permit for ${call.session}: not asked (${answer.state === "refused" ? answer.reason : answer.state}); the command runs without one`)
+        yield* Effect.logWarning(`heavy-work permit for ${call.session}: not asked (${answer.state === "refused" ? answer.reason : answer.state}); the command runs without one`).pipe(Effect.annotateLogs("session", call.session))
         return "run" as const
       }
       yield* put(key, { session: call.session, ticket, ended, held: false })
-      yield* log.log("info", `heavy-work permit for ${call.session}: queued at ${answer.position} (${call.budget}, weight ${call.weight}): ${call.command}`)
+      yield* Effect.logInfo(`heavy-work permit for ${call.session}: queued at ${answer.position} (${call.budget}, weight ${call.weight}): ${call.command}`).pipe(Effect.annotateLogs("session", call.session))
       yield* engine.apply({ type: "ask", session: call.session, id: askId(ticket) })
       const outcome = yield* Effect.raceFirst(
         permits.wait(ticket),
@@ -80,10 +82,10 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       yield* forget(key)
       if (outcome.state === "ended") {
         yield* permits.cancel(ticket, "aborted")
-        yield* log.log("info", `heavy-work permit for ${call.session}: wait ended, the session was aborted`)
+        yield* Effect.logInfo(`heavy-work permit for ${call.session}: wait ended, the session was aborted`).pipe(Effect.annotateLogs("session", call.session))
         return "ended" as const
       }
-      yield* log.log("warn", `heavy-work permit for ${call.session}: ${outcome.state === "gone" ? `request gone (${outcome.cause})` : "no grant"}; the command runs without one`)
+      yield* Effect.logWarning(`heavy-work permit for ${call.session}: ${outcome.state === "gone" ? `request gone (${outcome.cause})` : "no grant"}; the command runs without one`).pipe(Effect.annotateLogs("session", call.session))
       return "run" as const
     })
 
@@ -110,7 +112,7 @@ export const PermitGateShell: Layer.Layer<PermitGate, never, Permits | PoolEngin
       }
     })
 
-    return { before, after, sessionEnded }
+    return pinned(pin, { before, after, sessionEnded })
   })
 )
 

@@ -9,18 +9,19 @@ import { Clock, Effect, FiberMap, Layer } from "effect"
 import { causeLine } from "../../core/causeLine.js"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../core/engine/state.js"
-import { failureLabel } from "../../core/engine/decisionLog.js"
+import { failureAbout, failureLabel } from "../../core/engine/decisionLog.js"
 import { engineStep, needsOf, NO_COMMIT, type Applied, type EngineEvent, type EventNeeds } from "../../core/engine/step.js"
 import type { Settings } from "../../core/options.js"
 import type { ResolvedPool } from "../../core/source.js"
 import { VERSION } from "../../core/version.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
+import { needsLog } from "../../services/opencode/AppLog.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
 import { PoolEngine, VariantRefused, type EngineConfig, type PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { problemText, SharedState, type Needs } from "../../services/state/SharedState.js"
 import { CONTEXT_INPUT_EVENT, contextRoot, engineContext, loadContext, withContextInput } from "../context/engineContext.js"
 import { makePriceAdvice } from "../cost/priceAdvice.js"
+import { logLine, pinLogs, pinned } from "../opencode/LoggerAppLog.js"
 import { makeSerialRef } from "../exclusive.js"
 import { spanned, traced } from "../traced.js"
 import { makeStatusText } from "../view/statusText.js"
@@ -39,7 +40,9 @@ const recordsFor = (needs: EventNeeds): Needs => ({ claims: needs.peers, cooldow
 /** The engine over whatever store, clients and recorder the context provides. Scoped: closing the scope disposes it. */
 export const makeEngine = (config: EngineConfig) =>
   Effect.gen(function* () {
-    const log = yield* AppLog
+    yield* needsLog
+    // the engine logs where it was built, whoever calls it (its runners' fibers inherit that)
+    const pin = yield* pinLogs
     const store = yield* SharedState
     const recorder = yield* TraceRecorder
     const fibers = yield* FiberMap.make<string, void, never>()
@@ -48,7 +51,7 @@ export const makeEngine = (config: EngineConfig) =>
     const stateNow = Effect.map(memory.get, (m) => m.state)
     const withInput = withContextInput(context)
     // a view's read (without the lock); kinds that could not be read are logged, as a transaction logs them
-    const readLogged = (now: number, needs: Needs) => Effect.tap(store.read(now, needs), (s) => Effect.forEach(s.problems, (p) => log.log("warn", problemText(p)), { discard: true }))
+    const readLogged = (now: number, needs: Needs) => Effect.tap(store.read(now, needs), (s) => Effect.forEach(s.problems, (p) => Effect.logWarning(problemText(p)), { discard: true }))
     const link = { apply: (event: EngineEvent) => apply(event), fork: (key: string, effect: Effect.Effect<void>) => Effect.asVoid(FiberMap.run(fibers, key, Effect.interruptible(effect))) }
     const runners = yield* makeRunners(link, context)
 
@@ -75,13 +78,13 @@ export const makeEngine = (config: EngineConfig) =>
           return { value: o, commit: o.commit }
         })
       yield* recorder.record(out.lines, out.decisions)
-      for (const l of out.logs) yield* log.log(l.level, l.message)
+      for (const l of out.logs) yield* logLine(l)
       yield* runEffects(runners, { out, now })
       return [out, { state: out.state, closed: false }] as const
     })
 
     const apply: (event: EngineEvent, given?: Given) => Effect.Effect<Applied | undefined> = traced("PoolEngine.apply")((event: EngineEvent, given?: Given) =>
-      memory.modifyEffect((m) => Effect.uninterruptible(decide(m, event, given))).pipe(Effect.catchAllCause((cause) => Effect.as(log.log("error", `${failureLabel(event)}: ${causeLine(cause)}`), undefined)))
+      memory.modifyEffect((m) => Effect.uninterruptible(decide(m, event, given))).pipe(Effect.catchAllCause((cause) => Effect.as(logLine({ level: "error", message: `${failureLabel(event)}: ${causeLine(cause)}`, annotations: failureAbout(event) }), undefined)))
     )
     const applyPool = traced("PoolEngine.applyPool")((pool: ResolvedPool) =>
       Effect.asVoid(apply({ type: "pool", slots: pool.slots, origin: pool.origin, warnings: pool.warnings, fallbacks: config.fallbacks }))
@@ -91,7 +94,7 @@ export const makeEngine = (config: EngineConfig) =>
 
     const service: PoolEngineService = {
       apply,
-      loadContext: loadContext(context, apply, log).pipe(spanned("PoolEngine.loadContext")),
+      loadContext: loadContext(context, apply).pipe(spanned("PoolEngine.loadContext")),
       applyPool,
       beforeTask: traced("PoolEngine.beforeTask")(function* (session: string, call: string, args: Record<string, unknown>) {
         const name = args.subagent_type
@@ -114,7 +117,7 @@ export const makeEngine = (config: EngineConfig) =>
     // dispose: the effects' fibers are interrupted by the FiberMap's own finalizer (registered first, so
     // run last); this one runs before it: no event is applied after it, and the claims go.
     yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(store.removeOwn, { ...m, closed: true })))
-    return service
+    return pinned(pin, service)
   })
 
 /** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
@@ -122,7 +125,6 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
   Layer.scoped(
     PoolEngine,
     Effect.gen(function* () {
-      const log = yield* AppLog
       const refresh = settings.contextMap.enabled && directory !== undefined ? { root: contextRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
       const { fallbackModels: fallbacks, delegate, reapMs } = settings
       const timing = { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }
@@ -130,7 +132,7 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
       // registered once, here (no write per spawn); the engine's finalizer removes it with the claims (`removeOwn`)
       const since = yield* Clock.currentTimeMillis
       yield* Effect.flatMap(SharedState, (store) => store.commit(since, { cool: [], uncool: [], engine: { version: VERSION, since, backend: settings.state.backend } }))
-      for (const w of warnings) yield* log.log("warn", w)
+      for (const w of warnings) yield* Effect.logWarning(w)
       const poolConfig = yield* PoolConfig
       yield* engine.applyPool(yield* poolConfig.load)
       yield* engine.loadContext

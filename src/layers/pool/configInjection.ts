@@ -9,7 +9,6 @@ import { injectConfig } from "../../core/inject.js"
 import type { JsonRecord } from "../../core/json.js"
 import { describeSlots, type Slot } from "../../core/pool/pool.js"
 import type { ResolvedPool } from "../../core/source.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
 import { spanned, traced } from "../traced.js"
 
@@ -23,7 +22,6 @@ interface InjectionDeps {
 
 export const makeConfigInjection = (deps: InjectionDeps) =>
   Effect.gen(function* () {
-    const log = yield* AppLog
     const poolConfig = yield* PoolConfig
     let lastConfig: JsonRecord | undefined
 
@@ -38,16 +36,16 @@ export const makeConfigInjection = (deps: InjectionDeps) =>
     const configure = traced("PoolEngine.configure")(function* (cfg: JsonRecord) {
       lastConfig = cfg
       const { info, warnings } = bindVariants(cfg, yield* deps.stateNow)
-      for (const w of warnings) yield* log.log("warn", w)
-      yield* log.log("info", info)
+      for (const w of warnings) yield* Effect.logWarning(w)
+      yield* Effect.logInfo(info)
       yield* deps.advise(slotsOf(yield* deps.stateNow))
     })
 
     const reload = Effect.gen(function* () {
       const pool = yield* poolConfig.load
       yield* deps.applyPool(pool)
-      if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* deps.stateNow).warnings) yield* log.log("warn", w)
-      yield* log.log("info", `pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
+      if (lastConfig !== undefined) for (const w of bindVariants(lastConfig, yield* deps.stateNow).warnings) yield* Effect.logWarning(w)
+      yield* Effect.logInfo(`pool reloaded from ${pool.origin}: ${describeSlots(pool.slots)}`)
       yield* deps.advise(pool.slots)
     }).pipe(spanned("PoolEngine.reload"))
 

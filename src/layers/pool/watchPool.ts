@@ -7,7 +7,6 @@ import { basename, dirname } from "node:path"
 import { causeLine } from "../../core/causeLine.js"
 import type { Settings } from "../../core/options.js"
 import { minutesOrSeconds as minutes, wholeSeconds } from "../../core/time.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { dirChanges } from "../fs/dirChanges.js"
 import { pause } from "../state/sqliteTx.js"
@@ -60,8 +59,7 @@ const isDirectory = (p: string): boolean => {
 /** The engine's timers forked into the layer's scope (a plain fork would end with the fiber that builds the layer). */
 export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">, settings: Pick<Settings, "reapMs" | "hangMinAgeMs" | "hangSilenceMs">, watched: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const log = yield* AppLog
-    yield* log.log("info", `reaper armed: every ${wholeSeconds(settings.reapMs)}; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
+    yield* Effect.logInfo(`reaper armed: every ${wholeSeconds(settings.reapMs)}; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
     yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
-    yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => log.log("error", `pool reload failed: ${causeLine(c)}`))))
+    yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => Effect.logError(`pool reload failed: ${causeLine(c)}`))))
   })

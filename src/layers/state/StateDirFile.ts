@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { accessSync, constants, lstatSync, opendirSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import { judgeStateDir, STATE_ENTRY, type StateDirTrust } from "../../core/stateTrust.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
+import { needsLog } from "../../services/opencode/AppLog.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
 import { ownHostId, startTimeOf } from "./proc.js"
@@ -92,9 +92,9 @@ export const StateDirFile = (option: string | undefined, env: NodeJS.ProcessEnv 
   Layer.effect(
     StateDir,
     Effect.gen(function* () {
-      const log = yield* AppLog
+      yield* needsLog
       const opened = openStateDir(resolveStateDir(option, env))
-      if (opened.warning !== undefined) yield* log.log("warn", opened.warning)
+      if (opened.warning !== undefined) yield* Effect.logWarning(opened.warning)
       return { dir: opened.dir, trusted: opened.trusted, pid: process.pid, host: ownHostId(), startTime: startTimeOf(process.pid) }
     })
   )

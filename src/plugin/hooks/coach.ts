@@ -25,7 +25,7 @@ export const coachHooks = (r: Runner, engine: PoolEngineService, coach: boolean)
     // the end is read again: the array may have grown while the engine decided; every read is guarded
     const end = appendIndex(at.system)
     if (end === undefined || !assign(at.system, String(end), line)) {
-      await r.log("error", `coaching could not add its line to the system prompt of ${at.session}`)
+      await r.log("error", `coaching could not add its line to the system prompt of ${at.session}`, { session: at.session })
     }
   }
 })

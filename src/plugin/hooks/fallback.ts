@@ -28,7 +28,7 @@ export const fallbackHooks = (r: Runner, engine: PoolEngineService): Parts => ({
     const out = await r.run(engine.apply({ type: "message", session: m.session, model: m.model, agent: m.agent }), "fallback")
     const rewrite = effectOf(out, "Model")
     if (rewrite !== undefined && !assign(m.message, "model", promptTarget(rewrite.model))) {
-      await r.log("error", `fallback could not rewrite the message of ${m.session} to ${rewrite.model}; it runs on ${m.model}`)
+      await r.log("error", `fallback could not rewrite the message of ${m.session} to ${rewrite.model}; it runs on ${m.model}`, { session: m.session, model: m.model })
     }
   }
 })

@@ -16,7 +16,9 @@ import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, type Either } from "effect"
 import { field } from "../../core/extract.js"
 import { causeLine } from "../../core/causeLine.js"
-import type { AppLogService, LogLevel } from "../../services/opencode/AppLog.js"
+import type { LogAnnotations } from "../../core/engine/events.js"
+import { logLine } from "../../layers/opencode/LoggerAppLog.js"
+import type { LogLevel } from "../../services/opencode/AppLog.js"
 import type { HookRuntime, HookServices } from "../compose.js"
 
 export interface Runner {
@@ -30,16 +32,17 @@ export interface Runner {
   readonly guarded: <A, R>(eff: Effect.Effect<A, never, R>, what: string) => Effect.Effect<A | undefined, never, R>
   /** `eff`'s failure as a value (a refusal the hook throws), its defects dropped; `undefined` when the run itself failed. */
   readonly attempt: <A, E>(eff: Effect.Effect<A, E, HookServices>) => Promise<Either.Either<A | void, E> | undefined>
-  readonly log: (level: LogLevel, message: string) => Promise<unknown>
+  /** A line of the app log (through `Effect.log*`, the runtime's logger), with its annotations when the hook knows any. */
+  readonly log: (level: LogLevel, message: string, annotations?: LogAnnotations) => Promise<unknown>
   /** Ends the runtime once. */
   readonly dispose: () => Promise<void>
 }
 
-/** The runner of `runtime`, logging to `appLog` (the runtime's). */
-export const makeRunner = (runtime: HookRuntime, appLog: AppLogService): Runner => {
+/** The runner of `runtime`, logging through the runtime's logger (its AppLog layer installs it). */
+export const makeRunner = (runtime: HookRuntime): Runner => {
   let disposed = false
   const caught = <A, R>(eff: Effect.Effect<A, never, R>, what: string): Effect.Effect<A | undefined, never, R> =>
-    eff.pipe(Effect.catchAllCause((cause) => Effect.as(appLog.log("error", `${what} failed: ${causeLine(cause)}`), undefined)))
+    eff.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError(`${what} failed: ${causeLine(cause)}`), undefined)))
   const run = async <A>(eff: Effect.Effect<A, never, HookServices>, what: string): Promise<A | undefined> => {
     if (disposed) return undefined
     return runtime.runPromise(caught(eff, what)).catch(() => undefined)
@@ -57,7 +60,7 @@ export const makeRunner = (runtime: HookRuntime, appLog: AppLogService): Runner 
     },
     guarded: (eff, what) => Effect.suspend(() => (disposed ? Effect.succeed(undefined) : caught(eff, what))),
     attempt: (eff) => runtime.runPromise(eff.pipe(Effect.catchAllDefect(() => Effect.void), Effect.either)).catch(() => undefined),
-    log: (level, message) => run(appLog.log(level, message), "log"),
+    log: (level, message, annotations) => run(logLine(annotations === undefined ? { level, message } : { level, message, annotations }), "log"),
     dispose: async () => {
       if (disposed) return
       disposed = true

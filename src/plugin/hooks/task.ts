@@ -57,7 +57,7 @@ export const taskHooks = (r: Runner, engine: PoolEngineService): Parts => ({
     if (gate.refusal !== undefined) throw new VariantRefused(gate.refusal.requested, gate.refusal.base)
     const routed = args.subagent_type
     if (routed !== task.agent && !assign(task.args, "subagent_type", routed)) {
-      await r.log("error", `routing could not rewrite the task call ${gate.session}:${gate.call} to ${String(routed)}; spawn unchanged`)
+      await r.log("error", `routing could not rewrite the task call ${gate.session}:${gate.call} to ${String(routed)}; spawn unchanged`, { claim: `${gate.session}:${gate.call}`, session: gate.session })
     }
   },
   "tool.execute.after": (input) => {

@@ -18,6 +18,13 @@ export interface AppLogService {
 
 export class AppLog extends Context.Tag("opencode-pool/AppLog")<AppLog, AppLogService>() {}
 
+/**
+ * Requires the log without using it: a program that logs through `Effect.log*` yields this first, so
+ * that whoever runs it must provide an `AppLog` layer, and with it the logger those lines go to (the
+ * AppLog layers install it, layers/opencode/LoggerAppLog.ts).
+ */
+export const needsLog: Effect.Effect<void, never, AppLog> = Effect.asVoid(AppLog)
+
 /** A log line to whatever `AppLog` is in context, or nowhere when there is none (the CLI reads without one). */
 export const optionalLog: Effect.Effect<(level: LogLevel, message: string) => Effect.Effect<void>> = Effect.map(
   Effect.serviceOption(AppLog),
