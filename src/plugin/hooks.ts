@@ -11,6 +11,7 @@ import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, type Layer } from "effect"
 import type { Settings } from "../core/options.js"
 import { makeDir } from "../layers/fs/dirs.js"
+import { pinLogs, pinned } from "../layers/opencode/LoggerAppLog.js"
 import { Gateway } from "../services/gateway/Gateway.js"
 import { NotifyEngine, type NotifyEngineService } from "../services/notify/NotifyEngine.js"
 import { PermitGate } from "../services/permits/PermitGate.js"
@@ -48,7 +49,7 @@ export interface HookOptions {
 
 export type EngineHooks = Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService; readonly sensing: Sensing }
 
-const services = Effect.all({ engine: PoolEngine, notifications: NotifyEngine, gateway: Gateway, permitGate: PermitGate, permits: Permits, failures: FailureReads })
+const services = Effect.all({ engine: PoolEngine, notifications: NotifyEngine, gateway: Gateway, permitGate: PermitGate, permits: Permits, failures: FailureReads, pin: pinLogs })
 
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
 export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<EngineHooks> => {
@@ -56,7 +57,7 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const runtime = composeRuntime(layer, o)
-  const { engine, notifications, gateway, permitGate, permits, failures } = await runtime.runPromise(services)
+  const { engine, notifications, gateway, permitGate, permits, failures, pin } = await runtime.runPromise(services)
   const r = makeRunner(runtime)
   const sensing = quotaSensing(r, engine, failures, o.settings, o.handoff)
   if (o.handoff !== undefined) await bindHandoff(r, engine, o.handoff)
@@ -74,5 +75,6 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     busHooks(r, { engine, notifications, permitGate, failures }),
     statusHooks(r, engine, permits)
   ])
-  return { ...hooks, engine, notifications, sensing: { report: sensing.report, fail: sensing.fail }, dispose: r.dispose }
+  // the hooks call the engine on the runtime; a caller outside it (a test, a driver) gets it logging there too
+  return { ...hooks, engine: pinned(pin, engine), notifications, sensing: { report: sensing.report, fail: sensing.fail }, dispose: r.dispose }
 }

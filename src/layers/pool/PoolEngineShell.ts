@@ -21,7 +21,7 @@ import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { problemText, SharedState, type Needs } from "../../services/state/SharedState.js"
 import { CONTEXT_INPUT_EVENT, contextRoot, engineContext, loadContext, withContextInput } from "../context/engineContext.js"
 import { makePriceAdvice } from "../cost/priceAdvice.js"
-import { logLine, pinLogs, pinned } from "../opencode/LoggerAppLog.js"
+import { logLine } from "../opencode/LoggerAppLog.js"
 import { makeSerialRef } from "../exclusive.js"
 import { spanned, traced } from "../traced.js"
 import { makeStatusText } from "../view/statusText.js"
@@ -41,8 +41,6 @@ const recordsFor = (needs: EventNeeds): Needs => ({ claims: needs.peers, cooldow
 export const makeEngine = (config: EngineConfig) =>
   Effect.gen(function* () {
     yield* needsLog
-    // the engine logs where it was built, whoever calls it (its runners' fibers inherit that)
-    const pin = yield* pinLogs
     const store = yield* SharedState
     const recorder = yield* TraceRecorder
     const fibers = yield* FiberMap.make<string, void, never>()
@@ -117,7 +115,7 @@ export const makeEngine = (config: EngineConfig) =>
     // dispose: the effects' fibers are interrupted by the FiberMap's own finalizer (registered first, so
     // run last); this one runs before it: no event is applied after it, and the claims go.
     yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(store.removeOwn, { ...m, closed: true })))
-    return pinned(pin, service)
+    return service
   })
 
 /** The engine for one opencode instance: boot (warnings, pool), the reaper and the watcher in its scope. */
