@@ -84,10 +84,6 @@ export type ContextLine =
 
 export type ContextLineType = ContextLine["type"]
 
-export const CONTEXT_LINE_TYPES: ReadonlySet<string> = new Set<ContextLineType>(["context_load", "context_edit", "context_idle", "context_bound", "context_end"])
-
-/** Whether a trace line is one of the refresh machine's. */
-export const isContextLine = <L extends { readonly type: string }>(line: L): line is Extract<L, ContextLine> => CONTEXT_LINE_TYPES.has(line.type)
 
 /** The refresh machine's decisions (output lines). */
 export type ContextDecision =

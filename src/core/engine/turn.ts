@@ -69,7 +69,7 @@ export class Turn {
   readonly lines: Array<TraceInput> = []
   readonly decisions: Array<Decision> = []
   /** The turn's log lines in order; a decision's lines are formatted when the outcome's `logs` are first read (after the commit). */
-  readonly logs: Array<LogLine | DecisionLog> = []
+  readonly logs: Array<LogLine | DecisionLog | (() => LogLine)> = []
   /** What the shell carries out, in order (effects.ts). */
   readonly effects: Array<EngineEffect> = []
   /** Models the machine cooled in this turn: their records are written. */
@@ -141,7 +141,9 @@ export class Turn {
     for (const a of requested) {
       this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
       const c = getClaim(r.state.table, a.claim)
-      this.log("debug", `aborting claim=${a.claim} session=${a.session} (${c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"})`, logAbout(a.claim, a.session, c?.model))
+      const why = c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"
+      // formatted with the decisions' lines, when the logs are read
+      this.logs.push(() => ({ level: "debug", message: `aborting claim=${a.claim} session=${a.session} (${why})`, annotations: logAbout(a.claim, a.session, c?.model) }))
     }
     return r.decisions
   }
@@ -222,10 +224,11 @@ interface DecisionLog {
 }
 
 /** The turn's log lines, decisions formatted (decisionLog.ts), in order. */
-const formatLogs = (raw: ReadonlyArray<LogLine | DecisionLog>): ReadonlyArray<LogLine> => {
+const formatLogs = (raw: ReadonlyArray<LogLine | DecisionLog | (() => LogLine)>): ReadonlyArray<LogLine> => {
   const out: Array<LogLine> = []
   for (const l of raw) {
-    if ("decision" in l) for (const x of decisionLines(l.context, l.decision, l.before)) out.push(x)
+    if (typeof l === "function") out.push(l())
+    else if ("decision" in l) for (const x of decisionLines(l.context, l.decision, l.before)) out.push(x)
     else out.push(l)
   }
   return out

@@ -16,7 +16,7 @@ import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "..
 import { type ReaperTiming, DEFAULT_TIMING } from "../pool/reaper.js"
 import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../signals.js"
 import { stepPermits } from "../permits/machine.js"
-import { isContextLine, initialRefresh, stepRefresh, type RefreshState } from "../context/refresh.js"
+import { initialRefresh, stepRefresh, type RefreshState } from "../context/refresh.js"
 import { withNewest } from "../newest.js"
 import { slotStatus } from "../pool/slotStatus.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, tableLoads, type ClaimTable } from "./claimTable.js"
@@ -231,10 +231,16 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     const r = stepPermits(input.entries, input.capacities, input.op, at)
     return { _tag: "Ok", state: traceState({ ...stateFields(state), lastAt: at }), decisions: r.decisions, warnings: NO_WARNINGS, requests: NO_REQUESTS }
   }
-  if (isContextLine(input)) {
-    // the refresh machine's own state; the pool state is untouched
-    const r = stepRefresh(state.context, input)
-    return { _tag: "Ok", state: traceState({ ...stateFields(state), lastAt: at, context: r.state }), decisions: r.decisions, warnings: NO_WARNINGS, requests: NO_REQUESTS }
+  switch (input.type) {
+    // the refresh machine's lines (every `ContextLineType` of core/context/refresh.ts): its own state; the pool state is untouched
+    case "context_load":
+    case "context_edit":
+    case "context_idle":
+    case "context_bound":
+    case "context_end": {
+      const r = stepRefresh(state.context, input)
+      return { _tag: "Ok", state: traceState({ ...stateFields(state), lastAt: at, context: r.state }), decisions: r.decisions, warnings: NO_WARNINGS, requests: NO_REQUESTS }
+    }
   }
   if (state.slots === undefined && (input.type === "spawn" || input.type === "status")) {
     return invalid(`${input.type} before the first pool line`)
@@ -400,6 +406,11 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         reaped: d.reaped
       })
       break
+    }
+    default: {
+      // every line type is handled above (a new one fails to compile here)
+      const unhandled: never = input
+      return unhandled
     }
   }
   return finish(state, d, episodes, options.activityPruneMin ?? ACTIVITY_PRUNE_MIN)
