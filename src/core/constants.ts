@@ -46,9 +46,6 @@ export const BODY_TEXT_MAX = 2048
  */
 export const OPENCODE_HIDDEN_AGENTS: ReadonlySet<string> = new Set(["title", "summary", "compaction"])
 
-export const isPooledBase = (name: string): name is Base =>
-  name === "explore" || name === "implement" || name === "context"
-
 /** `explore-2`, `implement-12`: a hand-named slot variant (SPEC §6.3). `explore-0` does not match. */
 export const VARIANT_PATTERN = /^(explore|implement|context)-([1-9][0-9]*)$/
 

@@ -8,7 +8,8 @@
  * no price). The check is made per session, agent and model: opencode prices every call of a model
  * the same way, so such a row's calls recorded either all 0 or all a cost.
  */
-import { VARIANT_PATTERN, isPooledBase } from "../constants.js"
+import { VARIANT_PATTERN } from "../constants.js"
+import { isPooledBase } from "../pool/routing.js"
 import { costOf, lookupPrice, type PriceTable, type Tokens } from "../prices.js"
 import type { GroupBy } from "./flags.js"
 import { dayOrder, type UsageRow } from "./rows.js"

@@ -2,7 +2,8 @@
  * Which trace lines read or write shared state (routing, cooling, a success clearing a record, the
  * status view): the line-level rule the handlers' declared needs must cover. Pure.
  */
-import { isPooledBase, QUOTA_RESERVE_DEFAULT } from "../constants.js"
+import { QUOTA_RESERVE_DEFAULT } from "../constants.js"
+import { isPooledBase } from "../pool/routing.js"
 import type { CoolPlan } from "../pool/cooldown.js"
 import type { TraceInput } from "../trace/input.js"
 import { planQuotaLow } from "../quota/low.js"

@@ -3,7 +3,8 @@
  * variant refused), its child session bound to the claim, and its end. A spawn of a pooled base routes
  * on every process's load; a successful end may clear a cooldown record: both read shared state.
  */
-import { isPooledBase, VARIANT_PATTERN } from "../constants.js"
+import { VARIANT_PATTERN } from "../constants.js"
+import { isPooledBase } from "../pool/routing.js"
 import { childAgent } from "../session/title.js"
 import { withChild } from "../session/tree.js"
 import { handNamedVariant } from "../spawn/handNamed.js"

@@ -1,5 +1,8 @@
-/** Two-pass declaration-order routing with overflow (SPEC §6.1). Pure and cursor-free. */
-import { CAP_FACTOR } from "../constants.js"
+/** Which spawns the pool routes (SPEC §6.3), and how: two-pass declaration-order routing with overflow (SPEC §6.1). Pure and cursor-free. */
+import { CAP_FACTOR, type Base } from "../constants.js"
+
+/** Whether an agent name is a pooled base (`explore`, `implement`, `context`): a spawn of it is routed. */
+export const isPooledBase = (name: string): name is Base => name === "explore" || name === "implement" || name === "context"
 
 export type Pass = "first" | "second" | "overflow"
 

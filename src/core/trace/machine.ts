@@ -8,7 +8,8 @@
  */
 import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "./activity.js"
 import { type Claim, updateClaim } from "../pool/claims.js"
-import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN, isPooledBase } from "../constants.js"
+import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
+import { isPooledBase } from "../pool/routing.js"
 import { applyCool, clearOnSuccess, type CooldownTable } from "../pool/cooldown.js"
 import { planQuotaLow } from "../quota/low.js"
 import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/fallback.js"
