@@ -203,6 +203,10 @@ export const sqlCooldowns = (x: SqlExec): CooldownRecords & { readonly merge: (r
 /** Quota records, sorted by model. */
 export const byModel = (records: Iterable<QuotaRecord>): ReadonlyArray<QuotaRecord> => [...records].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
 
+/** Each record's statement run in turn; one that fails is skipped (the next record tries again). */
+const eachSkippingFailures = <A>(x: SqlExec, records: ReadonlyArray<A>, statement: (record: A) => Query): Effect.Effect<void> =>
+  Effect.forEach(records, (r) => x.run(statement(r)).pipe(Effect.catchAll(() => Effect.succeed(0))), { discard: true })
+
 /** Quota records: a read that fails is empty, a write that fails is skipped (the next record tries again). */
 export const sqlQuota = (x: SqlExec): QuotaRecords => {
   const q = sqlOf(x.dialect)
@@ -214,14 +218,7 @@ export const sqlQuota = (x: SqlExec): QuotaRecords => {
         Effect.catchAll(() => Effect.succeed([]))
       ),
     write: (records) =>
-      Effect.forEach(
-        records,
-        (r) =>
-          x
-            .run(q`INSERT INTO quota (model, body, seen_at) VALUES (${r.model}, ${encodeQuota(r)}, ${r.seenAt}) ON CONFLICT (model) DO UPDATE SET body = excluded.body, seen_at = excluded.seen_at`)
-            .pipe(Effect.catchAll(() => Effect.succeed(0))),
-        { discard: true }
-      )
+      eachSkippingFailures(x, records, (r) => q`INSERT INTO quota (model, body, seen_at) VALUES (${r.model}, ${encodeQuota(r)}, ${r.seenAt}) ON CONFLICT (model) DO UPDATE SET body = excluded.body, seen_at = excluded.seen_at`)
   }
 }
 
@@ -235,14 +232,7 @@ export const sqlFallbacks = (x: SqlExec): FallbackRecords => {
         Effect.catchAll(() => Effect.succeed([]))
       ),
     write: (records: ReadonlyArray<FallbackRecord>) =>
-      Effect.forEach(
-        records,
-        (f) =>
-          x
-            .run(q`INSERT INTO fallbacks (session, body, until) VALUES (${f.session}, ${encodeFallback(f)}, ${f.until}) ON CONFLICT (session) DO UPDATE SET body = excluded.body, until = excluded.until`)
-            .pipe(Effect.catchAll(() => Effect.succeed(0))),
-        { discard: true }
-      ),
+      eachSkippingFailures(x, records, (f) => q`INSERT INTO fallbacks (session, body, until) VALUES (${f.session}, ${encodeFallback(f)}, ${f.until}) ON CONFLICT (session) DO UPDATE SET body = excluded.body, until = excluded.until`),
     remove: (session) => x.run(q`DELETE FROM fallbacks WHERE session = ${session}`).pipe(Effect.asVoid, Effect.catchAll(() => Effect.void))
   }
 }
