@@ -122,11 +122,15 @@ export type EngineEvent =
  * and of the episode that ended.
  */
 export interface EngineCommit {
+  /** This process's claims, when they (or its reaped count) changed and must be published. */
   readonly claims: { readonly claims: ReadonlyArray<Claim>; readonly reaped: number } | undefined
+  /** Cooldown records to write (the machine's records after this event). */
   readonly cool: ReadonlyArray<Cooldown>
+  /** Models whose record the machine dropped (a success after the window): their records go. */
   readonly uncool: ReadonlyArray<string>
   readonly quota: ReadonlyArray<QuotaRecord> | undefined
   readonly fallbacks: ReadonlyArray<FallbackRecord> | undefined
+  /** The session whose fallback episode ended (`message`: its original recovered): its record goes. */
   readonly endFallbacks: ReadonlyArray<string> | undefined
 }
 
@@ -137,16 +141,8 @@ export interface Applied {
   readonly lines: ReadonlyArray<TraceInput>
   readonly decisions: ReadonlyArray<Decision>
   readonly logs: ReadonlyArray<LogLine>
-  /** Whether this process's claims (or its reaped count) changed and must be published. */
-  readonly publish: boolean
-  /** Cooldown records to write (the machine's records after this event). */
-  readonly cool: ReadonlyArray<Cooldown>
-  /** Models whose record the machine dropped (a success after the window): their files go. */
-  readonly uncool: ReadonlyArray<string>
-  /** For `response`: the quota the headers stated, for the quota records every process reads. */
+  /** For `response`: the quota the headers stated (the commit's quota record is what the write throttle lets through). */
   readonly observed?: { readonly model: string; readonly observation: QuotaObservation } | undefined
-  /** For `message`: the session whose fallback episode ended (its original recovered): its record goes. */
-  readonly ended?: string | undefined
   /** What the shell carries out, each by its feature's runner (effects.ts). */
   readonly effects: ReadonlyArray<EngineEffect>
   /** What the shell writes to the shared state for it. */

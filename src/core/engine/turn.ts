@@ -195,11 +195,7 @@ export class Turn {
       get logs() {
         return (logs ??= formatLogs(raw))
       },
-      publish,
-      cool,
-      uncool,
       observed: this.observed,
-      ended: this.ended,
       // built when the shell writes it: its claims list is the machine's array view, made on first read
       get commit() {
         return (commit ??= {

@@ -64,7 +64,7 @@ export const makeEngine = (config: EngineConfig) =>
       const applied = (snapshot?: PoolSnapshot): Applied => {
         const o = engineStep(state, event, now, snapshot)
         // a step with what it declared always applies; the guard keeps the types honest
-        return o._tag === "Applied" ? o : { _tag: "Applied", state, lines: [], decisions: [], logs: [], publish: false, cool: [], uncool: [], effects: [], commit: NO_COMMIT }
+        return o._tag === "Applied" ? o : { _tag: "Applied", state, lines: [], decisions: [], logs: [], effects: [], commit: NO_COMMIT }
       }
       if (needs.shared === "read") out = applied(given?.snapshot ?? (yield* readLogged(now, recordsFor(needs))))
       else if (needs.shared === "none") {

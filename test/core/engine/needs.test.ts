@@ -61,9 +61,9 @@ describe("engine: the shared state an event needs is declared up front", () => {
       const needs = needsOf(state, event)
       const given = applied(engineStep(state, event, at, snapshot))
       if (needs.shared === "read") {
-        expect(given.publish).toBe(false)
-        expect(given.cool).toEqual([])
-        expect(given.uncool).toEqual([])
+        expect(given.commit.claims).toBeUndefined()
+        expect(given.commit.cool).toEqual([])
+        expect(given.commit.uncool).toEqual([])
       }
       if (!needs.peers) expect(comparable(engineStep(state, event, at, { ...snapshot, peers: [] }))).toBe(comparable(given))
       return given

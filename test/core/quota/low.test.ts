@@ -139,7 +139,7 @@ describe("quota in the engine (US-48)", () => {
     expect(engineStep(state, ev, T0 + 10)._tag).toBe("NeedSnapshot")
     const out = applied(engineStep(state, ev, T0 + 10, { peers: [], cooldowns: new Map() }))
     expect(out.decisions).toEqual([{ type: "cool", at: T0 + 10, models: ["zen/a"], scope: "model", reason: "quota_low", until: T0 + 45_010, strike: 0 }])
-    expect(out.cool).toEqual([expect.objectContaining({ model: "zen/a", reason: "quota_low", until: T0 + 45_010, strikes: 0 })])
+    expect(out.commit.cool).toEqual([expect.objectContaining({ model: "zen/a", reason: "quota_low", until: T0 + 45_010, strikes: 0 })])
     expect(out.logs.map(({ level, message }) => ({ level, message }))).toContainEqual({ level: "info", message: `cooling zen/a quota_low strike 0 for 45s until ${new Date(T0 + 45_010).toISOString()}` })
   })
 
