@@ -1,6 +1,6 @@
 /** Aborting a session and confirming it stopped (SPEC §8.3). */
 import { Context, type Effect, Schema } from "effect"
-import { callFields, sdkCallText } from "./callFailure.js"
+import { callFields, sharedCallText } from "./callFailure.js"
 
 /**
  * An abort that failed or was not confirmed, with what failed as fields; `reason` is the text its log
@@ -13,18 +13,16 @@ export class AbortFailed extends Schema.TaggedError<AbortFailed>()("AbortFailed"
   get reason(): string {
     switch (this.problem) {
       case "no-client":
-        return "no server url"
       case "threw":
       case "timeout":
-        return sdkCallText(this)
+      case "other":
+        return sharedCallText(this.problem, this)
       case "http":
         return `HTTP ${this.status ?? "error"}`
       case "not-aborted":
         return "server says session was not aborted"
       case "still-running":
         return "session still running after abort"
-      case "other":
-        return this.detail ?? ""
     }
   }
   override get message(): string {

@@ -5,7 +5,7 @@
  */
 import { Context, type Effect, Schema } from "effect"
 import { wholeSeconds } from "../../core/time.js"
-import { callFields, sdkCallText } from "./callFailure.js"
+import { callFields, sharedCallText } from "./callFailure.js"
 
 /** A continuation or a create that failed, with what failed as fields; `reason` is the text its log lines show. */
 export class PromptFailed extends Schema.TaggedError<PromptFailed>()("PromptFailed", {
@@ -15,18 +15,16 @@ export class PromptFailed extends Schema.TaggedError<PromptFailed>()("PromptFail
   get reason(): string {
     switch (this.problem) {
       case "no-client":
-        return "no server url"
       case "threw":
       case "timeout":
-        return sdkCallText(this)
+      case "other":
+        return sharedCallText(this.problem, this)
       case "http":
         return `${this.call ?? ""}: HTTP ${this.status ?? "error"}`
       case "still-running":
         return `session still running after ${wholeSeconds(this.ms ?? 0)}`
       case "no-session-id":
         return "create: the answer names no session id"
-      case "other":
-        return this.detail ?? ""
     }
   }
   override get message(): string {

@@ -27,3 +27,9 @@ export type SdkCallFailure =
 /** `<call>: <cause>` or `<call>: timed out after <n>s`: a call through `sdkCall` that threw or timed out. */
 export const sdkCallText = (e: { readonly problem: string; readonly call?: string | undefined; readonly ms?: number | undefined; readonly detail?: string | undefined }): string =>
   e.problem === "timeout" ? `${e.call ?? ""}: timed out after ${wholeSeconds(e.ms ?? 0)}` : `${e.call ?? ""}: ${e.detail ?? ""}`
+
+/** The text of the failures every call to the server shares (`e.problem` is `problem`): no server to call, a call that threw or timed out, a scripted failure. */
+export const sharedCallText = (
+  problem: "no-client" | "threw" | "timeout" | "other",
+  e: { readonly problem: string; readonly call?: string | undefined; readonly ms?: number | undefined; readonly detail?: string | undefined }
+): string => (problem === "no-client" ? "no server url" : problem === "other" ? (e.detail ?? "") : sdkCallText(e))
