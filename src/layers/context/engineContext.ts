@@ -35,8 +35,8 @@ export const engineContext = (config: { readonly root: string; readonly maxBytes
 export const CONTEXT_INPUT_EVENT = "idle"
 
 /** An idle, with the map as it is and whether a refresh was asked for, when the context map is on. */
-export const withContextInput = (context: EngineContext) => (event: EngineEvent): Effect.Effect<EngineEvent> =>
-  context === undefined || event.type !== CONTEXT_INPUT_EVENT
+export const withContextInput = (context: EngineContext) => (event: Extract<EngineEvent, { readonly type: typeof CONTEXT_INPUT_EVENT }>): Effect.Effect<EngineEvent> =>
+  context === undefined
     ? Effect.succeed(event)
     : Effect.map(Effect.zip(context.store.mapFacts(context.root), context.store.queued(context.root)), ([facts, queued]) => ({
         ...event,
