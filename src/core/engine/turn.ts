@@ -69,7 +69,7 @@ export class Turn {
   readonly lines: Array<TraceInput> = []
   readonly decisions: Array<Decision> = []
   /** The turn's log lines in order; a decision's lines are formatted when the outcome's `logs` are first read (after the commit). */
-  readonly logs: Array<LogLine | DecisionLog | (() => LogLine)> = []
+  readonly logs: Array<LogLine | Deferred> = []
   /** What the shell carries out, in order (effects.ts). */
   readonly effects: Array<EngineEffect> = []
   /** Models the machine cooled in this turn: their records are written. */
@@ -136,14 +136,15 @@ export class Turn {
     for (const d of r.decisions) {
       this.decisions.push(d)
       this.collect(d)
-      this.logs.push({ decision: d, before, context: { state: this.state, at: this.at, abortReason: this.abortReason } })
+      const context: DecisionContext = { state: this.state, at: this.at, abortReason: this.abortReason }
+      this.logs.push(() => decisionLines(context, d, before))
     }
     for (const a of requested) {
       this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
       const c = getClaim(r.state.table, a.claim)
       const why = c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"
       // formatted with the decisions' lines, when the logs are read
-      this.logs.push(() => ({ level: "debug", message: `aborting claim=${a.claim} session=${a.session} (${why})`, annotations: logAbout(a.claim, a.session, c?.model) }))
+      this.logs.push(() => [{ level: "debug", message: `aborting claim=${a.claim} session=${a.session} (${why})`, annotations: logAbout(a.claim, a.session, c?.model) }])
     }
     return r.decisions
   }
@@ -212,19 +213,14 @@ export class Turn {
   }
 }
 
-/** A decision of the turn whose log lines are not formatted yet: what they read, as it was then. */
-interface DecisionLog {
-  readonly decision: Decision
-  readonly before: TraceState
-  readonly context: DecisionContext
-}
+/** Log lines made when the logs are read, from what they read as it was then. */
+type Deferred = () => ReadonlyArray<LogLine>
 
-/** The turn's log lines, decisions formatted (decisionLog.ts), in order. */
-const formatLogs = (raw: ReadonlyArray<LogLine | DecisionLog | (() => LogLine)>): ReadonlyArray<LogLine> => {
+/** The turn's log lines, the deferred ones made (decisionLog.ts), in order. */
+const formatLogs = (raw: ReadonlyArray<LogLine | Deferred>): ReadonlyArray<LogLine> => {
   const out: Array<LogLine> = []
   for (const l of raw) {
-    if (typeof l === "function") out.push(l())
-    else if ("decision" in l) for (const x of decisionLines(l.context, l.decision, l.before)) out.push(x)
+    if (typeof l === "function") for (const x of l()) out.push(x)
     else out.push(l)
   }
   return out
