@@ -7,7 +7,7 @@
 // Usage: node scripts/files-executed.mjs [--functions]
 import { build } from "esbuild"
 import inspector from "node:inspector"
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
@@ -19,7 +19,6 @@ const sources = (dir) => readdirSync(dir).flatMap((n) => (statSync(join(dir, n))
 const out = mkdtempSync(join(tmpdir(), "ocpool-files-"))
 await build({ entryPoints: sources(join(ROOT, "src")), outdir: join(out, "src"), outbase: join(ROOT, "src"), format: "esm", platform: "node", logLevel: "warning" })
 // the transpiled files resolve their packages from the checkout's node_modules
-const { symlinkSync } = await import("node:fs")
 symlinkSync(join(ROOT, "node_modules"), join(out, "node_modules"))
 
 // the rows: a statement inserting into `claims` or `cooldowns` tells the count before it runs
