@@ -7,12 +7,13 @@ import { Effect, Option } from "effect"
 import { causeLine } from "../../core/causeLine.js"
 import type { AnnounceEffect } from "../../core/engine/effects.js"
 import { NotifyEngine } from "../../services/notify/NotifyEngine.js"
-import { AppLog } from "../../services/opencode/AppLog.js"
 
-export const announceRunner = Effect.map(Effect.all([Effect.serviceOption(NotifyEngine), AppLog]), ([notifications, log]) =>
+export const announceRunner = Effect.map(Effect.serviceOption(NotifyEngine), (notifications) =>
   Option.match(notifications, {
     onNone: () => (_e: AnnounceEffect): Effect.Effect<void> => Effect.void,
     onSome: (n) => (e: AnnounceEffect): Effect.Effect<void> =>
-      n.apply({ type: "switched", session: e.session, text: e.text }).pipe(Effect.catchAllCause((cause) => log.log("error", `notification failed: ${causeLine(cause)}`)))
+      n
+        .apply({ type: "switched", session: e.session, text: e.text })
+        .pipe(Effect.catchAllCause((cause) => Effect.logError(`notification failed: ${causeLine(cause)}`).pipe(Effect.annotateLogs("session", e.session))))
   })
 )
