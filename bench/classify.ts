@@ -7,7 +7,7 @@
  */
 import { join } from "node:path"
 import type { Slot } from "../src/core/pool/pool.js"
-import { decideLimit, providerOf } from "../src/core/signals.js"
+import { decideLimit, providerOf } from "../src/core/pool/cooldown.js"
 import { loadCorpus, opencodeErrorText } from "../test/support/providerCorpus.js"
 import { arg, median, ROOT } from "./common.js"
 

@@ -3,6 +3,7 @@
  * throws, a revoked Proxy, a null prototype, a cycle, a huge string or a wrong type gives `undefined`
  * (or a bounded plain copy), never an exception.
  */
+import { JSON_MAX_DEPTH } from "./readLimits.js"
 
 /** Session, call and agent names longer than this are treated as absent (opencode's are about 30 characters). */
 export const ID_MAX = 1_024
@@ -162,4 +163,30 @@ export const describe = (e: unknown): string => {
   if (message !== undefined) return message.split("\n")[0] ?? ""
   if (typeof e === "string") return (cut(e, 500) ?? "").split("\n")[0] ?? ""
   return attempt(() => (cut(String(e), 500) ?? "unknown error").split("\n")[0] ?? "unknown error", "unknown error")
+}
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`. A linear scan that skips strings:
+ * cheap enough to run before every `JSON.parse` of file text, so deep nesting is refused with a
+ * reason instead of overflowing the stack of whatever walks the parsed value later.
+ */
+export const jsonTooDeep = (text: string, max: number = JSON_MAX_DEPTH): boolean => {
+  // fast path (a trace line has a handful of brackets): with at most `max` openers the depth cannot exceed it
+  let openers = 0
+  for (let i = text.indexOf("{"); i >= 0 && openers <= max; i = text.indexOf("{", i + 1)) openers++
+  for (let i = text.indexOf("["); i >= 0 && openers <= max; i = text.indexOf("[", i + 1)) openers++
+  if (openers <= max) return false
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
 }

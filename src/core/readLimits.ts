@@ -34,29 +34,3 @@ export const ECHO_MAX_CHARS = 80
 
 /** An epoch-ms time that a date can show. */
 export const isEpochMs = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && Math.abs(n) <= TIME_MAX_MS
-
-/**
- * Whether JSON text nests arrays and objects deeper than `max`. A linear scan that skips strings:
- * cheap enough to run before every `JSON.parse` of file text, so deep nesting is refused with a
- * reason instead of overflowing the stack of whatever walks the parsed value later.
- */
-export const jsonTooDeep = (text: string, max: number = JSON_MAX_DEPTH): boolean => {
-  // fast path (a trace line has a handful of brackets): with at most `max` openers the depth cannot exceed it
-  let openers = 0
-  for (let i = text.indexOf("{"); i >= 0 && openers <= max; i = text.indexOf("{", i + 1)) openers++
-  for (let i = text.indexOf("["); i >= 0 && openers <= max; i = text.indexOf("[", i + 1)) openers++
-  if (openers <= max) return false
-  let depth = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 0x5c) i++ // backslash: skip the escaped character
-      else if (c === 0x22) inString = false
-    } else if (c === 0x22) inString = true
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true
-    } else if (c === 0x5d || c === 0x7d) depth--
-  }
-  return false
-}

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { COOL_WINDOW_MIN_MS, STATED_RESET_MAX_MS } from "../../src/core/constants.js"
 import type { Slot } from "../../src/core/pool/pool.js"
-import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../../src/core/signals.js"
+import { decideLimit, decideRetry, providerOf, type SignalDecision } from "../../src/core/pool/cooldown.js"
 import { fuzzParams, fuzzTimeout, hostileNumber, hostileString } from "./common.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")

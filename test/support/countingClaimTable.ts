@@ -1,6 +1,6 @@
 /**
  * A counting variant of the claim table (src/core/trace/claimTable.ts and its parts, claimTypes.ts,
- * claimStore.ts, claimIndex.ts, claimQueries.ts), built only for tests: the production sources with
+ * claimStore.ts, claimQueries.ts), built only for tests: the production sources with
  * one shared counter bumped on every iteration of every loop in them, so a test can bound the work the
  * table does per trace line without the production files carrying a counter. Each source is rewritten
  * with the TypeScript parser (each loop body gets `__loops.n++` first), its imports of the table's own
@@ -16,7 +16,7 @@ import ts from "typescript"
 
 const SOURCE = fileURLToPath(new URL("../../src/core/trace/claimTable.ts", import.meta.url))
 /** The table's modules: the entry and its parts, all instrumented. */
-const PARTS = ["claimTable", "claimTypes", "claimStore", "claimIndex", "claimQueries"]
+const PARTS = ["claimTable", "claimTypes", "claimStore", "claimQueries"]
 
 /** The loop counter a counting variant exports beside the table's own exports. */
 export interface LoopCounter {

@@ -19,13 +19,6 @@ export const rememberPrimary = (turn: Turn, session: string, model: string | und
   turn.set("primaries", withNewest(turn.state.primaries, session, next, PRIMARIES_MAX))
 }
 
-/** `primary` for a signal line: the root session's model, when fallbacks are configured and nothing pooled targets it. */
-export const primaryOf = (turn: Turn, session: string): { readonly primary?: string } => {
-  if (turn.machine.fallbacks.length === 0 || isChild(turn.state, session) || isRefreshSession(turn.state, session) || turn.liveTarget(session) !== undefined) return {}
-  const model = turn.state.primaries.get(session)?.model
-  return model === undefined ? {} : { primary: model }
-}
-
 export const fallbackHandlers: Handlers<"message" | "switched"> = {
   message: local((turn, event) => {
     if (isChild(turn.state, event.session)) return

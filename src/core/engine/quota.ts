@@ -12,7 +12,7 @@ import { claimsTargeting } from "../trace/claimTable.js"
 import type { EngineEvent } from "./events.js"
 import { quotaPlan } from "./sharedLines.js"
 import { slotsOf, type EngineState } from "./state.js"
-import { NONE, setIn, TRANSACT, type Handlers } from "./turn.js"
+import { NONE, TRANSACT, type Handlers } from "./turn.js"
 
 /** A parsed dimension as a line's level (absent fields left out, so the recorded line stays small). */
 const levelOf = (d: QuotaDimension): QuotaLevel => ({
@@ -47,7 +47,7 @@ export const quotaHandlers: Handlers<"response"> = {
       if (model === undefined) return
       turn.observed = { model, observation }
       const record = recordOf(model, observation, at)
-      if (record !== undefined) turn.set("quotas", setIn(turn.state.quotas, model, record))
+      if (record !== undefined) turn.put("quotas", model, record)
       // only a slot's model can cool; other models' quota is only recorded
       if (!slotsOf(turn.state).some((s) => s.model === model)) return
       const line = {

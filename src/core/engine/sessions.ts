@@ -8,13 +8,13 @@ import { lineage, withAnswer, withAsk, withBusy, withoutBusy } from "../session/
 import { ACTIVITY_SAMPLE_MS, type EngineState } from "./state.js"
 import { endTask } from "./claimSteps.js"
 import { endRunOnIdle, idleEndsRun, idleMayRefresh, idleMayStart } from "./context.js"
-import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers, type Turn } from "./turn.js"
+import { local, NONE, TRANSACT, TRANSACT_WITH_PEERS, type Handlers, type Turn } from "./turn.js"
 
 /** Sampled activity (SPEC §6.4): at most once per ACTIVITY_SAMPLE_MS per session. */
 export const sampleActivity = (turn: Turn, session: string): void => {
   const last = turn.state.sampled.get(session)
   if (last !== undefined && turn.at - last < ACTIVITY_SAMPLE_MS) return
-  turn.set("sampled", setIn(turn.state.sampled, session, turn.at))
+  turn.put("sampled", session, turn.at)
   turn.apply({ at: turn.at, type: "activity", session })
 }
 

@@ -7,16 +7,27 @@
  */
 import { classifyError } from "../limits/classify.js"
 import { withNewest } from "../newest.js"
-import { providerOf } from "../signals.js"
+import { providerOf } from "../pool/cooldown.js"
 import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
 import { clockTime, clockTimeFrom } from "../time.js"
-import { primaryOf } from "./fallback.js"
 import { FAILURE_MATCH_MS, FAILURES_MAX, SIGNAL_DEDUPE_MS } from "./state.js"
 import { endTask } from "./claimSteps.js"
 import { noteRefreshError } from "./context.js"
-import { local, NONE, setIn, TRANSACT, type Handlers, type Turn } from "./turn.js"
+import { local, NONE, TRANSACT, type Handlers, type Turn } from "./turn.js"
+import { isChild } from "../session/tree.js"
+import { isRefreshSession } from "./refreshSessions.js"
+
+/**
+ * `primary` for a signal line: the root session's model (as the fallback feature keeps it, fallback.ts),
+ * when fallbacks are configured and nothing pooled targets it.
+ */
+const primaryOf = (turn: Turn, session: string): { readonly primary?: string } => {
+  if (turn.machine.fallbacks.length === 0 || isChild(turn.state, session) || isRefreshSession(turn.state, session) || turn.liveTarget(session) !== undefined) return {}
+  const model = turn.state.primaries.get(session)?.model
+  return model === undefined ? {} : { primary: model }
+}
 
 /** What the error of a session event carries, as far as it is read. */
 type ErrorShape = { readonly name?: unknown; readonly data?: Record<string, unknown> }
@@ -48,14 +59,14 @@ const firstSignal = (turn: Turn, session: string, text: string): boolean => {
   const key = `${session}\u0000${text}`
   const last = turn.state.signals.get(key)
   if (last !== undefined && turn.at - last < SIGNAL_DEDUPE_MS) return false
-  turn.set("signals", setIn(turn.state.signals, key, turn.at))
+  turn.put("signals", key, turn.at)
   return true
 }
 
 /** Warns once until `until` under `key` (a provider or model); false when already warned. */
 const warnOnce = (turn: Turn, key: string, until: number): boolean => {
   if ((turn.state.warnedUntil.get(key) ?? 0) > turn.at) return false
-  turn.set("warnedUntil", setIn(turn.state.warnedUntil, key, until))
+  turn.put("warnedUntil", key, until)
   return true
 }
 
@@ -66,7 +77,7 @@ const signal = (turn: Turn, line: TraceInput, session: string, text: string): vo
   const cool = decisions.find((d): d is Extract<Decision, { type: "cool" }> => d.type === "cool")
   if (cool === undefined) return
   if (target !== undefined && getClaim(turn.machine.table, target.key) !== undefined) {
-    turn.set("signalled", setIn(turn.state.signalled, target.key, cool.reason))
+    turn.put("signalled", target.key, cool.reason)
   }
   const primary = "primary" in line ? line.primary : undefined
   if (cool.reason === "quota" && cool.scope === "provider" && isCredit(line, target?.model ?? primary)) {

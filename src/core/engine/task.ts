@@ -11,7 +11,7 @@ import { handNamedVariant } from "../spawn/handNamed.js"
 import { getClaim, unboundOf } from "../trace/claimTable.js"
 import type { EngineState } from "./state.js"
 import { endTask, prepareSweep } from "./claimSteps.js"
-import { local, NONE, setIn, TRANSACT, TRANSACT_WITH_PEERS, type Handlers } from "./turn.js"
+import { local, NONE, TRANSACT, TRANSACT_WITH_PEERS, type Handlers } from "./turn.js"
 
 /** Whether ending claim `key` is a success (it then reads shared state: a success clears a record). */
 const endsInSuccess = (state: EngineState, key: string, ok: boolean): boolean =>
@@ -57,7 +57,7 @@ export const taskHandlers: Handlers<"spawn" | "taskEnd" | "child"> = {
     let match = unbound.find((c) => `${c.base}-${c.slot}` === variant)
     if (match === undefined && (variant === undefined || VARIANT_PATTERN.test(variant))) match = unbound[0]
     if (match !== undefined) {
-      turn.set("sampled", setIn(turn.state.sampled, event.id, at))
+      turn.put("sampled", event.id, at)
       turn.apply({ at, type: "bind", claim: match.key, session: event.id, activity: true })
     }
   })

@@ -24,8 +24,10 @@ import { readsShared } from "./sharedLines.js"
 import type { PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
 
-/** A copy of `m` with `k` set: the engine's maps are small and never changed in place. */
-export { setIn } from "../maps.js"
+/** The fields of the engine state that are maps, with their keys and values. */
+type MapField = { [K in keyof EngineState]: EngineState[K] extends ReadonlyMap<unknown, unknown> ? K : never }[keyof EngineState]
+type KeyOf<K extends MapField> = EngineState[K] extends ReadonlyMap<infer Key, unknown> ? Key : never
+type ValueOf<K extends MapField> = EngineState[K] extends ReadonlyMap<unknown, infer V> ? V : never
 
 /** What `shared` adds to a line that reads shared state. */
 export interface SharedFields {
@@ -80,6 +82,8 @@ export class Turn {
   ended: string | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
   abortReason: string | undefined
+  /** Maps this turn copied and no one else holds (`put` sets them in place); forgotten whenever the state is kept for later. */
+  private owned: Set<keyof EngineState> | undefined
 
   constructor(
     state: EngineState,
@@ -104,6 +108,17 @@ export class Turn {
 
   set<K extends keyof EngineState>(key: K, value: EngineState[K]): void {
     this.state = { ...this.state, [key]: value }
+    this.owned?.delete(key)
+  }
+
+  /** The map `key` with `k` set to `v`: copied on the turn's first write to it, so the state before the turn is never changed. */
+  put<K extends MapField>(key: K, k: KeyOf<K>, v: ValueOf<K>): void {
+    if (this.owned?.has(key) === true) {
+      ;(this.state[key] as unknown as Map<KeyOf<K>, ValueOf<K>>).set(k, v)
+      return
+    }
+    this.set(key, new Map(this.state[key] as ReadonlyMap<KeyOf<K>, ValueOf<K>>).set(k, v) as unknown as EngineState[K])
+    ;(this.owned ??= new Set()).add(key)
   }
 
   /**
@@ -137,6 +152,8 @@ export class Turn {
       this.decisions.push(d)
       this.collect(d)
       const context: DecisionContext = { state: this.state, at: this.at, abortReason: this.abortReason }
+      // the deferred log reads this state later: a later `put` in this turn copies again
+      this.owned = undefined
       this.logs.push(() => decisionLines(context, d, before))
     }
     for (const a of requested) {

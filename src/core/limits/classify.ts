@@ -5,7 +5,7 @@
  */
 import { errorView, type ErrorView, type ViewInput } from "./errorView.js"
 import { LIMIT_RULES, type LimitClass, type LimitRule, type RuleScope } from "./limitRules.js"
-import { matches, phraseMatcher } from "./phrase.js"
+import { phraseMatcher } from "./phrase.js"
 import { familyOf, type Family, type Zone } from "./providerFamily.js"
 
 export type { LimitClass } from "./limitRules.js"
@@ -59,7 +59,7 @@ const holds = (c: CompiledRule, view: ErrorView, family: Family | undefined, mod
   if (c.statuses !== undefined && (view.status === undefined || !c.statuses.has(view.status))) return false
   if (c.phrases !== undefined || c.values !== undefined) {
     const byValue = c.values !== undefined && anyValue(c.values, view.values)
-    if (!byValue && !(c.phrases !== undefined && matches(c.phrases, view.lower))) return false
+    if (!byValue && !(c.phrases !== undefined && c.phrases.test(view.lower))) return false
   }
   if (c.rule.overBudget === true && !overBudget(view.lower)) return false
   if (c.rule.namesModel === true) {

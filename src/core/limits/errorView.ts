@@ -11,8 +11,7 @@
  * characters and the joined text to VIEW_TEXT_MAX. Nothing here throws on any input.
  */
 import { BODY_TEXT_MAX } from "../constants.js"
-import { isRecord } from "../json.js"
-import { jsonTooDeep } from "../readLimits.js"
+import { isPlainObject, jsonTooDeep } from "../extract.js"
 import { parseDuration, type Headers } from "./reset.js"
 
 /** A string longer than this is not parsed as JSON (its first BODY_TEXT_MAX characters are read as text). */
@@ -126,7 +125,7 @@ class Builder {
   }
 
   addHeaders(h: unknown): void {
-    if (!isRecord(h)) return
+    if (!isPlainObject(h)) return
     let n = 0
     for (const k of Object.keys(h)) {
       if (++n > VIEW_HEADERS_MAX) return
@@ -147,7 +146,7 @@ class Builder {
     const type = typeof d["@type"] === "string" ? d["@type"] : ""
     if (type.endsWith("RetryInfo") && this.retryDelayMs === undefined) {
       const delay = d.retryDelay
-      const ms = typeof delay === "string" ? parseDuration(delay.slice(0, 64)) : isRecord(delay) ? Number(delay.seconds ?? 0) * 1_000 + Number(delay.nanos ?? 0) / 1e6 : Number.NaN
+      const ms = typeof delay === "string" ? parseDuration(delay.slice(0, 64)) : isPlainObject(delay) ? Number(delay.seconds ?? 0) * 1_000 + Number(delay.nanos ?? 0) / 1e6 : Number.NaN
       if (Number.isFinite(ms)) this.retryDelayMs = ms
     }
   }
@@ -161,7 +160,7 @@ class Builder {
       }
       return
     }
-    if (!isRecord(v)) return
+    if (!isPlainObject(v)) return
     if (typeof v["@type"] === "string") this.detail(v)
     for (const key of Object.keys(v)) {
       if (this.nodes > VIEW_NODES_MAX) return
@@ -182,7 +181,7 @@ class Builder {
         if (Number.isFinite(n)) this.resetsInMs = n * 1_000
       } else if (RESETS_AT_KEYS.has(key) && this.resetsAt === undefined && (typeof x === "number" || typeof x === "string")) {
         this.resetsAt = x
-      } else if (key === "metadata" && isRecord(x)) {
+      } else if (key === "metadata" && isPlainObject(x)) {
         this.addHeaders(x.headers)
         if (this.host === undefined) this.host = hostOf(x.url)
         if (typeof x.raw === "string") this.textOrJson(x.raw, depth)
@@ -202,11 +201,11 @@ export const errorView = ({ body, headers, status, text }: ViewInput): ErrorView
   if (headers !== undefined) b.addHeaders(headers)
   const parsed = parseJson(text)
   let name: string | undefined
-  if (isRecord(parsed)) {
+  if (isPlainObject(parsed)) {
     if (typeof parsed.name === "string") name = parsed.name.slice(0, 200)
     const data = parsed.data
-    if (isRecord(data) && typeof data.responseHeaders === "object") b.addHeaders(data.responseHeaders)
-    if (isRecord(data) && isRecord(data.metadata)) b.host = hostOf(data.metadata.url)
+    if (isPlainObject(data) && typeof data.responseHeaders === "object") b.addHeaders(data.responseHeaders)
+    if (isPlainObject(data) && isPlainObject(data.metadata)) b.host = hostOf(data.metadata.url)
     b.walk(parsed, 0)
   } else if (parsed !== undefined) b.walk(parsed, 0)
   else b.line(text, true)

@@ -7,6 +7,3 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 /** One regular expression that matches any of the phrases. */
 export const phraseMatcher = (phrases: ReadonlyArray<string>): RegExp =>
   new RegExp(phrases.map((p) => p.toLowerCase().split(" ").map(escape).join("[\\s_-]*")).join("|"), "u")
-
-/** The text is lower-cased once by the caller; the matcher only tests. */
-export const matches = (matcher: RegExp, lowerText: string): boolean => matcher.test(lowerText)

@@ -3,7 +3,8 @@
  * Pure: text in, slots and warnings out.
  */
 import { MAX_SLOTS_DEFAULT, MAX_SLOTS_LIMIT, WEIGHT_MAX } from "../constants.js"
-import { JSON_MAX_DEPTH, jsonTooDeep } from "../readLimits.js"
+import { JSON_MAX_DEPTH } from "../readLimits.js"
+import { jsonTooDeep } from "../extract.js"
 import { echo } from "../printable.js"
 
 export interface Slot {

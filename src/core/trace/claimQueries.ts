@@ -7,9 +7,8 @@ import { isLive, type Claim } from "../pool/claims.js"
 import type { Slot } from "../pool/pool.js"
 import type { ReaperTiming } from "../pool/reaper.js"
 import { slotLoadsOf } from "../pool/slotStatus.js"
-import { isNewest, claimList, rehome, claimsAt, withOwners } from "./claimStore.js"
 import type { ClaimTable, Entry } from "./claimTypes.js"
-import { needsDeadline, less, ready, heapRemove, pushDue } from "./claimIndex.js"
+import { claimList, claimsAt, heapRemove, isNewest, less, needsDeadline, pushDue, ready, rehome, withOwners } from "./claimStore.js"
 
 /** Load per slot: the live claims on each slot's model, plus the peer load given by model (SPEC §6.1). */
 export const tableLoads = (t: ClaimTable, slots: ReadonlyArray<Slot>, peers?: Readonly<Record<string, number>>): Array<number> => {

@@ -18,10 +18,9 @@
  * to a fresh store built from what it holds ("re-homed"), so no table a caller holds ever changes.
  *
  * This module is the table's one entry, re-exporting its parts: the representation (claimTypes.ts), the
- * store with its writes and rebuilding (claimStore.ts), the indexes (claimIndex.ts) and the queries
- * (claimQueries.ts). The parts share one mutable representation (`Entry`, `Store`) and keep each
- * other's invariants (an entry's heap position, heartbeat slot and index memberships move together):
- * only they touch it.
+ * store with its writes, rebuilding and indexes (claimStore.ts) and the queries (claimQueries.ts). The
+ * parts share one mutable representation (`Entry`, `Store`); the store keeps its invariants (an
+ * entry's heap position, heartbeat slot and index memberships move together), and only the parts touch it.
  */
 export { type ClaimTable, emptyClaims, getClaim, claimList, claimsAt, addClaim, setClaim, removeClaim } from "./claimStore.js"
 export { tableLoads, claimsTargeting, isTargeted, isOwner, liveTarget, unboundOf, oldestUnbound, acquisitionOrder, oldestAcquired, sweepCandidates, keepDeadlines, indexView } from "./claimQueries.js"

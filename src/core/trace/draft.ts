@@ -4,11 +4,10 @@
  * mutated inside one step only, so `step` stays pure.
  */
 import { type Claim, updateClaim } from "../pool/claims.js"
-import { applyCool, isCooling, mergePeer, planCool, type CoolPlan, type CooldownTable } from "../pool/cooldown.js"
+import { applyCool, type CooldownTable, type CoolPlan, isCooling, mergePeer, planCool, type SignalDecision } from "../pool/cooldown.js"
 import type { Slot } from "../pool/pool.js"
 import { afterAbort, judgeClaim, type ReaperTiming } from "../pool/reaper.js"
 import { pickSlot } from "../pool/routing.js"
-import type { SignalDecision } from "../signals.js"
 import { getActivity, type ActivityTable } from "./activity.js"
 import type { Decision, ReleaseReason } from "./decision.js"
 import { getClaim, keepDeadlines, removeClaim, setClaim, sweepCandidates, tableLoads, type ClaimTable } from "./claimTable.js"

@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { NO_MAP, type MapFacts } from "../../core/context/mapFacts.js"
 import type { ContextRecord } from "../../core/context/record.js"
 import { ContextStore, type ContextStoreService } from "../../services/context/ContextStore.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export interface ContextStoreTables {
   /** Records by root. */

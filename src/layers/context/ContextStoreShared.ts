@@ -11,7 +11,7 @@ import { decodeQueued, decodeRecord, encodeQueued, encodeRecord, type ContextRec
 import { ContextStore, type ContextStoreService } from "../../services/context/ContextStore.js"
 import { SharedState, type SharedStateService } from "../../services/state/SharedState.js"
 import { readMapFacts } from "./mapFacts.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export const recordKey = (root: string): string => `record:${root}`
 export const queuedKey = (root: string): string => `queued:${root}`

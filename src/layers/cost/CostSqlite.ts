@@ -11,7 +11,7 @@ import { decodeUsage, USAGE_VALUE_MAX } from "../../core/cost/rows.js"
 import { TIME_MAX_MS } from "../../core/readLimits.js"
 import { CostStore, type UsageQuery } from "../../services/cost/CostStore.js"
 import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 /** The columns the report reads. */
 export const COST_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {

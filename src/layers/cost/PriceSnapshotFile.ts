@@ -7,7 +7,7 @@ import { parsePriceSnapshot, type PriceTable } from "../../core/prices.js"
 import { PriceSnapshot } from "../../services/cost/PriceSnapshot.js"
 import { bundledFile } from "../pool/PoolConfigFile.js"
 import { readPriceFile } from "./PriceSources.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 /** The table in the snapshot file at `path`, or `undefined` when it is missing, too big or not a snapshot. */
 export const readPriceSnapshot = (path: string | undefined): PriceTable | undefined => {

@@ -10,7 +10,7 @@ import { healthLine, healthOfBody, healthOfFailure, healthOfStatus, healthReques
 import { OMNIROUTE_PROVIDER, omnirouteProviderBlock, readOmniroute } from "../../core/omniroute.js"
 import { Gateway } from "../../services/gateway/Gateway.js"
 import { effectLevelOf } from "../opencode/LoggerAppLog.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 const probe = (baseURL: string, apiKey: string, timeoutMs: number): Effect.Effect<GatewayHealth> =>
   Effect.tryPromise({

@@ -8,7 +8,7 @@ import { closeArgs, notifySendArgs, osascriptArgs, printedId } from "../../core/
 import { NOTIFY_TIMEOUT_MS } from "../../core/notify/limits.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
 import { failureOf, runTool, type Env } from "../process/tools.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 export interface DesktopOptions {
   /** `process.platform`: `darwin` uses osascript, anything else notify-send. */

@@ -2,7 +2,7 @@ import { Duration, Effect, Layer } from "effect"
 import type { ChannelName } from "../../core/notify/channel.js"
 import type { Notification } from "../../core/notify/content.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 /** `ok`, `ok` with the popup id given, or a failure reason. */
 export type MemoryOutcome = "ok" | { readonly id: number } | string

@@ -14,7 +14,7 @@ import { HOP_KILL_MS } from "../../core/notify/limits.js"
 import { encodeClose, encodeProbe, encodeShow } from "../../core/notify/payload.js"
 import { Notifier, type Delivery, type NotifierService } from "../../services/notify/Notifier.js"
 import { failureOf, runTool, type Env, type RunResult } from "../process/tools.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export interface SshOptions {
   /** The ssh host or alias (`OCPOOL_NOTIFY_HOST`, `notifyHost` or `ocpool-desktop`). */

@@ -13,7 +13,7 @@ import { Notifier, type Delivery, type NotifierService } from "../../services/no
 import { NotifyEngine, type NotifyEngineService } from "../../services/notify/NotifyEngine.js"
 import { SessionLookup, type SessionLookupService } from "../../services/opencode/SessionLookup.js"
 import { effectLevelOf } from "../opencode/LoggerAppLog.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 /** Popups raised but not yet closed, per root: the sends that raised them. */
 type Raised = Map<string, Array<Fiber.Fiber<SentPopup>>>

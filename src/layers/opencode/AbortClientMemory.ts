@@ -1,6 +1,6 @@
 import { Duration, Effect, Layer } from "effect"
 import { AbortClient, AbortFailed } from "../../services/opencode/AbortClient.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 /**
  * A scripted abort client for tests: outcomes are taken in order (then the last repeats); calls are

@@ -9,7 +9,7 @@ import { ABORT_CONFIRM_POLL, isRunning } from "../../core/session/running.js"
 import { AbortClient, AbortFailed } from "../../services/opencode/AbortClient.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 import { stillRunningAfter } from "./untilIdle.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export const ABORT_TIMEOUT_MS = 10_000
 

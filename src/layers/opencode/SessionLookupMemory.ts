@@ -1,7 +1,7 @@
 /** Session lookups for tests: answered from a map (a missing id fails), each call recorded. */
 import { Effect, Layer } from "effect"
 import { LookupFailed, SessionLookup, type SessionFacts } from "../../services/opencode/SessionLookup.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export const SessionLookupMemory = (sessions: ReadonlyMap<string, SessionFacts> = new Map(), calls: Array<string> = []) =>
   Layer.succeed(SessionLookup, {

@@ -5,7 +5,7 @@
 import { Duration, Effect, Layer } from "effect"
 import { LookupFailed, SessionLookup } from "../../services/opencode/SessionLookup.js"
 import { sessionFacts } from "../../core/session/facts.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export const LOOKUP_TIMEOUT_MS = 5_000
 

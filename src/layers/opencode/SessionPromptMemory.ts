@@ -1,6 +1,6 @@
 import { Duration, Effect, Layer } from "effect"
 import { PromptFailed, SessionPrompt, type PromptTarget } from "../../services/opencode/SessionPrompt.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export interface PromptCall {
   readonly session: string

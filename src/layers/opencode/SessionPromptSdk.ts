@@ -10,7 +10,7 @@ import { IDLE_WAIT_POLL, isRunning } from "../../core/session/running.js"
 import { PromptFailed, SessionPrompt } from "../../services/opencode/SessionPrompt.js"
 import { failedStatus, sdkCall, type SdkResult } from "./sdkCall.js"
 import { stillRunningAfter } from "./untilIdle.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export const PROMPT_TIMEOUT_MS = 10_000
 

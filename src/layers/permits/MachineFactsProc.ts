@@ -24,7 +24,7 @@ import {
   type ProcCgroup
 } from "../../core/machine/facts.js"
 import { MachineFacts, type MachineFactsView } from "../../services/permits/MachineFacts.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 const readText = (path: string): string | undefined => {
   try {

@@ -13,7 +13,7 @@ import { Permits, type PermitTicket } from "../../services/permits/Permits.js"
 import { PoolEngine } from "../../services/pool/PoolEngine.js"
 import { StateDir } from "../../services/state/StateDir.js"
 import { pinLogs, pinned } from "../opencode/LoggerAppLog.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 interface Entry {
   readonly session: string

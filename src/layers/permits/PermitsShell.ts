@@ -14,7 +14,7 @@ import { budgetViews, type BudgetInfo } from "../../core/permits/view.js"
 import { Permits, type PermitTicket, type WaitOutcome } from "../../services/permits/Permits.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { SharedState } from "../../services/state/SharedState.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 /** A budget this process knows: its capacity and how it was found. */
 export type Budget = BudgetInfo

@@ -2,7 +2,7 @@
 import { Effect, Layer } from "effect"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
 import { gatherSources, loadPool, type PoolSourceOptions } from "./PoolSourceFiles.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export { bundledFile, bundledPreset, configDir, gatherSources, loadPool, type PoolSourceOptions } from "./PoolSourceFiles.js"
 

@@ -12,7 +12,7 @@ import { dirname } from "node:path"
 import { formatDecision } from "../../core/trace/format.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 export const tracePath = (template: string, pid: number): string => template.replaceAll("%p", String(pid))
 

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { formatDecision } from "../../core/trace/format.js"
 import { TraceRecorder } from "../../services/pool/TraceRecorder.js"
 import type { MemoryState } from "../state/MemoryState.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export const TraceRecorderMemory = (shared: MemoryState) =>
   Layer.succeed(TraceRecorder, {

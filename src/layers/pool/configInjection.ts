@@ -10,7 +10,7 @@ import type { JsonRecord } from "../../core/json.js"
 import { describeSlots, type Slot } from "../../core/pool/pool.js"
 import type { ResolvedPool } from "../../core/source.js"
 import { PoolConfig } from "../../services/pool/PoolConfig.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 interface InjectionDeps {
   readonly stateNow: Effect.Effect<EngineState>

@@ -9,7 +9,7 @@ import type { Settings } from "../../core/options.js"
 import { minutesOrSeconds as minutes, wholeSeconds } from "../../core/time.js"
 import type { PoolEngineService } from "../../services/pool/PoolEngine.js"
 import { dirChanges } from "../fs/dirChanges.js"
-import { pause } from "../state/sqliteTx.js"
+import { pause } from "../state/sqliteDriver.js"
 
 export const RELOAD_DEBOUNCE_MS = 250
 

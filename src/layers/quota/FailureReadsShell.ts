@@ -5,7 +5,7 @@
  */
 import { Deferred, Duration, Effect, FiberSet, Layer, Ref } from "effect"
 import { FAILURE_WAIT_MS, FailureReads } from "../../services/quota/FailureReads.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 type Reads = ReadonlyMap<string, Deferred.Deferred<void>>
 

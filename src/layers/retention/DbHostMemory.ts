@@ -2,7 +2,7 @@
 import { Effect, Layer } from "effect"
 import { dbBytes } from "./DbHostProc.js"
 import { DbHost } from "../../services/retention/DbHost.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export interface DbHostFacts {
   readonly freeBytes?: number | undefined

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readlinkSync, realpathSync, statfsSync, statSy
 import { dirname } from "node:path"
 import { DbHost } from "../../services/retention/DbHost.js"
 import { runArgv } from "../process/runner.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 const sizeOf = (path: string): number => {
   try {

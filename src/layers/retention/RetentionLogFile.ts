@@ -9,7 +9,7 @@ import { dirname, join } from "node:path"
 import { RetentionLog, RetentionLogError, type RunLog } from "../../services/retention/RetentionLog.js"
 import { dirReason, makeDir } from "../fs/dirs.js"
 import { noHomeReason, xdgDir } from "../fs/xdg.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 /** This package's data directory under `$XDG_DATA_HOME` (or its default). */
 export const dataDirUnder = (dataHome: string): string => join(dataHome, "opencode-pool")

@@ -1,7 +1,7 @@
 /** RetentionLog in memory, for tests: the lines appended, readable through `RetentionLogMemory.lines`. */
 import { Effect, Layer } from "effect"
 import { RetentionLog, RetentionLogError, type RunLog } from "../../services/retention/RetentionLog.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 export interface MemoryLines {
   readonly archive: Array<string>

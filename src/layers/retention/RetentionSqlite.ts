@@ -8,7 +8,7 @@ import { Clock, Effect, Exit, Layer, Option } from "effect"
 import type { EventRow } from "../../core/retention/events.js"
 import { RetentionStore, type SessionRow, type SessionTable, type TreeDelete, type TreeOutcome } from "../../services/retention/RetentionStore.js"
 import { busyOrFailed, busyOrNotOpencodeDb, openAttempts, requireColumns, setBusyTimeout } from "../opencodeDb/sqlite.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 /** The columns the sweeps read or match on; anything less is not an opencode database this tool understands. */
 export const REQUIRED_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {

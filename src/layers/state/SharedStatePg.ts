@@ -34,7 +34,7 @@ import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlPermi
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export interface PgStateOptions {
   readonly url: string

@@ -32,14 +32,13 @@ import { hasLegacy, markImported, readLegacy } from "./legacyImport.js"
 import { stateDirHealth } from "./stateDbFacts.js"
 import { procJudge } from "./permitJudge.js"
 import { RecordsError, sharedStateOver, wroteSomething, type StateLock } from "./sharedStateOver.js"
-import { openSqlite, sqliteReason, type SqliteDb } from "./sqliteDriver.js"
 import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
 import { memoryState } from "./MemoryState.js"
 import { memoryPort } from "./SharedStateMemory.js"
 import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
-import { pause, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteTx } from "./sqliteTx.js"
+import { openSqlite, pause, sqliteReason, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteDb, type SqliteTx } from "./sqliteDriver.js"
 import { SQLITE, type Query } from "./stateSql.js"
-import { spanned } from "../traced.js"
+import { spanned } from "../hotPath.js"
 
 export { STATE_DB }
 

@@ -7,7 +7,7 @@
  */
 import { Either, Option, Schema } from "effect"
 import { ID_MAX } from "../../core/extract.js"
-import { jsonTooDeep } from "../../core/readLimits.js"
+import { jsonTooDeep } from "../../core/extract.js"
 import type { PermitEntry, PermitHolder } from "../../core/permits/types.js"
 import { Count, EpochMs, Pid } from "../../core/tolerant.js"
 

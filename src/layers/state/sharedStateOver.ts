@@ -27,7 +27,7 @@ import {
   type SharedStateService,
   type StateInspection
 } from "../../services/state/SharedState.js"
-import { spanned, traced } from "../traced.js"
+import { spanned, traced } from "../hotPath.js"
 
 /** A claims, cooldowns or permits part could not read or write its records (a transaction logs it; a view shows it). */
 export class RecordsError extends Schema.TaggedError<RecordsError>()("RecordsError", {

@@ -26,7 +26,7 @@ import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { judgePermits, type PermitJudge } from "./permitJudge.js"
 import { pidState, startTimeCache, startTimeOf } from "./proc.js"
 import type { ClaimRecords, ContextRecords, CooldownRecords, EngineRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
-import { list, sqlOf, type Dialect, type Query } from "./stateSql.js"
+import { list, sqlOf, textOf, type Dialect, type Query } from "./stateSql.js"
 
 /** How a statement runs on a backend; a failure is the backend's (PostgreSQL: a defect that sends the decision elsewhere). */
 export interface SqlExec {
@@ -77,6 +77,17 @@ interface ClaimRow {
 /** The claims part; `gen` numbers this process's publishes (a late re-publish never overwrites a newer one). */
 export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
   const q = sqlOf(x.dialect)
+  // what every spawn runs, made once (stateSql.ts `textOf`)
+  const t = textOf(x.dialect)
+  const CLAIM_ROWS: Query = {
+    text: `SELECT c.host, c.pid, c.instance, c.gen, ${x.dialect.local ? "" : "c.body, "}c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`,
+    params: []
+  }
+  const CLAIM_BODY = t`SELECT body FROM claims WHERE host = ${"host"} AND pid = ${"pid"} AND instance = ${"instance"}`
+  const UPSERT_HOLDER = t`INSERT INTO holders (host, pid, start_token, lease_until, seen_at) VALUES (${"host"}, ${"pid"}, ${"start_token"}, ${"lease_until"}, ${"seen_at"})
+    ON CONFLICT (host, pid) DO UPDATE SET start_token = excluded.start_token, lease_until = excluded.lease_until, seen_at = excluded.seen_at`
+  const UPSERT_CLAIMS = t`INSERT INTO claims (host, pid, instance, gen, body, written_at) VALUES (${"host"}, ${"pid"}, ${"instance"}, ${"gen"}, ${"body"}, ${"written_at"})
+    ON CONFLICT (host, pid, instance) DO UPDATE SET gen = excluded.gen, body = excluded.body, written_at = excluded.written_at WHERE claims.gen <= excluded.gen`
   const startTime = startTimeCache(START_TOKEN_TTL_MS)
   let gen = 0
   let last: OwnClaims | undefined
@@ -95,7 +106,7 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
   }
   const fetchRow = (row: ClaimRow, key: string) =>
     Effect.map(
-      x.all<{ readonly body: string }>(q`SELECT body FROM claims WHERE host = ${row.host} AND pid = ${Number(row.pid)} AND instance = ${Number(row.instance)}`),
+      x.all<{ readonly body: string }>({ text: CLAIM_BODY, params: [row.host, Number(row.pid), Number(row.instance)] }),
       (rows) => {
         const body = rows[0]?.body
         const file = body === undefined ? undefined : decodeClaimFile(body)
@@ -105,11 +116,7 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
     )
 
   const readPeers = Effect.fnUntraced(function* (now: number) {
-      const rows = yield* x.all<ClaimRow>(
-        x.dialect.local
-          ? q`SELECT c.host, c.pid, c.instance, c.gen, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`
-          : q`SELECT c.host, c.pid, c.instance, c.gen, c.body, c.written_at, h.lease_until FROM claims c LEFT JOIN holders h ON h.host = c.host AND h.pid = c.pid`
-      )
+      const rows = yield* x.all<ClaimRow>(CLAIM_ROWS)
       if (decoded.size > rows.length * 2 + 64) decoded.clear()
       const out: Array<ProcessSnapshot> = []
       const gone: Array<ClaimRow> = []
@@ -140,14 +147,8 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
   /** Writes `own` under gen `g`, the holder's lease renewed. */
   const write = Effect.fnUntraced(function* (own: OwnClaims, now: number, g: number) {
       const body = encodeClaimFile({ pid: id.pid, startTime: id.startToken, host: id.host, writtenAt: now, reaped: own.reaped, claims: own.claims })
-      yield* x.run(
-        q`INSERT INTO holders (host, pid, start_token, lease_until, seen_at) VALUES (${id.host}, ${id.pid}, ${id.startToken}, ${now + id.leaseMs}, ${now})
-          ON CONFLICT (host, pid) DO UPDATE SET start_token = excluded.start_token, lease_until = excluded.lease_until, seen_at = excluded.seen_at`
-      )
-      yield* x.run(
-        q`INSERT INTO claims (host, pid, instance, gen, body, written_at) VALUES (${id.host}, ${id.pid}, ${id.instance}, ${g}, ${body}, ${now})
-          ON CONFLICT (host, pid, instance) DO UPDATE SET gen = excluded.gen, body = excluded.body, written_at = excluded.written_at WHERE claims.gen <= excluded.gen`
-      )
+      yield* x.run({ text: UPSERT_HOLDER, params: [id.host, id.pid, id.startToken, now + id.leaseMs, now] })
+      yield* x.run({ text: UPSERT_CLAIMS, params: [id.host, id.pid, id.instance, g, body, now] })
     })
 
   const part: ClaimRecords = {
@@ -180,20 +181,18 @@ export const sqlClaims = (x: SqlExec, id: SqlIdentity) => {
 
 export const sqlCooldowns = (x: SqlExec): CooldownRecords & { readonly merge: (records: ReadonlyArray<Cooldown>) => Effect.Effect<void, RecordsError> } => {
   const q = sqlOf(x.dialect)
-  const upsert = (c: Cooldown, keepLonger: boolean) =>
-    x.run(
-      keepLonger
-        ? q`INSERT INTO cooldowns (model, body, expires_at) VALUES (${c.model}, ${encodeCooldown(c)}, ${c.until + STRIKE_DECAY_MS})
-            ON CONFLICT (model) DO UPDATE SET body = excluded.body, expires_at = excluded.expires_at WHERE cooldowns.expires_at < excluded.expires_at`
-        : q`INSERT INTO cooldowns (model, body, expires_at) VALUES (${c.model}, ${encodeCooldown(c)}, ${c.until + STRIKE_DECAY_MS})
-            ON CONFLICT (model) DO UPDATE SET body = excluded.body, expires_at = excluded.expires_at`
-    )
+  const t = textOf(x.dialect)
+  const insert = t`INSERT INTO cooldowns (model, body, expires_at) VALUES (${"model"}, ${"body"}, ${"expires_at"}) ON CONFLICT (model) DO UPDATE SET body = excluded.body, expires_at = excluded.expires_at`
+  const UPSERT = insert
+  const UPSERT_LONGER = `${insert} WHERE cooldowns.expires_at < excluded.expires_at`
+  const LIVE = t`SELECT body FROM cooldowns WHERE expires_at >= ${"now"}`
+  const upsert = (c: Cooldown, keepLonger: boolean) => x.run({ text: keepLonger ? UPSERT_LONGER : UPSERT, params: [c.model, encodeCooldown(c), c.until + STRIKE_DECAY_MS] })
   return {
     /** Writes records decided elsewhere (while the server was away): one already there that lasts longer is kept. */
     merge: (records) => Effect.forEach(records, (c) => upsert(c, true), { discard: true }),
     readAll: (now) =>
       x
-        .all<{ readonly body: string }>(q`SELECT body FROM cooldowns WHERE expires_at >= ${now}`)
+        .all<{ readonly body: string }>({ text: LIVE, params: [now] })
         .pipe(Effect.map((rows) => rows.flatMap((r) => decodeCooldown(r.body) ?? []).filter((c) => !isCooldownExpired(c, now)))),
     write: (records) => Effect.forEach(records, (c) => upsert(c, false), { discard: true }),
     remove: (model) => x.run(q`DELETE FROM cooldowns WHERE model = ${model}`).pipe(Effect.asVoid)

@@ -65,6 +65,17 @@ export const sqlOf =
     return { text, params }
   }
 
+/**
+ * The text of a statement made once, when a part is built, for the statements every spawn or limit
+ * runs (DECISIONS 268): each `${name}` is the next placeholder, the name only saying what goes there;
+ * the caller passes the values apart, in the same order (`{ text, params: [...] }`). Building the
+ * text on every call (`sqlOf`) cost a spawn a template walk per statement.
+ */
+export const textOf =
+  (d: Dialect) =>
+  (strings: TemplateStringsArray, ..._names: ReadonlyArray<string>): string =>
+    strings.reduce((text, s, i) => (i === 0 ? s : `${text}${d.param(i)}${s}`), "")
+
 /** The tables of schema version 1, in both dialects (PostgreSQL's sequence first). */
 export const schemaV1 = (d: Dialect): ReadonlyArray<string> => [
   // a holder: one row per process, its lease renewed by every publish (and, in a fleet, the heartbeat)

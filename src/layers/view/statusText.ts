@@ -12,7 +12,7 @@ import { renderStatus, statusView } from "../../core/status.js"
 import { compactView, GLANCE } from "../../core/view/live.js"
 import { ALL_RECORDS, SharedState, type Needs, type SharedSnapshot } from "../../services/state/SharedState.js"
 import { StateDir } from "../../services/state/StateDir.js"
-import { traced } from "../traced.js"
+import { traced } from "../hotPath.js"
 
 interface StatusDeps {
   readonly apply: (event: EngineEvent, given: { readonly now: number; readonly snapshot: PoolSnapshot }) => Effect.Effect<Applied | undefined>

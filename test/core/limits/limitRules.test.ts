@@ -9,7 +9,7 @@ import { LIMIT_RULES } from "../../../src/core/limits/limitRules.js"
 import type { Slot } from "../../../src/core/pool/pool.js"
 import { familyOf, nextMidnight, zoneOffsetMs } from "../../../src/core/limits/providerFamily.js"
 import { statedReset } from "../../../src/core/limits/reset.js"
-import { decideLimit, providerOf } from "../../../src/core/signals.js"
+import { decideLimit, providerOf } from "../../../src/core/pool/cooldown.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const api = (status: number, body: unknown, url = "https://example.test/v1/chat/completions", headers: Record<string, string> = {}) =>

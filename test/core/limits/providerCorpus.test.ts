@@ -3,7 +3,7 @@
  * as its case expects, through the same decision the plugin and `ocpool replay` use.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { decideLimit, decideRetry, providerOf } from "../../../src/core/signals.js"
+import { decideLimit, decideRetry, providerOf } from "../../../src/core/pool/cooldown.js"
 import type { Slot } from "../../../src/core/pool/pool.js"
 import { loadCorpus, opencodeErrorText, rawBodyOf, retryMessage, type CorpusCase } from "../../support/providerCorpus.js"
 

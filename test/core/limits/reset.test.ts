@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import type { CooldownTable } from "../../../src/core/pool/cooldown.js"
+import { type CooldownTable, decideLimit, decideRetry } from "../../../src/core/pool/cooldown.js"
 import type { Slot } from "../../../src/core/pool/pool.js"
 import { parseDuration, resetFromHeaders, resetFromText, statedReset } from "../../../src/core/limits/reset.js"
-import { decideLimit, decideRetry } from "../../../src/core/signals.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const window = (text: string, headers?: Record<string, unknown>, next?: number) => statedReset({ text, headers, next, now: NOW })?.ms

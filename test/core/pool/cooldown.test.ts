@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { applyCool, clearOnSuccess, isCooling, mergePeer, nextStrike, planCool, type Cooldown, type CooldownTable } from "../../../src/core/pool/cooldown.js"
-import { decideLimit } from "../../../src/core/signals.js"
+import { applyCool, clearOnSuccess, type Cooldown, type CooldownTable, decideLimit, isCooling, mergePeer, nextStrike, planCool } from "../../../src/core/pool/cooldown.js"
 import type { Slot } from "../../../src/core/pool/pool.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")

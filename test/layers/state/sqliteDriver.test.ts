@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { openStateDb } from "../../../src/layers/state/SharedStateSqlite.js"
-import { sqliteTx } from "../../../src/layers/state/sqliteTx.js"
+import { sqliteTx } from "../../../src/layers/state/sqliteDriver.js"
 
 const fresh = () => {
   const db = openStateDb(join(mkdtempSync(join(tmpdir(), "ocpool-tx-")), "state.db"))

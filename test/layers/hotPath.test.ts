@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { exclusive, makeSerialRef } from "../../src/layers/exclusive.js"
-import { spanned, traced } from "../../src/layers/traced.js"
+import { exclusive, makeSerialRef, spanned, traced } from "../../src/layers/hotPath.js"
 import { recordSpans } from "../support/spans.js"
 
 const spanName = Effect.map(Effect.option(Effect.currentSpan), Option.map((s) => s.name))

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { CooldownTable } from "../../src/core/pool/cooldown.js"
-import type { Slot } from "../../src/core/pool/pool.js"
-import { decideLimit, decideRetry } from "../../src/core/signals.js"
+import { type CooldownTable, decideLimit, decideRetry } from "../../../src/core/pool/cooldown.js"
+import type { Slot } from "../../../src/core/pool/pool.js"
 
 const NOW = Date.parse("2026-12-01T12:00:00Z")
 const slots: ReadonlyArray<Slot> = [
