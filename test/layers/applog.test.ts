@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import { Cause, Context, Effect, Layer } from "effect"
+import { Cause, Context, Effect, Layer, Logger } from "effect"
 import { AppLogMemory, type MemoryLine } from "../../src/layers/opencode/AppLogMemory.js"
 import { AppLogSdk } from "../../src/layers/opencode/AppLogSdk.js"
 import { logLine, LoggerAppLog, pinLogs, pinned } from "../../src/layers/opencode/LoggerAppLog.js"
@@ -149,6 +149,30 @@ describe("Effect.log* through the log (LoggerAppLog, LoggerStderr)", () => {
         ["warn", "abort failed claim=p:c1 session=s1 attempt=1/3: x", { claim: "p:c1", session: "s1", model: "zen/a" }],
         ["info", "reaper armed: every 30s", undefined]
       ])
+    })
+  )
+
+  it.effect("US-10 a core line's own annotations join the fiber's (Effect.annotateLogs), the line's winning for the same key; the CLI's logger and any other logger see its text", () =>
+    Effect.gen(function* () {
+      const lines: Array<MemoryLine> = []
+      yield* logLine({ level: "info", message: "routed explore", annotations: { claim: "p:c2", model: "zen/a" } }).pipe(
+        Effect.annotateLogs({ run: "r1", model: "fiber/model" }),
+        Effect.provide(AppLogMemory(lines))
+      )
+      expect(lines.map((l) => [l.message, l.details?.annotations])).toEqual([["routed explore", { run: "r1", model: "zen/a", claim: "p:c2" }]])
+      const writes: Array<string> = []
+      const original = process.stderr.write.bind(process.stderr)
+      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write
+      try {
+        yield* logLine({ level: "warn", message: "abort failed claim=p:c2", annotations: { claim: "p:c2" } }).pipe(Effect.provide(LoggerStderr))
+      } finally {
+        process.stderr.write = original
+      }
+      expect(writes).toEqual(["ocpool warn: abort failed claim=p:c2\n"])
+      const seen: Array<string> = []
+      const foreign = Logger.make(({ message }) => void seen.push(String((message as ReadonlyArray<unknown>)[0]), JSON.stringify(message)))
+      yield* logLine({ level: "info", message: "cooling zen/a", annotations: { model: "zen/a" } }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, foreign)))
+      expect(seen).toEqual(["cooling zen/a", '["cooling zen/a"]'])
     })
   )
 

@@ -9,11 +9,12 @@
  * so every program that has a log also has its `Effect.log*` lines in it, forked fibers included (a
  * fork inherits its parent's loggers); installing a second one replaces the first rather than logging
  * each line twice. The shell logs only this way (issue 34): `logLine` writes a line of the core with
- * its annotations (claim, session, model), which reach the log as `details.annotations`.
+ * its annotations (claim, session, model), which reach the log as `details.annotations` beside the
+ * fiber's own (`Effect.annotateLogs`).
  */
 import { Cause, Effect, FiberRef, HashMap, HashSet, Layer, Logger, LogLevel } from "effect"
 import { causeLine as coreCauseLine } from "../../core/causeLine.js"
-import type { LogLine } from "../../core/engine/events.js"
+import type { LogAnnotations, LogLine } from "../../core/engine/events.js"
 import { AppLog, type AppLogService, type LogDetails, type LogLevel as AppLevel } from "../../services/opencode/AppLog.js"
 
 /** Effect's level → the log's. */
@@ -51,8 +52,29 @@ export const causeLine = (cause: Cause.Cause<unknown>): string => {
   return coreCauseLine(cause)
 }
 
+/** A log message with what it is about (`logLine`). */
+export class AboutLine {
+  constructor(
+    readonly text: string,
+    readonly about: LogAnnotations
+  ) {}
+  toString(): string {
+    return this.text
+  }
+  toJSON(): string {
+    return this.text
+  }
+}
+
+/** The line's own annotations, when the message is one `AboutLine` (Effect hands a logger its arguments as an array). */
+const aboutOf = (message: unknown): LogAnnotations | undefined => {
+  const m = Array.isArray(message) && message.length === 1 ? (message[0] as unknown) : message
+  return m instanceof AboutLine ? m.about : undefined
+}
+
 const part = (m: unknown): string => {
   if (typeof m === "string") return m
+  if (m instanceof AboutLine) return m.text
   try {
     return m instanceof Error ? m.message : (JSON.stringify(m) ?? String(m))
   } catch {
@@ -76,7 +98,11 @@ const appLoggers = new WeakSet<Logger.Logger<unknown, unknown>>()
 
 const loggerOf = (send: AppLogWrite): Logger.Logger<unknown, void> => {
   const logger = Logger.make<unknown, void>(({ logLevel, message, cause, annotations }) => {
-    const details = Cause.isEmpty(cause) && HashMap.isEmpty(annotations) ? undefined : { cause, annotations: Object.fromEntries(annotations) }
+    const about = aboutOf(message)
+    const details =
+      Cause.isEmpty(cause) && HashMap.isEmpty(annotations) && about === undefined
+        ? undefined
+        : { cause, annotations: about === undefined ? Object.fromEntries(annotations) : { ...Object.fromEntries(annotations), ...about } }
     send(appLevelOf(logLevel), lineOf(message, cause), details)
   })
   appLoggers.add(logger)
@@ -114,21 +140,15 @@ export const appLogLayer = (write: AppLogWrite, minimum: AppLevel = "debug"): La
 /** The logger over the `AppLog` in context. */
 export const LoggerAppLog: Layer.Layer<never, never, AppLog> = Layer.unwrapEffect(Effect.map(AppLog, installAppLogger))
 
-/** A line the core decided, at its level, with its annotations when it has any (issue 34). */
-export const logLine = (line: LogLine): Effect.Effect<void> => {
-  const logged = Effect.logWithLevel(effectLevelOf(line.level), line.message)
-  const about = line.annotations
-  if (about === undefined) return logged
-  // `Effect.annotateLogs` for one line, without its acquire-use-release (a fifth of a spawn's routing
-  // time, bench:route): the annotations set, the line logged, the fiber's own put back, uninterruptibly
-  return Effect.uninterruptible(
-    FiberRef.getWith(FiberRef.currentLogAnnotations, (own) => {
-      let with_ = own
-      for (const key in about) with_ = HashMap.set(with_, key, (about as Readonly<Record<string, unknown>>)[key])
-      return Effect.zipRight(FiberRef.set(FiberRef.currentLogAnnotations, with_), Effect.zipRight(logged, FiberRef.set(FiberRef.currentLogAnnotations, own)))
-    })
-  )
-}
+/**
+ * A line the core decided, at its level, with its annotations when it has any (issue 34). The
+ * annotations travel in the message (an `AboutLine`), which the loggers made here read as the fiber's
+ * annotations with the line's added: setting and restoring the fiber's own for each line
+ * (`Effect.annotateLogs`, or its FiberRef steps) was a twentieth of a spawn's routing time (bench:route,
+ * DECISIONS 269). Any other logger sees the line's text (`toString`, `toJSON`).
+ */
+export const logLine = (line: LogLine): Effect.Effect<void> =>
+  Effect.logWithLevel(effectLevelOf(line.level), line.annotations === undefined ? line.message : new AboutLine(line.message, line.annotations))
 
 /** Runs an effect with given loggers and minimum level (issue 34). */
 export type LogPin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
