@@ -11,9 +11,9 @@ import { fileURLToPath } from "node:url"
 import { encodeClaimFile } from "../src/core/pool/claimFile.js"
 import type { Claim } from "../src/core/pool/claims.js"
 import { startTimeOf } from "../src/layers/state/proc.js"
-import { Effect, Layer } from "effect"
-import { installAppLogger } from "../src/layers/opencode/LoggerAppLog.js"
-import { AppLog, type AppLogService, type LogLevel } from "../src/services/opencode/AppLog.js"
+import { Effect } from "effect"
+import { appLogLayer } from "../src/layers/opencode/LoggerAppLog.js"
+import type { LogLevel } from "../src/services/opencode/AppLog.js"
 import { DEAD_FILE_MS } from "../src/core/constants.js"
 import { STATE_DB } from "../src/core/stateTrust.js"
 import { directExec, openStateDb } from "../src/layers/state/SharedStateSqlite.js"
@@ -23,11 +23,12 @@ import { sqlClaims } from "../src/layers/state/sqlRecords.js"
 /**
  * A log that counts its lines by level and keeps none, as the live one hands each line to opencode's
  * server and keeps nothing: a log that kept every line would grow the heap the benchmark measures.
+ * Built the way the live log is (AppLogSdk: `appLogLayer`, a synchronous write per line, no fiber),
+ * at level debug: every line the plugin makes is counted.
  */
 export const countingLog = () => {
   const counts: Record<LogLevel, number> = { debug: 0, info: 0, warn: 0, error: 0 }
-  const log: AppLogService = { log: (level) => Effect.sync(() => void counts[level]++) }
-  return { counts, layer: Layer.merge(Layer.succeed(AppLog, log), installAppLogger(log)) }
+  return { counts, layer: appLogLayer((level) => void counts[level]++, "debug") }
 }
 
 /** The value after `--name`, if the flag is given. */

@@ -197,36 +197,64 @@ export class Turn {
     for (const m of was.cooldowns.keys()) if (!after.cooldowns.has(m)) uncool.push(m)
     // the refresh machine's record is saved whenever its state changed, before a run it started is carried out
     const effects = after.context === was.context ? this.effects : withSave(this.effects, this.decisions.some((d) => d.type === "context_start"))
-    const raw = this.logs
-    let logs: ReadonlyArray<LogLine> | undefined
     // the quota write throttle: asked only when a response stated quota
     const quota = this.observed === undefined ? undefined : quotaStep(this.state.quotaWritten, this.observed, this.at)
     const state = quota === undefined || quota.memo === this.state.quotaWritten ? this.state : { ...this.state, quotaWritten: quota.memo }
     const publish = after.table !== was.table || after.reaped !== was.reaped
-    const { fallbacks, ended } = this
-    let commit: EngineCommit | undefined
-    return {
-      _tag: "Applied",
-      state,
-      lines: this.lines,
-      decisions: this.decisions,
-      get logs() {
-        return (logs ??= formatLogs(raw))
-      },
-      observed: this.observed,
-      // built when the shell writes it: its claims list is the machine's array view, made on first read
-      get commit() {
-        return (commit ??= {
-          claims: publish ? { claims: after.claims, reaped: after.reaped } : undefined,
-          cool,
-          uncool,
-          quota: quota?.write === undefined ? undefined : [quota.write],
-          fallbacks: fallbacks.length === 0 ? undefined : fallbacks,
-          endFallbacks: ended === undefined ? undefined : [ended]
-        })
-      },
-      effects
-    }
+    return new Outcome(state, this.lines, this.decisions, this.logs, this.observed, effects, {
+      claims: publish ? after : undefined,
+      cool,
+      uncool,
+      quota: quota?.write,
+      fallbacks: this.fallbacks,
+      ended: this.ended
+    })
+  }
+}
+
+/** What the commit is made of, when it is first read. */
+interface CommitParts {
+  /** The machine state whose claims are published, when they changed. */
+  readonly claims: TraceState | undefined
+  readonly cool: ReadonlyArray<Cooldown>
+  readonly uncool: ReadonlyArray<string>
+  readonly quota: EngineCommit["quota"] extends ReadonlyArray<infer Q> | undefined ? Q | undefined : never
+  readonly fallbacks: ReadonlyArray<FallbackRecord>
+  readonly ended: string | undefined
+}
+
+/**
+ * A turn's answer. Its logs are formatted, and its commit built, when first read (the shell reads the
+ * commit inside the transaction and the logs after it): a class, so that the lazy parts are the
+ * prototype's getters rather than closures made for every turn.
+ */
+class Outcome implements Applied {
+  readonly _tag = "Applied"
+  private formatted: ReadonlyArray<LogLine> | undefined
+  private built: EngineCommit | undefined
+  constructor(
+    readonly state: EngineState,
+    readonly lines: ReadonlyArray<TraceInput>,
+    readonly decisions: ReadonlyArray<Decision>,
+    private readonly raw: ReadonlyArray<LogLine | Deferred>,
+    readonly observed: Applied["observed"],
+    readonly effects: ReadonlyArray<EngineEffect>,
+    private readonly parts: CommitParts
+  ) {}
+  get logs(): ReadonlyArray<LogLine> {
+    return (this.formatted ??= formatLogs(this.raw))
+  }
+  // its claims list is the machine's array view, made on first read
+  get commit(): EngineCommit {
+    const p = this.parts
+    return (this.built ??= {
+      claims: p.claims === undefined ? undefined : { claims: p.claims.claims, reaped: p.claims.reaped },
+      cool: p.cool,
+      uncool: p.uncool,
+      quota: p.quota === undefined ? undefined : [p.quota],
+      fallbacks: p.fallbacks.length === 0 ? undefined : p.fallbacks,
+      endFallbacks: p.ended === undefined ? undefined : [p.ended]
+    })
   }
 }
 

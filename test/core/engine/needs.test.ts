@@ -16,7 +16,15 @@ import { poolEvent, T0, world, type World } from "./engineEvents.js"
 
 /** Everything an outcome says, comparable: maps and sets as entries; the claim table by its claims. */
 const comparable = (o: StepOutcome): string =>
-  JSON.stringify(o._tag === "NeedSnapshot" ? o : { ...o, state: { ...o.state, machine: { claims: o.state.machine.claims, cooldowns: o.state.machine.cooldowns, reaped: o.state.machine.reaped, episodes: o.state.machine.episodes } } }, (_k, v: unknown) =>
+  JSON.stringify(
+    o._tag === "NeedSnapshot"
+      ? o
+      : {
+          // every field of the answer, the lazy ones (logs, commit) read
+          ...{ _tag: o._tag, lines: o.lines, decisions: o.decisions, logs: o.logs, observed: o.observed, effects: o.effects, commit: o.commit },
+          state: { ...o.state, machine: { claims: o.state.machine.claims, cooldowns: o.state.machine.cooldowns, reaped: o.state.machine.reaped, episodes: o.state.machine.episodes } }
+        },
+    (_k, v: unknown) =>
     v instanceof Map ? [...v.entries()] : v instanceof Set ? [...v] : v
   )
 
