@@ -11,9 +11,12 @@ import type { Slot } from "../core/pool/pool.js"
 import { planWrap, rateLimitHeaders, requestModel } from "../core/quota/wrap.js"
 
 export interface ResponseReport {
+  /** The rate-limit headers; empty when the response had none. */
   readonly headers: Readonly<Record<string, string>>
   readonly model?: string | undefined
   readonly session?: string | undefined
+  /** The provider answered without an error (a status below 400): the request counts in its group's learned budget (issue 35). */
+  readonly ok?: boolean | undefined
 }
 
 /** A provider's error answer to a request of `session` (issue 19): its status, headers and, read apart, its body. */
@@ -101,7 +104,7 @@ const urlOf = (input: string | URL | Request): string => (typeof input === "stri
 /**
  * `provider`'s wrapper: the response of `inner` (the global `fetch` at call time, unless given),
  * returned as it came; `report` is called synchronously with what its headers say, when they say
- * anything about rate limits.
+ * anything about rate limits, and for every answer without an error (`ok`).
  */
 export const quotaFetch = (provider: string, report: (r: ResponseReport) => void, inner?: Fetch, fail?: (f: FailureReport) => void): Fetch =>
   async (input, init) => {
@@ -109,7 +112,9 @@ export const quotaFetch = (provider: string, report: (r: ResponseReport) => void
     try {
       const session = sessionOf(input, init)
       const headers = rateLimitHeaders(response.headers)
-      if (headers !== undefined) report({ headers, model: requestModel(provider, urlOf(input), init?.body), session })
+      const ok = response.status < 400
+      // every answer without an error counts (issue 35: budgets no header states are learned from the counts)
+      if (headers !== undefined || ok) report({ headers: headers ?? {}, model: requestModel(provider, urlOf(input), init?.body), session, ok })
       // an error answer's body says why (issue 19); read from a clone so opencode's own read is untouched
       if (fail !== undefined && session !== undefined && response.status >= 400) {
         fail({ session, status: response.status, headers: allHeaders(response.headers), body: readBounded(response.clone()) })

@@ -275,11 +275,12 @@ describe("plugin: state, status, trace, off switch", () => {
     await settle(b)
     const path = join(dir, `t-${process.pid}.jsonl`)
     const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string })
-    expect(lines.map((l) => l.type)).toEqual(["pool", "sweep", "spawn", "bind", "release", "spawn", "bind", "limit", "aborted"])
+    // the 429 teaches its model's group in a turn of its own (issue 35: `budget`)
+    expect(lines.map((l) => l.type)).toEqual(["pool", "sweep", "spawn", "bind", "release", "spawn", "bind", "limit", "aborted", "budget"])
     const replayed = replayText(readFileSync(path, "utf8"))
     expect(replayed.error).toBeUndefined()
     expect(replayed.decisions.map((d) => `${formatDecision(d)}\n`).join("")).toBe(readFileSync(`${path}.decisions.jsonl`, "utf8"))
-    expect(replayed.decisions.map((d) => d.type)).toEqual(["route", "release", "route", "cool", "abort", "release"])
+    expect(replayed.decisions.map((d) => d.type)).toEqual(["route", "release", "route", "cool", "abort", "release", "budget"])
   })
 
   it("US-45 an unwritable trace path logs one warning and routing continues", async () => {

@@ -28,15 +28,19 @@ describe("the fetch wrapper (US-48)", () => {
     expect(seen).toEqual([["https://zen.example/v1/chat/completions", init]])
     expect(seen[0]![1]).toBe(init)
     expect(reports).toEqual([
-      { headers: { "x-ratelimit-remaining-requests": "1", "x-ratelimit-limit-requests": "100", "x-ratelimit-reset-requests": "90s" }, model: "zen/a", session: "ses_1" }
+      { headers: { "x-ratelimit-remaining-requests": "1", "x-ratelimit-limit-requests": "100", "x-ratelimit-reset-requests": "90s" }, model: "zen/a", session: "ses_1", ok: true }
     ])
     expect(await out.text()).toBe("data: [DONE]\n\n")
   })
 
-  it("US-48 no rate-limit header: no report; a report that throws, or a failing inner fetch, changes nothing the caller sees", async () => {
+  it("US-48 no rate-limit header: a success is reported without headers (issue 35: it counts in a learned budget), an error answer not at all; a report that throws, or a failing inner fetch, changes nothing the caller sees", async () => {
     const reports: Array<ResponseReport> = []
     const plain = quotaFetch("zen", (r) => reports.push(r), async () => new Response("ok", { headers: { "content-type": "text/plain" } }))
     expect(await (await plain("https://x/")).text()).toBe("ok")
+    expect(reports).toEqual([{ headers: {}, model: undefined, session: undefined, ok: true }])
+    reports.length = 0
+    const refused = quotaFetch("zen", (r) => reports.push(r), async () => new Response("busy", { status: 429, headers: { "content-type": "text/plain" } }))
+    expect((await refused("https://x/")).status).toBe(429)
     expect(reports).toEqual([])
     const throwing = quotaFetch("zen", () => {
       throw new Error("boom")

@@ -3,6 +3,7 @@
  * state is declared by its handler and read before anything is stepped (`needsOf`), so `engineStep`
  * answers `NeedSnapshot` up front and never discovers the need halfway.
  */
+import { budgetHandlers } from "./budget.js"
 import { coachHandlers } from "./coach.js"
 import { contextHandlers } from "./context.js"
 import { NEED_SNAPSHOT, type EngineEvent, type EventNeeds, type StepOutcome } from "./events.js"
@@ -30,6 +31,7 @@ const HANDLERS: Handlers<EngineEvent["type"]> = {
   ...fallbackHandlers,
   ...coachHandlers,
   ...quotaHandlers,
+  ...budgetHandlers,
   ...contextHandlers
 }
 

@@ -89,8 +89,19 @@ export interface AnnounceEffect {
   readonly text: string
 }
 
+/**
+ * What a 429 teaches (issue 35): the models a rate-limit or quota cooling hit, and the reset their
+ * provider stated (none when the window was the pool's own backoff). Learned in a turn of its own,
+ * after the cooldown is written (core/engine/budget.ts).
+ */
+export interface LearnEffect {
+  readonly _tag: "Learn"
+  readonly models: ReadonlyArray<string>
+  readonly resetAt?: number | undefined
+}
+
 /** Every effect; a new one is added here and registered with its runner in the shell's table. */
-export type EngineEffect = AbortEffect | SwitchEffect | RefreshEffect | SaveContextEffect | RouteEffect | RefuseEffect | CoachEffect | ModelEffect | AnnounceEffect
+export type EngineEffect = AbortEffect | SwitchEffect | RefreshEffect | SaveContextEffect | RouteEffect | RefuseEffect | CoachEffect | ModelEffect | AnnounceEffect | LearnEffect
 
 export type EffectTag = EngineEffect["_tag"]
 export type EffectOf<T extends EffectTag> = Extract<EngineEffect, { readonly _tag: T }>

@@ -6,6 +6,7 @@
 import type { Claim } from "../pool/claims.js"
 import type { Cooldown } from "../pool/cooldown.js"
 import type { FallbackRecord } from "../quota/fallbackRecord.js"
+import type { GroupBudget } from "../limits/learned.js"
 import type { QuotaRecord } from "../quota/record.js"
 import type { Slot } from "../pool/pool.js"
 import type { QuotaObservation } from "../quota/headers.js"
@@ -96,6 +97,13 @@ export type EngineEvent =
       readonly session?: string | undefined
       readonly reserve: number
     }
+  /**
+   * A provider answered a request without an error (issue 35): `model` when the shell could tell it
+   * from the request, else the model of the claim whose session sent it. Counted in its group's budget.
+   */
+  | { readonly type: "sent"; readonly model?: string | undefined; readonly session?: string | undefined; readonly reserve: number }
+  /** What a 429 taught (the `Learn` effect of its signal's turn, issue 35): its models' groups learn their budgets. */
+  | { readonly type: "learn"; readonly models: ReadonlyArray<string>; readonly resetAt?: number | undefined }
   /** A model request of `session` is being built (issue 12, US-49): the coaching line, when it is due. */
   | { readonly type: "coach"; readonly session: string; readonly model: string }
   /** The context map's record as the state directory kept it (issue 23), at start: the project root and the refresh queue. */
@@ -129,6 +137,8 @@ export interface EngineCommit {
   /** Models whose record the machine dropped (a success after the window): their records go. */
   readonly uncool: ReadonlyArray<string>
   readonly quota: ReadonlyArray<QuotaRecord> | undefined
+  /** The model groups' budget records the turn decided (issue 35). */
+  readonly learned?: ReadonlyArray<GroupBudget> | undefined
   readonly fallbacks: ReadonlyArray<FallbackRecord> | undefined
   /** The session whose fallback episode ended (`message`: its original recovered): its record goes. */
   readonly endFallbacks: ReadonlyArray<string> | undefined
@@ -159,6 +169,8 @@ export interface Applied {
 export interface EventNeeds {
   readonly shared: "none" | "read" | "transact"
   readonly peers: boolean
+  /** The model groups' learned budgets (issue 35): a request's outcome counts in them. */
+  readonly learned?: boolean
 }
 
 /**

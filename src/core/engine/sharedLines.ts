@@ -26,6 +26,8 @@ export const readsShared = (line: TraceInput): boolean => {
       return line.ok
     case "quota":
       return quotaPlan(line) !== undefined
+    case "budget":
+      return true
     default:
       return false
   }

@@ -6,6 +6,7 @@
  * rejected credentials, a model unavailable).
  */
 import { classifyError } from "../limits/classify.js"
+import type { ResetSource } from "../limits/reset.js"
 import { withNewest } from "../newest.js"
 import { providerOf } from "../pool/cooldown.js"
 import { getClaim } from "../trace/claimTable.js"
@@ -63,6 +64,21 @@ const firstSignal = (turn: Turn, session: string, text: string): boolean => {
   return true
 }
 
+/** The sources of a cooldown that a provider stated (a reset it said), as opposed to a backoff the pool chose. */
+const STATED: ReadonlySet<string> = new Set<ResetSource>(["detail", "body", "text", "header", "retry", "day"])
+
+/**
+ * What a rate-limit or quota cooling teaches its models' groups (issue 35), as a `Learn` effect: learned
+ * in a turn of its own once this one's cooldown is written (core/engine/budget.ts).
+ */
+const learnLater = (turn: Turn, decisions: ReadonlyArray<Decision>): void => {
+  for (const d of decisions) {
+    if (d.type !== "cool" || (d.reason !== "rate_limit" && d.reason !== "quota")) continue
+    const source = turn.machine.cooldowns.get(d.models[0]!)?.source
+    turn.effect(source !== undefined && STATED.has(source) ? { _tag: "Learn", models: d.models, resetAt: d.until } : { _tag: "Learn", models: d.models })
+  }
+}
+
 /** Warns once until `until` under `key` (a provider or model); false when already warned. */
 const warnOnce = (turn: Turn, key: string, until: number): boolean => {
   if ((turn.state.warnedUntil.get(key) ?? 0) > turn.at) return false
@@ -74,6 +90,7 @@ const warnOnce = (turn: Turn, key: string, until: number): boolean => {
 const signal = (turn: Turn, line: TraceInput, session: string, text: string): void => {
   const target = turn.liveTarget(session)
   const decisions = turn.apply(line)
+  learnLater(turn, decisions)
   const cool = decisions.find((d): d is Extract<Decision, { type: "cool" }> => d.type === "cool")
   if (cool === undefined) return
   if (target !== undefined && getClaim(turn.machine.table, target.key) !== undefined) {

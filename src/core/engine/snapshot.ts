@@ -5,9 +5,12 @@
  */
 import type { CooldownTable } from "../pool/cooldown.js"
 import type { ProcessSnapshot } from "../status.js"
+import type { GroupBudget } from "../limits/learned.js"
 
 export interface PoolSnapshot {
   /** Empty when the decision does not route (see `needsOf`). */
   readonly peers: ReadonlyArray<ProcessSnapshot>
   readonly cooldowns: CooldownTable
+  /** The model groups' learned budgets (issue 35), when the event declared `learned`. */
+  readonly learned?: ReadonlyArray<GroupBudget> | undefined
 }

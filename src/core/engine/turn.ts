@@ -11,6 +11,7 @@ import { isCleared, isCooling, type Cooldown, type CooldownTable } from "../pool
 import { liveLoadByModel } from "../pool/slotStatus.js"
 import type { ProcessSnapshot } from "../status.js"
 import type { FallbackRecord } from "../quota/fallbackRecord.js"
+import type { GroupBudget } from "../limits/learned.js"
 import type { QuotaObservation } from "../quota/headers.js"
 import { quotaStep } from "../state/quotaMemo.js"
 import { getClaim, liveTarget } from "../trace/claimTable.js"
@@ -78,6 +79,8 @@ export class Turn {
   readonly cooled = new Set<string>()
   /** The fallback records of the switches decided in this turn. */
   readonly fallbacks: Array<FallbackRecord> = []
+  /** The model groups' budget records decided in this turn (issue 35), by group: the last one wins. */
+  readonly budgets = new Map<string, GroupBudget>()
   observed: { readonly model: string; readonly observation: QuotaObservation } | undefined
   ended: string | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
@@ -169,6 +172,7 @@ export class Turn {
   /** What a decision makes the shell write (a cooled model's record) or do (a switch). */
   private collect(d: Decision): void {
     if (d.type === "cool") for (const m of d.models) this.cooled.add(m)
+    else if (d.type === "budget") this.budgets.set(d.record.group, d.record)
     else if (d.type === "switch") {
       // the session's model changes when the "continue" message on the fallback is created (`message`):
       // until then a late report of the same failure still names the original, which switches nothing
@@ -206,6 +210,7 @@ export class Turn {
       cool,
       uncool,
       quota: quota?.write,
+      learned: this.budgets,
       fallbacks: this.fallbacks,
       ended: this.ended
     })
@@ -219,6 +224,7 @@ interface CommitParts {
   readonly cool: ReadonlyArray<Cooldown>
   readonly uncool: ReadonlyArray<string>
   readonly quota: EngineCommit["quota"] extends ReadonlyArray<infer Q> | undefined ? Q | undefined : never
+  readonly learned: ReadonlyMap<string, GroupBudget>
   readonly fallbacks: ReadonlyArray<FallbackRecord>
   readonly ended: string | undefined
 }
@@ -252,6 +258,7 @@ class Outcome implements Applied {
       cool: p.cool,
       uncool: p.uncool,
       quota: p.quota === undefined ? undefined : [p.quota],
+      ...(p.learned.size === 0 ? {} : { learned: [...p.learned.values()] }),
       fallbacks: p.fallbacks.length === 0 ? undefined : p.fallbacks,
       endFallbacks: p.ended === undefined ? undefined : [p.ended]
     })
@@ -300,6 +307,8 @@ export type Handlers<K extends EngineEvent["type"]> = { readonly [T in K]: Handl
 export const NONE: EventNeeds = { shared: "none", peers: false }
 export const TRANSACT: EventNeeds = { shared: "transact", peers: false }
 export const TRANSACT_WITH_PEERS: EventNeeds = { shared: "transact", peers: true }
+/** A transaction that also reads the model groups' learned budgets (issue 35). */
+export const TRANSACT_LEARNED: EventNeeds = { shared: "transact", peers: false, learned: true }
 export const READ_WITH_PEERS: EventNeeds = { shared: "read", peers: true }
 /** A handler that never reads shared state. */
 export const local = <E extends EngineEvent>(run: (turn: Turn, event: E) => void): Handler<E> => ({ needs: () => NONE, run })

@@ -25,8 +25,8 @@ import type { Slot } from "./pool.js"
 /** `manual`: benched by hand (`ocpool cool set`, issue 32). */
 export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang" | "quota_low" | "manual"
 export type CoolScope = "model" | "provider"
-/** `manual`: `ocpool cool set`; `cleared`: a cooldown ended by hand (`ocpool cool clear`), kept as a marker every process honours. */
-export type CoolSource = ResetSource | "backoff" | "flat" | "peer" | "manual" | "cleared"
+/** `manual`: `ocpool cool set`; `cleared`: a cooldown ended by hand (`ocpool cool clear`), kept as a marker every process honours; `learned`: a learned budget spent (issue 35). */
+export type CoolSource = ResetSource | "backoff" | "flat" | "peer" | "manual" | "cleared" | "learned"
 
 export interface Cooldown {
   readonly model: string

@@ -3,6 +3,7 @@ import type { CoolReason } from "../pool/cooldown.js"
 import type { PermitDecision } from "../permits/types.js"
 import type { ContextDecision } from "../context/refresh.js"
 import type { Pass } from "../pool/routing.js"
+import type { GroupBudget, LearnedQuota } from "../limits/learned.js"
 
 export type ReleaseReason = "done" | "failed" | "signal" | "hung" | "unbound" | "gave_up"
 
@@ -55,6 +56,8 @@ export type Decision =
     }
   /** A user message naming the cooling original runs on the episode's fallback (US-50). */
   | { readonly type: "model"; readonly at: number; readonly session: string; readonly requested: string; readonly model: string }
+  /** A model group's learned budget after a `budget` line (issue 35): the record the commit writes, and what it has left. */
+  | { readonly type: "budget"; readonly at: number; readonly record: GroupBudget; readonly quota?: LearnedQuota | undefined; readonly learned: boolean }
   | {
       readonly type: "status"
       readonly at: number

@@ -25,6 +25,20 @@ export const formatDecision = (d: Decision): string => {
       return JSON.stringify({ at: d.at, type: d.type, session: d.session, from: d.from, to: d.to, via: d.via, until: d.until })
     case "model":
       return JSON.stringify({ at: d.at, type: d.type, session: d.session, requested: d.requested, model: d.model })
+    case "budget": {
+      const r = d.record
+      const q = d.quota
+      return JSON.stringify({
+        at: d.at,
+        type: d.type,
+        group: r.group,
+        minute: r.minute.used,
+        day: r.day.used,
+        limits: r.limits.map((l) => ({ window: l.window, limit: l.limit, samples: l.samples })),
+        ...(q === undefined ? {} : { remaining: q.remaining, window: q.window, resetAt: q.resetAt }),
+        ...(d.learned ? { learned: true } : {})
+      })
+    }
     case "permit":
       return formatPermit(d)
     case "context_start":
@@ -119,6 +133,13 @@ export const explainDecision = (d: Decision): string => {
       return `${d.session}: ${d.from} ran out (cooling until ${iso(d.until)}), so the session continues on ${d.to} (${d.via === "abort" ? "its retries aborted first" : "once it is idle"}).`
     case "model":
       return `${d.session}: a message asking for ${d.requested} runs on ${d.model} while ${d.requested} cools.`
+    case "budget": {
+      const q = d.quota
+      const counted = `${d.record.group}: ${d.record.minute.used} request(s) this minute, ${d.record.day.used} today`
+      if (q === undefined) return `${counted}; no budget learned.`
+      const sure = q.samples === 1 ? "seen once" : `seen ${q.samples} times`
+      return `${counted}${d.learned ? "; a 429 taught" : ";"} a learned budget of ${q.limit} a ${q.window} (${sure}), ${q.remaining} left until ${iso(q.resetAt)}.`
+    }
     case "status":
       return `status: next is slot ${d.next.slot} (${d.next.model}) in the ${d.next.pass} pass; loads [${d.slots.map((s) => `${s.load}/${s.cap}`).join(", ")}]; ${d.reaped} reaped.`
     case "permit":

@@ -13,6 +13,7 @@ import { JSON_MAX_DEPTH, TRACE_TIME_MAX_MS } from "../readLimits.js"
 import { jsonTooDeep } from "../extract.js"
 import { echo } from "../printable.js"
 import type { QuotaLevel } from "../quota/low.js"
+import { decodeBudget, type GroupBudget } from "../limits/learned.js"
 import { decodePermit, type PermitLine } from "./permitInput.js"
 import { decodeContext } from "./contextInput.js"
 import { fail, Invalid, isTraceTime, type Obj } from "./check.js"
@@ -113,6 +114,20 @@ export type TraceInput =
       readonly model: string
       readonly requests?: QuotaLevel | undefined
       readonly tokens?: QuotaLevel | undefined
+      readonly reserve?: number | undefined
+    } & Pick<AbortFields, "peerCooling">)
+  /**
+   * Learned budgets (issue 35): a request on `model` succeeded (`ok`), or its 429 was a rate limit or
+   * quota (`limit`, with the reset it stated or the cooldown it got); `learned` is the model group's
+   * shared record as read (absent: none yet); `reserve` defaults to 0.02.
+   */
+  | ({
+      readonly type: "budget"
+      readonly at: number
+      readonly model: string
+      readonly outcome: "ok" | "limit"
+      readonly resetAt?: number | undefined
+      readonly learned?: GroupBudget | undefined
       readonly reserve?: number | undefined
     } & Pick<AbortFields, "peerCooling">)
   /** A user message of a root session in a fallback episode (US-50), sent on `model`. */
@@ -264,6 +279,14 @@ const reserveOf = (o: Obj): number | undefined => {
   return v
 }
 
+/** A `budget` line's `learned`: a group's shared record, as the shared state stores it (core/limits/learned.ts). */
+const learnedOf = (o: Obj): GroupBudget | undefined => {
+  const v = o.learned
+  if (v === undefined || v === null) return undefined
+  const b = isRecord(v) ? decodeBudget(JSON.stringify(v)) : undefined
+  return b ?? fail(`field "learned" must be a group's budget record {group, minute, day, limits, seenAt}`, "learned")
+}
+
 const headers = (o: Obj): Readonly<Record<string, unknown>> | undefined => {
   const v = o.headers
   if (v === undefined || v === null) return undefined
@@ -372,6 +395,12 @@ const decodeOrThrow = (line: string): TraceInput => {
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
     case "quota":
       return { type: "quota", at, model: str(o, "model"), requests: level(o, "requests"), tokens: level(o, "tokens"), reserve: reserveOf(o), peerCooling: peerCooling(o) }
+    case "budget": {
+      const outcome = str(o, "outcome")
+      if (outcome !== "ok" && outcome !== "limit") return fail(`field "outcome" must be "ok" or "limit"`, "outcome")
+      const resetAt = o.resetAt === undefined || o.resetAt === null ? undefined : time(o, "resetAt")
+      return { type: "budget", at, model: str(o, "model"), outcome, resetAt, learned: learnedOf(o), reserve: reserveOf(o), peerCooling: peerCooling(o) }
+    }
     case "message":
       return { type: "message", at, session: str(o, "session"), model: str(o, "model") }
     case "switched":

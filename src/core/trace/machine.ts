@@ -10,8 +10,9 @@ import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "
 import { type Claim, updateClaim } from "../pool/claims.js"
 import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
 import { isPooledBase } from "../pool/routing.js"
-import { applyCool, clearOnSuccess, type CooldownTable, decideLimit, decideRetry, providerOf, type SignalDecision } from "../pool/cooldown.js"
-import { planQuotaLow } from "../quota/low.js"
+import { applyCool, clearOnSuccess, type CooldownTable, type CoolPlan, decideLimit, decideRetry, providerOf, type SignalDecision } from "../pool/cooldown.js"
+import { isLow, planQuotaLow } from "../quota/low.js"
+import { countSuccess, groupOf, inGroup, learnLimit, learnedQuota } from "../limits/learned.js"
 import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/fallback.js"
 import { entriesFromJson, resolveMaxSlots, validateEntries, type Slot } from "../pool/pool.js"
 import { type ReaperTiming, DEFAULT_TIMING } from "../pool/reaper.js"
@@ -186,6 +187,24 @@ const finish = (state: TraceState, d: Draft, episodes: ReadonlyMap<string, Episo
     warnings: NO_WARNINGS,
     requests: d.requests ?? NO_REQUESTS
   }
+}
+
+/**
+ * A `budget` line (issue 35): the group's shared record counts the success or learns from the 429; the
+ * record is decided (the commit writes it), and a group at its reserve cools every slot of the group
+ * as `quota_low` from a learned source until its window ends, as a stated quota at its reserve does.
+ */
+const learnBudget = (d: Draft, input: Extract<TraceInput, { type: "budget" }>): void => {
+  const at = d.at
+  const group = groupOf(input.model)
+  const record = input.outcome === "ok" ? countSuccess(input.learned, group, at) : learnLimit(input.learned, group, at, input.resetAt)
+  const quota = learnedQuota(record, at)
+  const learned = input.outcome === "limit" && record.limits.some((l) => l.learnedAt === at)
+  emit(d, { type: "budget", at, record, ...(quota === undefined ? {} : { quota }), learned })
+  if (quota === undefined || !isLow(quota, input.reserve ?? QUOTA_RESERVE_DEFAULT) || quota.resetAt <= at) return
+  const models = d.slots.filter((s) => inGroup(group, s.model)).map((s) => s.model)
+  const plan: CoolPlan = { models, scope: "model", reason: "quota_low", strike: 0, windowMs: quota.resetAt - at, source: "learned", until: quota.resetAt }
+  if (applyCool(d.cooldowns, plan, at) !== d.cooldowns) emitCool(d, plan)
 }
 
 /** Applies one input line. */
@@ -392,6 +411,11 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       const plan = planQuotaLow(input.model, [input.requests, input.tokens], input.reserve ?? QUOTA_RESERVE_DEFAULT, at)
       // a model already cooling at least that long decides nothing: quota lines come with every response
       if (plan !== undefined && applyCool(d.cooldowns, plan, at) !== d.cooldowns) emitCool(d, plan)
+      break
+    }
+    case "budget": {
+      if (!d.slots.some((s) => s.model === input.model)) break
+      learnBudget(d, input)
       break
     }
     case "status": {

@@ -33,8 +33,8 @@ type EngineMemory = { readonly state: EngineState; readonly closed: boolean }
 
 type Given = { readonly now: number; readonly snapshot: PoolSnapshot }
 
-/** The records a decision reads: cooldowns, and peers' claims only when it routes or shows load (a spawn never reads quota files). */
-const recordsFor = (needs: EventNeeds): Needs => ({ claims: needs.peers, cooldowns: true })
+/** The records a decision reads: cooldowns, peers' claims only when it routes or shows load, the learned budgets when a request's outcome counts (a spawn never reads quota records). */
+const recordsFor = (needs: EventNeeds): Needs => (needs.learned === true ? { claims: needs.peers, cooldowns: true, learned: true } : { claims: needs.peers, cooldowns: true })
 
 /** The engine over whatever store, clients and recorder the context provides. Scoped: closing the scope disposes it. */
 export const makeEngine = (config: EngineConfig) =>

@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { contextRunners, type EngineContext } from "../context/engineContext.js"
 import { announceRunner } from "../notify/runAnnounce.js"
+import { learnRunner } from "../quota/runLearn.js"
 import { switchRunner } from "../quota/runSwitch.js"
 import { abortRunner } from "./runAbort.js"
 import type { EngineLink, Runners, StepDone } from "./runner.js"
@@ -29,7 +30,8 @@ export const makeRunners = (link: EngineLink, context: EngineContext) =>
       Refuse: byTheHook,
       Coach: byTheHook,
       Model: byTheHook,
-      Announce: r.announce
+      Announce: r.announce,
+      Learn: learnRunner(link)
     })
   )
 

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import type { Cooldown } from "../../core/pool/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
+import type { GroupBudget } from "../../core/limits/learned.js"
 import type { Holder } from "../../core/state/holder.js"
 import type { EngineRegistration } from "../../core/state/engines.js"
 import { permitTable, type PermitTable } from "./permitJudge.js"
@@ -25,6 +26,8 @@ export interface MemoryState {
   readonly context: Map<string, string>
   /** pid → the plugin engine that process registered (issue 33), with its host. */
   readonly engines: Map<number, EngineRegistration & { readonly host: string }>
+  /** group → its learned budget (issue 35). */
+  readonly learned: Map<string, GroupBudget>
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
   /** Called after every commit that wrote something (the memory port's change feed, issue 24). */
@@ -44,6 +47,7 @@ export const memoryState = (): MemoryState => ({
   permits: permitTable(),
   context: new Map(),
   engines: new Map(),
+  learned: new Map(),
   lock: Effect.unsafeMakeSemaphore(1),
   watchers: new Set(),
   trace: [],

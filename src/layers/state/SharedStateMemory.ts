@@ -12,7 +12,7 @@ import { DEAD_FILE_MS } from "../../core/constants.js"
 import { holderGone } from "../../core/state/holder.js"
 import { byStart, engineLive } from "../../core/state/engines.js"
 import { SharedState } from "../../services/state/SharedState.js"
-import { contextInMemory, cooldownsInMemory, fallbacksInMemory, quotaInMemory } from "./memoryRecords.js"
+import { contextInMemory, cooldownsInMemory, fallbacksInMemory, learnedInMemory, quotaInMemory } from "./memoryRecords.js"
 import type { MemoryState } from "./MemoryState.js"
 import { permitsInMemory, type PermitJudge } from "./permitJudge.js"
 import { sharedStateOver, type ClaimRecords, type EngineRecords, type StateLock } from "./sharedStateOver.js"
@@ -105,6 +105,7 @@ export const memoryPort = (shared: MemoryState, pid: number, host = "memory") =>
     permits: permitsInMemory(memoryJudge(shared, host), shared.permits),
     context: contextInMemory(shared.context),
     engines: enginesInMemory(shared, pid, host),
+    learned: learnedInMemory(shared.learned),
     lock: lockInMemory(shared),
     changes: changesInMemory(shared)
   })

@@ -30,7 +30,7 @@ import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
-import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlLearned, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver } from "./sharedStateOver.js"
@@ -89,6 +89,7 @@ const make = (o: PgStateOptions) =>
       permits: sqlPermits(x, procJudge(state.host), o.leaseMs),
       context: sqlContext(x),
       engines: engines.part,
+      learned: sqlLearned(x),
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
         // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later

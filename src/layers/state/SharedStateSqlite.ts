@@ -35,7 +35,7 @@ import { RecordsError, sharedStateOver, wroteSomething, type StateLock } from ".
 import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sqliteSchema.js"
 import { memoryState } from "./MemoryState.js"
 import { memoryPort } from "./SharedStateMemory.js"
-import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlPermits, sqlQuota, takeInstance, type SqlExec } from "./sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, type SqlExec, sqlFallbacks, sqlLearned, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
 import { openSqlite, pause, sqliteReason, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteDb, type SqliteTx } from "./sqliteDriver.js"
 import { SQLITE, type Query } from "./stateSql.js"
 import { spanned } from "../hotPath.js"
@@ -258,6 +258,7 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
       permits: sqlPermits(exec, procJudge(state.host), DEAD_FILE_MS),
       context: sqlContext(exec),
       engines: sqlEngines(exec, id).part,
+      learned: sqlLearned(exec),
       lock,
       changes: { stream: state.dir === undefined ? Stream.never : Stream.map(dirChanges(state.dir), () => undefined), touch: Effect.void }
     })

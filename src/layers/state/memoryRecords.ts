@@ -8,8 +8,9 @@ import { isCooldownExpired } from "../../core/pool/cooldownFile.js"
 import { bySession, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { isStale, type QuotaRecord } from "../../core/quota/record.js"
 import type { ContextEntry } from "../../services/state/SharedState.js"
-import type { ContextRecords, CooldownRecords, FallbackRecords, QuotaRecords } from "./sharedStateOver.js"
-import { byModel } from "./sqlRecords.js"
+import type { ContextRecords, CooldownRecords, FallbackRecords, LearnedRecords, QuotaRecords } from "./sharedStateOver.js"
+import { byGroup, byModel } from "./sqlRecords.js"
+import { isBudgetStale, type GroupBudget } from "../../core/limits/learned.js"
 
 /** Cooldowns in one table; expired ones are dropped as they are read. */
 export const cooldownsInMemory = (table: Map<string, Cooldown> = new Map()): CooldownRecords => ({
@@ -43,4 +44,11 @@ export const contextInMemory = (table: Map<string, string> = new Map()): Context
       for (const k of changes.remove) table.delete(k)
       for (const e of changes.put) table.set(e.key, e.body)
     })
+})
+
+/** Learned budgets in one table, group → record (issue 35). */
+export const learnedInMemory = (table: Map<string, GroupBudget> = new Map()): LearnedRecords => ({
+  readAll: (now) => Effect.sync(() => byGroup([...table.values()].filter((b) => !isBudgetStale(b, now)))),
+  write: (records) => Effect.sync(() => records.forEach((r) => table.set(r.group, r))),
+  remove: (group) => Effect.sync(() => void table.delete(group))
 })

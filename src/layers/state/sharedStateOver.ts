@@ -12,6 +12,7 @@ import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
+import type { GroupBudget } from "../../core/limits/learned.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
@@ -69,6 +70,8 @@ export type CooldownRecords = KeyedRecords<Cooldown, RecordsError>
 export type QuotaRecords = Omit<KeyedRecords<QuotaRecord>, "remove">
 /** Fallback records (US-50), sorted by session; a write that cannot be made is skipped. */
 export type FallbackRecords = KeyedRecords<FallbackRecord>
+/** Learned budgets (issue 35), one per model group, sorted by group; a read that fails is empty, a write that fails is skipped. */
+export type LearnedRecords = KeyedRecords<GroupBudget>
 
 /** Every budget's permit entries (issue 21), held and queued: one store, holders judged as they are read. */
 export interface PermitRecords {
@@ -122,6 +125,7 @@ export interface SharedStateParts {
   readonly permits: PermitRecords
   readonly context: ContextRecords
   readonly engines: EngineRecords
+  readonly learned: LearnedRecords
   readonly lock: StateLock
 }
 
@@ -131,6 +135,7 @@ const NO_FALLBACKS: ReadonlyArray<FallbackRecord> = []
 const NO_PERMITS: ReadonlyArray<PermitView> = []
 const NO_CONTEXT: ReadonlyArray<ContextEntry> = []
 const NO_ENGINES: ReadonlyArray<EngineView> = []
+const NO_LEARNED: ReadonlyArray<GroupBudget> = []
 
 /** What a port over parts alone says of itself: records in memory, nothing left by an earlier version, no fleet (the backends on files and PostgreSQL say more). */
 export const IN_MEMORY: StateInspection = { store: { _tag: "InMemory" }, leftovers: { toImport: [], unused: [] }, fleet: { _tag: "NotFleet" } }
@@ -145,12 +150,14 @@ export const wroteSomething = (c: Commit): boolean =>
   (c.endFallbacks ?? []).length > 0 ||
   (c.permits !== undefined && (c.permits.put.length > 0 || c.permits.remove.length > 0)) ||
   (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0)) ||
-  c.engine !== undefined
+  c.engine !== undefined ||
+  (c.learned ?? []).length > 0 ||
+  (c.forget ?? []).length > 0
 
 /** The port over `parts`; the log is optional (the CLI reads without one). */
 export const sharedStateOver = (parts: SharedStateParts) =>
   Effect.gen(function* () {
-    const { claims, cooldowns, quota, fallbacks, permits, context, engines, lock } = parts
+    const { claims, cooldowns, quota, fallbacks, permits, context, engines, learned, lock } = parts
     const say = yield* optionalLog
     const warn = (message: string) => say("warn", message)
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
@@ -166,7 +173,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       const entries = needs.permits ? yield* permits.readAll(now).pipe(Effect.catchAll(orProblem("permits", problems, NO_PERMITS))) : NO_PERMITS
       const maps = needs.context ? yield* context.readAll.pipe(Effect.catchAll(orProblem("context", problems, NO_CONTEXT))) : NO_CONTEXT
       const loaded = needs.engines ? yield* engines.readAll(now).pipe(Effect.catchAll(orProblem("engines", problems, NO_ENGINES))) : NO_ENGINES
-      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, engines: loaded, problems } satisfies SharedSnapshot
+      const budgets = needs.learned ? yield* learned.readAll(now) : NO_LEARNED
+      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, engines: loaded, learned: budgets, problems } satisfies SharedSnapshot
     })
 
     const commit = traced("SharedState.commit")(function* (now: number, c: Commit) {
@@ -181,6 +189,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
         yield* permits.write(c.permits, now).pipe(Effect.catchAll((e) => warn(`writing permits failed: ${e.reason}`)))
       if (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0))
         yield* context.write(c.context).pipe(Effect.catchAll((e) => warn(`writing context map records failed: ${e.reason}`)))
+      if (c.learned !== undefined && c.learned.length > 0) yield* learned.write(c.learned)
+      for (const group of c.forget ?? []) yield* learned.remove(group)
       if (c.engine !== undefined) yield* engines.register(c.engine, now).pipe(Effect.catchAll((e) => warn(`registering the plugin engine failed: ${e.reason}`)))
       if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })

@@ -25,7 +25,8 @@ import type { ContextChanges, ContextEntry, OwnClaims } from "../../services/sta
 import { decodePermits, entryOf, PERMITS_MAX_ENTRIES } from "./permitCodec.js"
 import { judgePermits, type PermitJudge } from "./permitJudge.js"
 import { pidState, startTimeCache, startTimeOf } from "./proc.js"
-import type { ClaimRecords, ContextRecords, CooldownRecords, EngineRecords, FallbackRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
+import type { ClaimRecords, ContextRecords, CooldownRecords, EngineRecords, FallbackRecords, LearnedRecords, PermitRecords, QuotaRecords, RecordsError } from "./sharedStateOver.js"
+import { decodeBudget, encodeBudget, isBudgetStale, type GroupBudget } from "../../core/limits/learned.js"
 import { list, sqlOf, textOf, type Dialect, type Query } from "./stateSql.js"
 
 /** How a statement runs on a backend; a failure is the backend's (PostgreSQL: a defect that sends the decision elsewhere). */
@@ -218,6 +219,28 @@ export const sqlQuota = (x: SqlExec): QuotaRecords => {
       ),
     write: (records) =>
       eachSkippingFailures(x, records, (r) => q`INSERT INTO quota (model, body, seen_at) VALUES (${r.model}, ${encodeQuota(r)}, ${r.seenAt}) ON CONFLICT (model) DO UPDATE SET body = excluded.body, seen_at = excluded.seen_at`)
+  }
+}
+
+/** Learned budgets sorted by group (issue 35). */
+export const byGroup = (records: Iterable<GroupBudget>): ReadonlyArray<GroupBudget> => [...records].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0))
+
+/** Learned budgets (issue 35): a read that fails is empty, a write that fails is skipped (the next request tries again). */
+export const sqlLearned = (x: SqlExec): LearnedRecords => {
+  const q = sqlOf(x.dialect)
+  const t = textOf(x.dialect)
+  // written by every counted request: made once
+  const UPSERT = t`INSERT INTO learned (grp, body, seen_at) VALUES (${"grp"}, ${"body"}, ${"seen_at"}) ON CONFLICT (grp) DO UPDATE SET body = excluded.body, seen_at = excluded.seen_at`
+  const ALL: Query = { text: "SELECT grp, body FROM learned", params: [] }
+  return {
+    readAll: (now) =>
+      x.all<{ readonly grp: string; readonly body: string }>(ALL).pipe(
+        // a record under another group's key is not that group's
+        Effect.map((rows) => byGroup(rows.flatMap((r) => decodeBudget(r.body) ?? []).filter((b) => !isBudgetStale(b, now) && rows.some((row) => row.grp === b.group)))),
+        Effect.catchAll(() => Effect.succeed([]))
+      ),
+    write: (records) => eachSkippingFailures(x, records, (r) => ({ text: UPSERT, params: [r.group, encodeBudget(r), r.seenAt] })),
+    remove: (group) => x.run(q`DELETE FROM learned WHERE grp = ${group}`).pipe(Effect.asVoid, Effect.catchAll(() => Effect.void))
   }
 }
 

@@ -102,11 +102,15 @@ export const schemaV3 = (d: Dialect): ReadonlyArray<string> => [
   `CREATE TABLE IF NOT EXISTS engines (host text NOT NULL, pid integer NOT NULL, instance integer NOT NULL, start_token text, version text NOT NULL, backend text NOT NULL, since ${d.bigint} NOT NULL, seen_at ${d.bigint} NOT NULL, PRIMARY KEY (host, pid, instance))`
 ]
 
+/** Schema version 4: the model groups' learned budgets (issue 35), one row per group, written by every counted request. */
+export const schemaV4 = (d: Dialect): ReadonlyArray<string> => [`CREATE TABLE IF NOT EXISTS learned (grp text PRIMARY KEY, body text NOT NULL, seen_at ${d.bigint} NOT NULL)`]
+
 /** Every migration in order: its id, name and statements. The schema version is the highest id. */
 export const MIGRATION_STEPS: ReadonlyArray<{ readonly id: number; readonly name: string; readonly statements: (d: Dialect) => ReadonlyArray<string> }> = [
   { id: 1, name: "fleet", statements: schemaV1 },
   { id: 2, name: "context", statements: schemaV2 },
-  { id: 3, name: "engines", statements: schemaV3 }
+  { id: 3, name: "engines", statements: schemaV3 },
+  { id: 4, name: "learned", statements: schemaV4 }
 ]
 
 export const MIGRATIONS_TABLE = "ocpool_migrations"

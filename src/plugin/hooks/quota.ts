@@ -21,7 +21,10 @@ export interface QuotaSensing extends Sensing {
 
 export const quotaSensing = (r: Runner, engine: PoolEngineService, failures: FailureReadsService, settings: Settings, handoff: Handoff | undefined): QuotaSensing => {
   const report = (res: ResponseReport): void => {
-    void r.run(engine.apply({ type: "response", ...res, reserve: settings.quotaReserve }), "quota sensing")
+    const { headers, model, session } = res
+    if (Object.keys(headers).length > 0) void r.run(engine.apply({ type: "response", headers, model, session, reserve: settings.quotaReserve }), "quota sensing")
+    // a request that succeeded counts in its group's learned budget (issue 35)
+    if (res.ok === true) void r.run(engine.apply({ type: "sent", model, session, reserve: settings.quotaReserve }), "budget counting")
   }
   const fail = (f: FailureReport): void => {
     const read = Effect.flatMap(

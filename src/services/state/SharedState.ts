@@ -15,6 +15,7 @@ import type { PermitChanges, PermitView } from "../../core/permits/types.js"
 import type { Cooldown, CooldownTable } from "../../core/pool/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
+import type { GroupBudget } from "../../core/limits/learned.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
@@ -31,10 +32,12 @@ export interface Needs {
   readonly context?: boolean
   /** The plugin engines on record, each judged live or gone (issue 33): what `ocpool status` and `doctor` show. */
   readonly engines?: boolean
+  /** The model groups' learned budgets and counts (issue 35). */
+  readonly learned?: boolean
 }
 
 /** Every record kind: what views (`pool_status`, `ocpool status`) read. */
-export const ALL_RECORDS: Needs = { claims: true, cooldowns: true, quota: true, fallbacks: true, permits: true }
+export const ALL_RECORDS: Needs = { claims: true, cooldowns: true, quota: true, fallbacks: true, permits: true, learned: true }
 
 /** One of the context map's records (issue 23): `key` names it (`record:<root>`, `queued:<root>`), `body` is its JSON. */
 export interface ContextEntry {
@@ -70,6 +73,8 @@ export interface SharedSnapshot {
   readonly context: ReadonlyArray<ContextEntry>
   /** The plugin engines on record, this process's own included, each judged (`live`). */
   readonly engines: ReadonlyArray<EngineView>
+  /** The model groups' learned budgets (issue 35) not stale at `now`, sorted by group. */
+  readonly learned: ReadonlyArray<GroupBudget>
   /** Kinds that could not be read; transactions log them, views decide. */
   readonly problems: ReadonlyArray<ReadProblem>
 }
@@ -96,6 +101,10 @@ export interface Commit {
   readonly context?: ContextChanges | undefined
   /** This process's plugin engine registered (issue 33: once, when it starts); `removeOwn` takes it away. */
   readonly engine?: EngineRegistration | undefined
+  /** Model groups' budget records written as they are (issue 35). */
+  readonly learned?: ReadonlyArray<GroupBudget> | undefined
+  /** Model groups whose learned budgets are forgotten (`ocpool quota forget`). */
+  readonly forget?: ReadonlyArray<string> | undefined
 }
 
 export interface SharedStateStats {
