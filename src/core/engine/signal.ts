@@ -93,7 +93,8 @@ const longResetWarning = (turn: Turn, cool: Cool, line: TraceInput, v: Verdict):
 const entitlementWarning = (turn: Turn, cool: Cool, v: Verdict | undefined): void => {
   const provider = providerOf(cool.models[0]!)
   if (!warnOnce(turn, `entitlement:${provider}`, cool.until)) return
-  const said = (v?.view.messages ?? "").split("\n").find((m) => /free tier/i.test(m)) ?? "free tier refused"
+  const line = (v?.view.messages ?? "").split("\n").find((m) => /free tier/i.test(m)) ?? "free tier refused"
+  const said = line.replace(/^Error from provider \([^)]{0,40}\):\s*/, "")
   turn.log(
     "warn",
     `provider ${provider} refused its free tier to pooled work ("${said.slice(0, 80)}"); ${cool.models.length} slot(s) cool until ${clockTime(cool.until)}: update opencode, or give ${provider} a paid key (or credit), then \`ocpool cool clear --provider ${provider}\``
