@@ -19,8 +19,7 @@ import {
 } from "../constants.js"
 import { classifyError, type LimitClass, type Verdict } from "../limits/classify.js"
 import type { RuleScope } from "../limits/limitRules.js"
-import { FAMILY_ZONES } from "../limits/providerFamily.js"
-import { vendorOfModel, vendorOfName } from "../limits/upstream.js"
+import { FAMILY_ZONES, vendorOfModel, vendorOfName } from "../limits/providerFamily.js"
 import { statedReset, type Headers, type ResetSource, type StatedReset } from "../limits/reset.js"
 import type { Slot } from "./pool.js"
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ENTITLEMENT_COOLDOWN_MS, STATED_RESET_LONG_MAX_MS, STATED_RESET_MAX_MS } from "../../../src/core/constants.js"
 import { statedReset } from "../../../src/core/limits/reset.js"
-import { vendorOfModel, vendorOfName } from "../../../src/core/limits/upstream.js"
+import { vendorOfModel, vendorOfName } from "../../../src/core/limits/providerFamily.js"
 import { applyCool, decideLimit, decideRetry, providerOf, type CooldownTable } from "../../../src/core/pool/cooldown.js"
 import type { Slot } from "../../../src/core/pool/pool.js"
 
