@@ -24,6 +24,13 @@ export const STRIKE_DECAY_MS = 1_800_000
 /** An account out of credit (issue 19): 1 h, 3 h, 6 h, then 12 h per strike, unless a reset is stated. */
 export const CREDIT_WINDOWS_MS = [3_600_000, 10_800_000, 21_600_000, 43_200_000] as const
 export const STATED_RESET_MAX_MS = 604_800_000
+/**
+ * Issue 35: a plan's or free tier's quota whose body states a reset further than 7 days (a monthly plan:
+ * `It will reset in 10 days 19 hours`) cools for STATED_RESET_MAX_MS, with one warning naming the stated
+ * date, when the stated reset is at most this far (31 days: a month). Beyond it, or on any other class or
+ * source, a reset over 7 days stays absent (issue 18).
+ */
+export const STATED_RESET_LONG_MAX_MS = 2_678_400_000
 /** No cooldown is shorter than this (issue 19): a stated reset under a second counts as one second. */
 export const COOL_WINDOW_MIN_MS = 1_000
 export const BREAKER_NEXT_MS = 60_000
@@ -31,6 +38,8 @@ export const BREAKER_NEXT_MS = 60_000
 export const OUTAGE_COOLDOWN_MS = 30_000
 export const HANG_COOLDOWN_MS = 600_000
 export const AUTH_COOLDOWN_MS = 900_000
+/** Issue 35: a free tier refused to this client (opencode's `FreeTierError`) cools its provider this long, flat, no strikes. */
+export const ENTITLEMENT_COOLDOWN_MS = 3_600_000
 export const UNAVAILABLE_COOLDOWN_MS = 21_600_000
 /** Quota sensing (issue 12): a slot whose remaining requests or tokens fall to this fraction of the limit cools as `quota_low`. */
 export const QUOTA_RESERVE_DEFAULT = 0.02

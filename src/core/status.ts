@@ -247,6 +247,7 @@ const coolingText = (c: NonNullable<SlotStatus["cooling"]>, now: number): string
   const when = `until ${clock(c.until)}Z (${remaining(c.until - now)})`
   if (c.reason === "unavailable") return `UNAVAILABLE ${when}`
   if (c.reason === "auth") return `AUTH FAILED ${when}`
+  if (c.reason === "entitlement") return `REFUSED (free tier) ${when}`
   return `COOLING ${c.reason} strike ${c.strikes} ${when}`
 }
 

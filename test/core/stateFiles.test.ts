@@ -149,6 +149,11 @@ describe("cooldown file decoding (SPEC §5.4)", () => {
     expect(decodeCooldown(encodeCooldown(quota))).toStrictEqual(quota)
   })
 
+  it("US-44 a free tier refused to pooled work keeps its reason entitlement through a file, not the rate_limit default (issue 35)", () => {
+    const refused: Cooldown = { ...COOLDOWN, reason: "entitlement", strikes: 0, scope: "provider", source: "flat" }
+    expect(decodeCooldown(encodeCooldown(refused))).toStrictEqual(refused)
+  })
+
   it("US-6 a file with only model and until gets the defaults: rate_limit, 0 strikes, scope model, since = until, source flat", () => {
     expect(decodeCooldown('{"model":"zen/alpha","until":5}')).toStrictEqual({ model: "zen/alpha", reason: "rate_limit", strikes: 0, scope: "model", since: 5, until: 5, source: "flat" })
   })

@@ -71,6 +71,13 @@ describe("status view (SPEC §9)", () => {
     expect(text).toContain("AUTH FAILED until 09:15:00Z (15m00s)")
     expect(text).toMatch(/1\. zen\/a .* <- next \(overflow\)/)
   })
+
+  it("US-44 a free tier refused to pooled work reads REFUSED (free tier) with its end, and no strike (issue 35)", () => {
+    const entry = ["opencode/big-pickle", { model: "opencode/big-pickle", reason: "entitlement" as const, strikes: 0, scope: "provider" as const, since: NOW, until: NOW + 3_600_000, source: "flat" as const }] as const
+    const text = renderStatus(view([slot(1, "opencode/big-pickle", 1)], [], new Map([entry])), { now: NOW, processes: [] })
+    expect(text).toContain("REFUSED (free tier) until 10:00:00Z (1h00m)")
+    expect(text).not.toContain("strike")
+  })
 })
 
 describe("status text from hostile state files", () => {

@@ -19,8 +19,8 @@ export interface CorpusCase {
   readonly headers: Readonly<Record<string, string>>
   readonly body: unknown
   readonly expect: {
-    readonly class: "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "context_limit" | "none"
-    readonly scope: "model" | "provider" | "free" | null
+    readonly class: "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "entitlement" | "context_limit" | "none"
+    readonly scope: "model" | "provider" | "free" | "upstream" | null
     readonly resetMs: number | null
     readonly credit?: boolean
     readonly why: string

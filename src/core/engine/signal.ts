@@ -5,10 +5,10 @@
  * the dedupe, joining a failed response to its retry, and the one-time warnings (out of credit,
  * rejected credentials, a model unavailable).
  */
-import { classifyError } from "../limits/classify.js"
+import { classifyError, type Verdict } from "../limits/classify.js"
 import type { ResetSource } from "../limits/reset.js"
 import { withNewest } from "../newest.js"
-import { providerOf } from "../pool/cooldown.js"
+import { providerOf, resetOf } from "../pool/cooldown.js"
 import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
@@ -46,13 +46,60 @@ const errorReason = (e: ErrorShape): string => {
 const isAbort = (error: unknown): boolean => errorShape(error).name === "MessageAbortedError"
 
 /**
- * Whether a `limit` or `retry` line says its provider's account is out of credit (issue 19), attributed
- * as the machine attributes it: the line's model, else `model` (the live claim's, or the primary's).
+ * The verdict on a `limit` or `retry` line (issues 19, 35), attributed as the machine attributes it: the
+ * line's model, else `model` (the live claim's, or the primary's). Read only for the one-time warnings.
  */
-const isCredit = (line: TraceInput, model: string | undefined): boolean => {
-  if (line.type === "limit") return classifyError({ text: line.text, status: line.status, headers: line.headers, body: line.body, model: line.model ?? model, provider: line.provider })?.credit === true
-  if (line.type === "retry") return classifyError({ text: line.message, status: line.status, headers: line.headers, body: line.body, model, provider: line.provider })?.credit === true
-  return false
+const verdictOf = (line: TraceInput, model: string | undefined): Verdict | undefined => {
+  if (line.type === "limit") return classifyError({ text: line.text, status: line.status, headers: line.headers, body: line.body, model: line.model ?? model, provider: line.provider })
+  if (line.type === "retry") return classifyError({ text: line.message, status: line.status, headers: line.headers, body: line.body, model, provider: line.provider })
+  return undefined
+}
+
+type Cool = Extract<Decision, { type: "cool" }>
+
+/** The models of a cooling, named in a warning: `a, b` or `a, b and 3 more`. */
+const namesOf = (models: ReadonlyArray<string>): string => (models.length <= 3 ? models.join(", ") : `${models.slice(0, 3).join(", ")} and ${models.length - 3} more`)
+
+/** The latest end among the cooled models (the cooling may have merged into a longer one). */
+const latestEnd = (turn: Turn, cool: Cool): number => Math.max(cool.until, ...cool.models.map((m) => turn.machine.cooldowns.get(m)?.until ?? 0))
+
+/** Out of credit (issue 19): the provider's account, or (issue 35) the account of the upstream a gateway relayed. */
+const creditWarning = (turn: Turn, cool: Cool, v: Verdict): void => {
+  const provider = providerOf(cool.models[0]!)
+  const until = latestEnd(turn, cool)
+  if (v.scope === "upstream" && v.view.upstream !== undefined) {
+    const upstream = v.view.upstream.replace(/\s+/g, " ").trim().slice(0, 60)
+    if (!warnOnce(turn, `credit:${provider}:${upstream.toLowerCase()}`, until)) return
+    turn.log("warn", `upstream ${upstream} behind provider ${provider} is out of credit; ${namesOf(cool.models)} cool until you top up there or ${clockTimeFrom(until, turn.at)} (the provider's other models still route)`)
+    return
+  }
+  if (cool.scope !== "provider" || !warnOnce(turn, `credit:${provider}`, until)) return
+  turn.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${clockTimeFrom(until, turn.at)}`)
+}
+
+/** Issue 35: a stated reset beyond 7 days cools for the 7-day cap; the warning names the date the provider stated. */
+const longResetWarning = (turn: Turn, cool: Cool, line: TraceInput, v: Verdict): void => {
+  const stated = resetOf(v, turn.at, line.type === "retry" ? line.next : undefined)?.statedMs
+  if (stated === undefined) return
+  const who = cool.scope === "provider" ? `provider ${providerOf(cool.models[0]!)}` : `model ${cool.models[0]}`
+  if (!warnOnce(turn, `reset:${cool.scope === "provider" ? providerOf(cool.models[0]!) : cool.models[0]}`, cool.until)) return
+  const days = Math.round(stated / 86_400_000)
+  turn.log(
+    "warn",
+    `${who} stated its limit resets ${clockTimeFrom(turn.at + stated, turn.at)} (${days} days away); ${namesOf(cool.models)} cool until ${clockTimeFrom(cool.until, turn.at)}, the 7-day cap, and are tried once then`
+  )
+}
+
+/** Issue 35: a free tier refused to this client cools its provider for pooled work, flat; one warning says what to do. */
+const entitlementWarning = (turn: Turn, cool: Cool, v: Verdict | undefined): void => {
+  const provider = providerOf(cool.models[0]!)
+  if (!warnOnce(turn, `entitlement:${provider}`, cool.until)) return
+  const line = (v?.view.messages ?? "").split("\n").find((m) => /free tier/i.test(m)) ?? "free tier refused"
+  const said = line.replace(/^Error from provider \([^)]{0,40}\):\s*/, "")
+  turn.log(
+    "warn",
+    `provider ${provider} refused its free tier to pooled work ("${said.slice(0, 80)}"); ${cool.models.length} slot(s) cool until ${clockTime(cool.until)}: update opencode, or give ${provider} a paid key (or credit), then \`ocpool cool clear --provider ${provider}\``
+  )
 }
 
 /** Signal dedupe (SPEC §7.1): the same text on the same session within SIGNAL_DEDUPE_MS is dropped. */
@@ -97,12 +144,12 @@ const signal = (turn: Turn, line: TraceInput, session: string, text: string): vo
     turn.put("signalled", target.key, cool.reason)
   }
   const primary = "primary" in line ? line.primary : undefined
-  if (cool.reason === "quota" && cool.scope === "provider" && isCredit(line, target?.model ?? primary)) {
-    const provider = providerOf(cool.models[0]!)
-    const until = Math.max(cool.until, ...cool.models.map((m) => turn.machine.cooldowns.get(m)?.until ?? 0))
-    if (!warnOnce(turn, `credit:${provider}`, until)) return
-    turn.log("warn", `provider ${provider} is out of credit; its slots cool until you top up or ${clockTimeFrom(until, turn.at)}`)
-    return
+  if (cool.reason === "quota" || cool.reason === "entitlement") {
+    const v = verdictOf(line, target?.model ?? primary)
+    if (cool.reason === "entitlement") return entitlementWarning(turn, cool, v)
+    if (v === undefined) return
+    if (v.credit) return creditWarning(turn, cool, v)
+    return longResetWarning(turn, cool, line, v)
   }
   if (cool.reason !== "unavailable" && cool.reason !== "auth") return
   const key = cool.reason === "auth" ? `auth:${providerOf(cool.models[0]!)}` : `unavailable:${cool.models[0]}`

@@ -49,6 +49,12 @@ const overBudget = (lower: string): boolean => {
   return m !== null && Number(m[3]) > Number(m[1])
 }
 
+/** A quota id of a per-day, or per-minute (or per-second), quota: `…PerDay…`, `…PerMinute…`. */
+const QUOTA_WINDOWS: Readonly<Record<"day" | "minute", (id: string) => boolean>> = {
+  day: (id) => id.includes("perday"),
+  minute: (id) => id.includes("perminute") || id.includes("persecond")
+}
+
 const anyValue = (wanted: ReadonlySet<string>, have: ReadonlySet<string>): boolean => {
   for (const v of have) if (wanted.has(v)) return true
   return false
@@ -62,6 +68,9 @@ const holds = (c: CompiledRule, view: ErrorView, family: Family | undefined, mod
     if (!byValue && !(c.phrases !== undefined && c.phrases.test(view.lower))) return false
   }
   if (c.rule.overBudget === true && !overBudget(view.lower)) return false
+  if (c.rule.fits === true && overBudget(view.lower)) return false
+  if (c.rule.quotaWindow !== undefined && !view.quotaIds.some(QUOTA_WINDOWS[c.rule.quotaWindow])) return false
+  if (c.rule.relayed === true && view.upstream === undefined) return false
   if (c.rule.namesModel === true) {
     const id = model === undefined ? "" : idOf(model)
     if (id === "" || !view.lower.includes(id)) return false

@@ -47,6 +47,13 @@ export interface ErrorView {
   readonly headers: Headers | undefined
   /** The request URL's host (`data.metadata.url`), lower-cased. */
   readonly host: string | undefined
+  /** Google's `QuotaFailure` quota ids (`GenerateRequestsPerMinutePerProjectPerModel-FreeTier`), lower-cased, in order (issue 35). */
+  readonly quotaIds: ReadonlyArray<string>
+  /**
+   * The upstream a gateway relayed an error from (issue 35): a body's `metadata.provider_name` beside
+   * the upstream's own error in `metadata.raw` (OpenRouter's shape, which opencode Go and zen share).
+   */
+  readonly upstream: string | undefined
 }
 
 export interface ViewInput {
@@ -106,6 +113,8 @@ class Builder {
   resetsInMs: number | undefined
   resetsAt: unknown
   host: string | undefined
+  readonly quotaIds: Array<string> = []
+  upstream: string | undefined
 
   line(s: string, message: boolean): void {
     const room = VIEW_TEXT_MAX - this.length
@@ -172,6 +181,7 @@ class Builder {
         if (typeof x === "string") this.textOrJson(x, depth)
         else this.walk(x, depth + 1)
       } else if (VALUE_KEYS.has(key)) {
+        if (key === "quotaId" && typeof x === "string" && x.length <= 200 && this.quotaIds.length < 16) this.quotaIds.push(x.trim().toLowerCase())
         if (typeof x === "string" || typeof x === "number") this.value(x)
         else this.walk(x, depth + 1)
       } else if (key === "name" && typeof x === "string") {
@@ -184,6 +194,7 @@ class Builder {
       } else if (key === "metadata" && isPlainObject(x)) {
         this.addHeaders(x.headers)
         if (this.host === undefined) this.host = hostOf(x.url)
+        if (this.upstream === undefined && typeof x.provider_name === "string" && x.raw !== undefined && x.raw !== null) this.upstream = x.provider_name.slice(0, 200)
         if (typeof x.raw === "string") this.textOrJson(x.raw, depth)
         else if (x.raw !== undefined) this.walk(x.raw, depth + 1)
       } else if (key === "responseBody" && typeof x === "string") {
@@ -222,6 +233,8 @@ export const errorView = ({ body, headers, status, text }: ViewInput): ErrorView
     resetsInMs: b.resetsInMs,
     resetsAt: b.resetsAt,
     headers: Object.keys(b.headers).length === 0 ? undefined : b.headers,
-    host: b.host
+    host: b.host,
+    quotaIds: b.quotaIds,
+    upstream: b.upstream
   }
 }

@@ -6,13 +6,16 @@
  */
 import type { Family, Zone } from "./providerFamily.js"
 
-export type LimitClass = "context_limit" | "auth" | "unavailable" | "quota" | "rate_limit" | "outage"
+/** `entitlement` (issue 35): the provider refuses this client a tier it offers elsewhere (opencode's free tier outside opencode). */
+export type LimitClass = "context_limit" | "auth" | "unavailable" | "entitlement" | "quota" | "rate_limit" | "outage"
 
 /**
  * What a limit cools: `model` the attributed model; `provider` every slot of its provider; `free`
- * every `:free` slot of its provider (OpenRouter's shared free-model counters) and the attributed model.
+ * every `:free` slot of its provider (OpenRouter's shared free-model counters) and the attributed model;
+ * `upstream` (issue 35) every slot of the gateway that routes to the upstream the error names
+ * (`metadata.provider_name`), and the attributed model.
  */
-export type RuleScope = "model" | "provider" | "free"
+export type RuleScope = "model" | "provider" | "free" | "upstream"
 
 export interface LimitRule {
   readonly id: string
@@ -33,13 +36,52 @@ export interface LimitRule {
   readonly namesModel?: true
   /** The text states a per-minute budget smaller than the request alone (`Limit 7000, Used 0, Requested 12903`). */
   readonly overBudget?: true
+  /** A Google `QuotaFailure` quota id names a per-day (`PerDay`) or per-minute (`PerMinute`, `PerSecond`) quota (issue 35). */
+  readonly quotaWindow?: "day" | "minute"
+  /** The text does not state a request bigger than the budget (the `overBudget` numbers do not hold). */
+  readonly fits?: true
+  /** A gateway relayed the error of an upstream it names (`metadata.provider_name` beside `metadata.raw`). */
+  readonly relayed?: true
   /** Without a stated reset, or with an earlier one, the window ends at the next midnight of this zone. */
   readonly dayEnd?: Zone
   /** Why the row exists (shown in docs/CLASSIFICATION.md). */
   readonly why: string
 }
 
+/** Wordings and values of an account out of money (the `credit` row, and a gateway's upstream out of it). */
+const CREDIT_PHRASES: ReadonlyArray<string> = [
+  "insufficient credit",
+  "insufficient balance",
+  "insufficient funds",
+  "insufficient account balance",
+  "credit balance is too low",
+  "out of credits",
+  "used all available credits",
+  "spending limit",
+  "billing hard limit",
+  "exceeded current quota error",
+  "account balance",
+  "in arrears",
+  "account is in good standing"
+]
+const CREDIT_VALUES: ReadonlyArray<string> = ["insufficient_quota", "insufficient_balance", "billing_hard_limit_reached", "payment_required", "exceeded_current_quota_error", "arrearage"]
+
 export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
+  {
+    id: "quota-id-per-day",
+    cls: "quota",
+    quotaWindow: "day",
+    fits: true,
+    dayEnd: "America/Los_Angeles",
+    why: "A Google `QuotaFailure` naming a per-day quota id (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`) is a daily allowance, until midnight Pacific time, whatever else the text says (its metric `…_input_token_count` is no context limit); only a request stated bigger than the limit never fits."
+  },
+  {
+    id: "quota-id-per-minute",
+    cls: "rate_limit",
+    quotaWindow: "minute",
+    fits: true,
+    why: "A Google `QuotaFailure` naming only per-minute quota ids (`GenerateContentInputTokensPerModelPerMinute-FreeTier`) is a rate limit: wait the `RetryInfo` delay. Its metric `…_input_token_count` says which budget ran out, not that the request is too long."
+  },
   {
     id: "context",
     cls: "context_limit",
@@ -126,6 +168,14 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
     why: "§7.3 row 3, and withdrawn or unsupported models named only by the words (Groq, Copilot, Bedrock, OpenRouter, Azure): the model cannot answer, whatever its id in the text."
   },
   {
+    id: "free-tier-entitlement",
+    cls: "entitlement",
+    scope: "provider",
+    phrases: ["free tier can only be used", "FreeTierError"],
+    values: ["freetiererror"],
+    why: "opencode's free tier refuses requests it does not take for opencode's own (`OpenCode's free tier can only be used from within OpenCode`, 403 `FreeTierError`): no rate and no credential fault, the same for every free model of the provider; waiting a minute does not help."
+  },
+  {
     id: "openrouter-free-per-day",
     cls: "quota",
     scope: "free",
@@ -151,6 +201,14 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
     why: "§7.3 row 4 with §7.4's provider-wide texts, read in `error.type` too: opencode zen's free tier, opencode Go's and a ChatGPT plan's usage limits cover the whole account."
   },
   {
+    id: "opencode-plan-limit",
+    cls: "quota",
+    scope: "provider",
+    families: ["opencode"],
+    phrases: ["monthly usage", "monthly limit", "weekly usage", "5-hour usage", "5 hour usage", "usage limit reached"],
+    why: "opencode Go's and zen's plan limits (`Monthly usage limit reached. It will reset in 10 days 19 hours.`, the weekly and 5-hour forms) cover every model of the plan's provider, also when only opencode's message is left of the error."
+  },
+  {
     id: "plan-window",
     cls: "quota",
     scope: "provider",
@@ -167,6 +225,16 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
     why: "Z.ai's coding plan states its 5-hour and weekly usage limits as codes 1308 and 1310: the whole plan, not one model."
   },
   {
+    id: "gateway-upstream-credit",
+    cls: "quota",
+    credit: true,
+    scope: "upstream",
+    relayed: true,
+    phrases: [...CREDIT_PHRASES, "is suspended"],
+    values: CREDIT_VALUES,
+    why: "A gateway relaying its upstream's account error (`metadata.raw`: `Your account … is suspended due to insufficient balance`, from `provider_name` `Moonshot AI`, often the user's own key, `is_byok`): that upstream's account is out of money, not the gateway's; only the gateway's models routed there fail."
+  },
+  {
     id: "zai-credit",
     cls: "quota",
     credit: true,
@@ -178,22 +246,8 @@ export const LIMIT_RULES: ReadonlyArray<LimitRule> = [
     id: "credit",
     cls: "quota",
     credit: true,
-    phrases: [
-      "insufficient credit",
-      "insufficient balance",
-      "insufficient funds",
-      "insufficient account balance",
-      "credit balance is too low",
-      "out of credits",
-      "used all available credits",
-      "spending limit",
-      "billing hard limit",
-      "exceeded current quota error",
-      "account balance",
-      "in arrears",
-      "account is in good standing"
-    ],
-    values: ["insufficient_quota", "insufficient_balance", "billing_hard_limit_reached", "payment_required", "exceeded_current_quota_error", "arrearage"],
+    phrases: CREDIT_PHRASES,
+    values: CREDIT_VALUES,
     why: "No money left on the account (OpenRouter, DeepSeek, Anthropic, xAI, OpenAI's `insufficient_quota`, Moonshot): every model of the provider fails until someone tops up."
   },
   { id: "payment-required", cls: "quota", credit: true, statuses: [402], why: "HTTP 402 Payment Required: out of credit." },

@@ -9,7 +9,7 @@
  * run of duration components after a reset phrase in body text; the text itself is searched whole, by
  * regular expressions without nested unbounded repetition (linear in its length).
  */
-import { BREAKER_NEXT_MS, DAY_MS, HOUR_MS, STATED_RESET_MAX_MS } from "../constants.js"
+import { BREAKER_NEXT_MS, DAY_MS, HOUR_MS, STATED_RESET_LONG_MAX_MS, STATED_RESET_MAX_MS } from "../constants.js"
 import { nextMidnight, zoneOffsetMs as zoneOffsetAt, type Zone } from "./providerFamily.js"
 
 /**
@@ -21,6 +21,8 @@ export type ResetSource = "detail" | "body" | "text" | "header" | "retry" | "day
 export interface StatedReset {
   readonly ms: number
   readonly source: ResetSource
+  /** Issue 35: the window the provider stated when it was beyond 7 days and `ms` is the 7-day cap. */
+  readonly statedMs?: number | undefined
 }
 
 export type Headers = Readonly<Record<string, unknown>>
@@ -249,6 +251,18 @@ export interface ResetInput {
   readonly zone?: Zone | undefined
   /** A per-day quota: the window lasts at least until the next midnight of this zone. */
   readonly dayEnd?: Zone | undefined
+  /**
+   * A quota (issue 35): a body field or body text stating a reset beyond 7 days but within 31 days (a
+   * monthly plan) is kept, capped at 7 days, its stated window in `statedMs`. Otherwise such a reset is absent.
+   */
+  readonly long?: boolean | undefined
+}
+
+/** A reset beyond 7 days but within STATED_RESET_LONG_MAX_MS, as the 7-day cap with what was stated; else undefined. */
+const longWindow = (ms: number, source: ResetSource): StatedReset | undefined => {
+  if (!Number.isFinite(ms)) return undefined
+  const whole = Math.ceil(ms)
+  return whole > STATED_RESET_MAX_MS && whole <= STATED_RESET_LONG_MAX_MS ? { ms: STATED_RESET_MAX_MS, source, statedMs: whole } : undefined
 }
 
 const bodyResetAt = (value: unknown, now: number): number => {
@@ -263,10 +277,21 @@ const firstStated = (input: ResetInput): StatedReset | undefined => {
   const { headers, next, now, text } = input
   const detail = input.retryDelayMs === undefined ? undefined : resetWindow(input.retryDelayMs)
   if (detail !== undefined) return { ms: detail, source: "detail" }
-  const body = resetWindow(input.resetsInMs ?? Number.NaN) ?? resetWindow(bodyResetAt(input.resetsAt, now))
+  const bodyIn = input.resetsInMs ?? Number.NaN
+  const bodyAt = bodyResetAt(input.resetsAt, now)
+  const body = resetWindow(bodyIn) ?? resetWindow(bodyAt)
   if (body !== undefined) return { ms: body, source: "body" }
-  const fromText = resetWindow(resetFromText(text, now, input.zone))
+  if (input.long === true) {
+    const long = longWindow(bodyIn, "body") ?? longWindow(bodyAt, "body")
+    if (long !== undefined) return long
+  }
+  const textMs = resetFromText(text, now, input.zone)
+  const fromText = resetWindow(textMs)
   if (fromText !== undefined) return { ms: fromText, source: "text" }
+  if (input.long === true) {
+    const long = longWindow(textMs, "text")
+    if (long !== undefined) return long
+  }
   const fromHeaders = resetWindow(resetFromHeaders(headers, now))
   if (fromHeaders !== undefined) return { ms: fromHeaders, source: "header" }
   const retry = next !== undefined && next - now >= BREAKER_NEXT_MS ? resetWindow(next - now) : undefined

@@ -8,6 +8,7 @@ import {
   BREAKER_NEXT_MS,
   COOL_WINDOW_MIN_MS,
   CREDIT_WINDOWS_MS,
+  ENTITLEMENT_COOLDOWN_MS,
   HANG_COOLDOWN_MS,
   OUTAGE_COOLDOWN_MS,
   QUOTA_LOW_WINDOW_MS,
@@ -18,12 +19,12 @@ import {
 } from "../constants.js"
 import { classifyError, type LimitClass, type Verdict } from "../limits/classify.js"
 import type { RuleScope } from "../limits/limitRules.js"
-import { FAMILY_ZONES } from "../limits/providerFamily.js"
+import { FAMILY_ZONES, vendorOfModel, vendorOfName } from "../limits/providerFamily.js"
 import { statedReset, type Headers, type ResetSource, type StatedReset } from "../limits/reset.js"
 import type { Slot } from "./pool.js"
 
-/** `manual`: benched by hand (`ocpool cool set`, issue 32). */
-export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "hang" | "quota_low" | "manual"
+/** `manual`: benched by hand (`ocpool cool set`, issue 32); `entitlement`: a tier refused to this client (issue 35). */
+export type CoolReason = "rate_limit" | "quota" | "outage" | "unavailable" | "auth" | "entitlement" | "hang" | "quota_low" | "manual"
 export type CoolScope = "model" | "provider"
 /** `manual`: `ocpool cool set`; `cleared`: a cooldown ended by hand (`ocpool cool clear`), kept as a marker every process honours; `learned`: a learned budget spent (issue 35). */
 export type CoolSource = ResetSource | "backoff" | "flat" | "peer" | "manual" | "cleared" | "learned"
@@ -65,6 +66,8 @@ export const flatWindowMs = (reason: Exclude<CoolReason, "rate_limit" | "quota">
       return UNAVAILABLE_COOLDOWN_MS
     case "auth":
       return AUTH_COOLDOWN_MS
+    case "entitlement":
+      return ENTITLEMENT_COOLDOWN_MS
     case "hang":
       return HANG_COOLDOWN_MS
     case "quota_low":
@@ -234,18 +237,33 @@ interface Scoped {
 }
 
 /**
+ * Issue 35: the slots of the gateway `provider` that route to the upstream `upstream` names, and the
+ * attributed model; recorded as `model` scope when that is one model, else `provider` (as `free`).
+ */
+const upstreamScope = (slots: ReadonlyArray<Slot>, upstream: string | undefined, model: string | undefined, provider: string | undefined): Scoped | undefined => {
+  const p = provider ?? (model === undefined ? undefined : providerOf(model))
+  const vendor = upstream === undefined ? undefined : vendorOfName(upstream)
+  const models = p === undefined || vendor === undefined ? [] : slots.filter((s) => s.provider === p && vendorOfModel(s.model) === vendor).map((s) => s.model)
+  if (model !== undefined && !models.includes(model)) models.push(model)
+  return models.length === 0 ? undefined : { models, scope: models.length === 1 ? "model" : "provider" }
+}
+
+/**
  * SPEC §7.4 with the rule's own scope (issue 19): which models a class cools, or `undefined` when
- * nothing is attributable. `free` cools the provider's `:free` slots and the attributed model.
+ * nothing is attributable. `free` cools the provider's `:free` slots and the attributed model;
+ * `upstream` the gateway's slots routed to the upstream the error names (issue 35).
  */
 export const scopeOf = (
   slots: ReadonlyArray<Slot>,
   cls: Exclude<LimitClass, "context_limit">,
   ruleScope: RuleScope | undefined,
   model: string | undefined,
-  provider: string | undefined
+  provider: string | undefined,
+  upstream?: string | undefined
 ): Scoped | undefined => {
   if (cls === "unavailable" || ruleScope === "model") return model === undefined ? undefined : { models: [model], scope: "model" }
-  const wide = ruleScope !== undefined || provider !== undefined || cls === "auth"
+  if (ruleScope === "upstream") return upstreamScope(slots, upstream, model, provider)
+  const wide = ruleScope !== undefined || provider !== undefined || cls === "auth" || cls === "entitlement"
   if (!wide) return model === undefined ? undefined : { models: [model], scope: "model" }
   const p = provider ?? (model === undefined ? undefined : providerOf(model))
   if (p === undefined) return undefined
@@ -259,20 +277,23 @@ const cool = (
   slots: ReadonlyArray<Slot>,
   table: CooldownTable,
   cls: Exclude<LimitClass, "context_limit">,
-  verdict: Pick<Verdict, "scope" | "credit" | "rule"> | undefined,
+  verdict: Pick<Verdict, "scope" | "credit" | "rule" | "view"> | undefined,
   model: string | undefined,
   provider: string | undefined,
   now: number,
   stated: StatedReset | undefined
 ): SignalDecision => {
   const credit = verdict?.credit === true
-  const scoped = scopeOf(slots, cls, verdict?.scope ?? (credit ? "provider" : undefined), model, provider)
+  const scoped = scopeOf(slots, cls, verdict?.scope ?? (credit ? "provider" : undefined), model, provider, verdict?.view.upstream)
   if (scoped === undefined) return NOT_A_LIMIT
   return { _tag: "Cool", cls, plan: planCool(table, scoped.models, scoped.scope, cls, now, stated, credit), credit, rule: verdict?.rule ?? "breaker" }
 }
 
-/** The stated reset of a verdict (issue 19 precedence), with a retry status's `next` when given. */
-const resetOf = (v: Verdict, now: number, next?: number): StatedReset | undefined =>
+/**
+ * The stated reset of a verdict (issue 19 precedence), with a retry status's `next` when given. A quota's
+ * reset stated beyond 7 days (up to 31) is the 7-day cap, with what was stated in `statedMs` (issue 35).
+ */
+export const resetOf = (v: Verdict, now: number, next?: number): StatedReset | undefined =>
   statedReset({
     text: v.view.text,
     headers: v.view.headers,
@@ -282,7 +303,8 @@ const resetOf = (v: Verdict, now: number, next?: number): StatedReset | undefine
     resetsInMs: v.view.resetsInMs,
     resetsAt: v.view.resetsAt,
     zone: v.family === undefined ? undefined : FAMILY_ZONES[v.family],
-    dayEnd: v.dayEnd
+    dayEnd: v.dayEnd,
+    long: v.cls === "quota"
   })
 
 /** An error signal (`session.error`, an assistant error, a trace `limit` line). */
@@ -320,7 +342,7 @@ export const decideRetry = (slots: ReadonlyArray<Slot>, table: CooldownTable, si
     return NOT_A_LIMIT
   }
   if (cls === "context_limit") return CONTEXT_LIMIT
-  if (cls === "rate_limit" || cls === "quota" || cls === "unavailable" || cls === "auth") {
+  if (cls === "rate_limit" || cls === "quota" || cls === "unavailable" || cls === "auth" || cls === "entitlement") {
     return cool(slots, table, cls, v, signal.model, signal.provider, now, escalating ? resetOf(v!, now, signal.next) : undefined)
   }
   if (signal.next - now >= BREAKER_NEXT_MS) {

@@ -40,7 +40,7 @@ export const encodeCooldown = (c: Cooldown): string =>
 const CooldownJson = Schema.parseJson(
   Schema.Struct({
     model: Schema.String,
-    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low", "manual"), "rate_limit"),
+    reason: orElse(Schema.Literal("rate_limit", "quota", "outage", "unavailable", "auth", "entitlement", "hang", "quota_low", "manual"), "rate_limit"),
     strikes: orElse(Count, 0),
     scope: orElse(Schema.Literal("model", "provider"), "model"),
     since: orElse(Schema.UndefinedOr(EpochMs), undefined),

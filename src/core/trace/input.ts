@@ -239,7 +239,7 @@ const peers = (o: Obj): Readonly<Record<string, number>> | undefined => {
   return v as Readonly<Record<string, number>>
 }
 
-const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "hang", "quota_low", "manual"])
+const REASONS: ReadonlySet<string> = new Set(["rate_limit", "quota", "outage", "unavailable", "auth", "entitlement", "hang", "quota_low", "manual"])
 
 const peerCooling = (o: Obj): ReadonlyArray<PeerCooling> | undefined => {
   const v = o.peerCooling

@@ -215,7 +215,7 @@ const coolColour = (reason: CoolReason | string): string => (reason === "rate_li
 
 const coolingItems = (view: StatusView, now: number, cols: number, paint: Paint): ReadonlyArray<string> => {
   const cooling = coolingModels(view)
-  const reasons = cooling.map(({ cooling: c }) => (c.reason === "unavailable" || c.reason === "auth" ? clean(c.reason) : `${clean(c.reason)} strike ${num(c.strikes)}`))
+  const reasons = cooling.map(({ cooling: c }) => (c.reason === "unavailable" || c.reason === "auth" || c.reason === "entitlement" ? clean(c.reason) : `${clean(c.reason)} strike ${num(c.strikes)}`))
   const counts = cooling.map(({ cooling: c }) => remaining(c.until - now))
   const models = cooling.map((c) => clean(c.model))
   const reasonW = widest(reasons)

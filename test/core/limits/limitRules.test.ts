@@ -20,6 +20,8 @@ const api = (status: number, body: unknown, url = "https://example.test/v1/chat/
 
 /** [row id, text, status, model, expected class] — one example that lands on each row. */
 const ROWS: ReadonlyArray<readonly [string, string, number | undefined, string | undefined, string]> = [
+  ["quota-id-per-day", api(429, { error: { code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded", details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count", quotaId: "GenerateContentInputTokensPerModelPerMinute-FreeTier" }, { quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier" }] }] } }), 429, undefined, "quota"],
+  ["quota-id-per-minute", api(429, { error: { code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded", details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count", quotaId: "GenerateContentInputTokensPerModelPerMinute-FreeTier" }] }] } }), 429, undefined, "rate_limit"],
   ["context", "This model's maximum context length is 8192 tokens", 400, undefined, "context_limit"],
   ["never-fits", "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 50000.", 429, undefined, "context_limit"],
   ["over-budget", "Rate limit reached on tokens per minute (TPM): Limit 7000, Used 0, Requested ~12903. Please try again in 50.6s.", 429, undefined, "context_limit"],
@@ -28,15 +30,18 @@ const ROWS: ReadonlyArray<readonly [string, string, number | undefined, string |
   ["model-access", "You don't have access to the model with the specified model ID.", 403, undefined, "unavailable"],
   ["bad-credentials", "API key not valid. Please pass a valid API key.", 400, undefined, "auth"],
   ["withdrawn", "The model `qwen-qwq-32b` has been decommissioned and is no longer supported.", 400, undefined, "unavailable"],
+  ["free-tier-entitlement", api(403, { type: "error", error: { type: "FreeTierError", message: "Error from provider (Console): OpenCode's free tier can only be used from within OpenCode" } }, "https://opencode.ai/zen/v1/responses"), 403, "opencode/big-pickle", "entitlement"],
   ["openrouter-free-per-day", api(429, { error: { message: "Rate limit exceeded: free-models-per-day.", code: 429 } }, "https://openrouter.ai/api/v1/chat/completions"), 429, "openrouter/a:free", "quota"],
   ["openrouter-free-per-min", api(429, { error: { message: "Rate limit exceeded: free-models-per-min.", code: 429 } }, "https://openrouter.ai/api/v1/chat/completions"), 429, "openrouter/a:free", "rate_limit"],
   ["provider-wide-quota", api(429, { type: "error", error: { type: "FreeUsageLimitError", message: "Rate limit exceeded. Please try again later." } }), 429, undefined, "quota"],
+  ["opencode-plan-limit", "Monthly usage limit reached. It will reset in 10 days 19 hours.", 429, "opencode-go/glm-5", "quota"],
   ["plan-window", "You've reached your weekly (7-day) usage limit.", 403, undefined, "quota"],
   ["zai-plan-quota", api(429, { error: { code: "1308", message: "Usage limit reached for 5 hour." } }, "https://api.z.ai/api/coding/paas/v4/chat/completions"), 429, undefined, "quota"],
+  ["gateway-upstream-credit", api(429, { error: { message: "Provider returned error", code: 429, metadata: { raw: JSON.stringify({ error: { message: "Your account is suspended due to insufficient balance", type: "exceeded_current_quota_error" } }), provider_name: "Moonshot AI", is_byok: true } } }, "https://openrouter.ai/api/v1/chat/completions"), 429, "openrouter/moonshotai/kimi-k2", "quota"],
   ["zai-credit", api(429, { error: { code: "1113", message: "余额不足或无可用资源包,请充值。" } }, "https://open.bigmodel.cn/api/paas/v4/chat/completions"), 429, undefined, "quota"],
   ["credit", "Your credit balance is too low to access the Anthropic API.", 400, undefined, "quota"],
   ["payment-required", "Payment Required", 402, undefined, "quota"],
-  ["gemini-per-day", api(429, { error: { code: 429, message: "Quota exceeded for metric: generate_content_free_tier_requests", status: "RESOURCE_EXHAUSTED", details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier" }] }] } }, "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent"), 429, "google/gemini-2.5-pro", "quota"],
+  ["gemini-per-day", api(429, { error: { code: 429, message: "Quota exceeded for metric: generativelanguage.googleapis.com/generate_requests_per_model_per_day", status: "RESOURCE_EXHAUSTED" } }, "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent"), 429, "google/gemini-2.5-pro", "quota"],
   ["per-day", "Rate limit reached for gpt-4o-mini on requests per day (RPD): Limit 200, Used 200, Requested 1.", 429, undefined, "quota"],
   ["per-minute", "Requests per minute limit exceeded - too many requests sent.", 429, undefined, "rate_limit"],
   ["quota", "You exceeded your current quota", undefined, undefined, "quota"],

@@ -26,6 +26,9 @@ const expectedModels = (c: CorpusCase, slots: ReadonlyArray<Slot>): ReadonlyArra
       return slots.filter((s) => s.provider === p).map((s) => s.model)
     case "free":
       return slots.filter((s) => s.provider === p && (s.model.endsWith(":free") || s.model === c.model)).map((s) => s.model)
+    case "upstream":
+      // the case's model routes to the relayed upstream; `other-model` and `paid-model` route nowhere known (issue 35)
+      return [c.model]
     default:
       return [c.model]
   }
