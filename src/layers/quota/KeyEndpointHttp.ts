@@ -56,12 +56,13 @@ const get = (endpoint: Endpoint, apiKey: string) =>
     catch: (e) => new KeyReadUnreachable({ provider: endpoint.provider, detail: detailOf(e) }, true)
   })
 
-const parsed = (text: string): unknown => {
-  if (jsonTooDeep(text)) return undefined
+/** The answer's JSON, or why there is none. */
+const parsed = (text: string): { readonly json: unknown } | { readonly problem: string } => {
+  if (jsonTooDeep(text)) return { problem: "nested too deeply" }
   try {
-    return JSON.parse(text) as unknown
+    return { json: JSON.parse(text) as unknown }
   } catch {
-    return undefined
+    return { problem: "not JSON" }
   }
 }
 
@@ -74,10 +75,10 @@ export const KeyEndpointHttp = (timeoutMs: number = KEY_READ_TIMEOUT_MS): Layer.
       )
       if (got._tag === "Status") return yield* new KeyReadRefused({ provider, status: got.status }, true)
       if (!got.whole) return yield* new KeyAnswerMalformed({ provider, detail: `longer than ${KEY_ANSWER_MAX_BYTES} bytes` }, true)
-      const json = parsed(got.text)
-      if (json === undefined) return yield* new KeyAnswerMalformed({ provider, detail: "not JSON" }, true)
+      const answer = parsed(got.text)
+      if ("problem" in answer) return yield* new KeyAnswerMalformed({ provider, detail: answer.problem }, true)
       // the answer's day ends at the next midnight of the clock the plugin runs on
-      const reading = endpoint.read(json, yield* Clock.currentTimeMillis)
+      const reading = endpoint.read(answer.json, yield* Clock.currentTimeMillis)
       if (reading._tag === "Malformed") return yield* new KeyAnswerMalformed({ provider, detail: reading.reason }, true)
       return reading
     })
