@@ -36,7 +36,7 @@ export const composeRuntime = (layer: Layer.Layer<PoolServices>, o: ComposeOptio
     PoolEngineShell(o.settings, o.warnings, o.directory).pipe(
       Layer.provideMerge(NotifyEngineShell(o.settings.notify, notifyConfig)),
       // the budget reads feed the engine; their loop ends before it (a layer's finalizers run before those of what it was built on)
-      (engine) => Layer.provideMerge(KeyBudgetsShell({ reserve: o.settings.quotaReserve, env }), engine)
+      (engine) => Layer.provideMerge(KeyBudgetsShell({ reserve: o.settings.quotaReserve, env, enabled: o.settings.keyBudgets }), engine)
     ),
     GatewayHttp(o.settings.omniroute),
     FailureReadsShell()

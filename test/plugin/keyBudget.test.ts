@@ -76,4 +76,22 @@ describe("budgets a provider tells when asked, in the plugin (US-48)", () => {
       expect(JSON.parse(json.stdout)).toMatchObject({ models: [{ model: FREE_B, requests: { remaining: 1, limit: 50, resetAt: midnight } }, { model: FREE_A, requests: { remaining: 1, limit: 50, resetAt: midnight } }] })
     })
   )
+
+  it.effect("US-48 option keyBudgets:false: no endpoint is ever read, even with a :free slot claimed and a key", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(Date.now())
+      const clock = yield* TestClock.testClock()
+      const calls: Array<KeyCall> = []
+      const b = yield* P(() =>
+        start({ models: POOL, keyBudgets: false }, ["ok"], { OPENROUTER_API_KEY: "sk-or-env" }, 0, clock, ["ok"], { keyEndpoint: KeyEndpointMemory([{ _tag: "NoBudget" }], calls) })
+      )
+      yield* P(() => b.hooks.config!(structuredClone(CONFIG) as never))
+      expect(yield* P(() => spawn(b, "ses_root", "call_1"))).toBe("explore-1")
+      for (let i = 0; i < 30; i++) {
+        yield* TestClock.adjust(KEY_TICK_MS)
+        yield* P(() => sleep(2))
+      }
+      expect(calls).toEqual([])
+    })
+  )
 })

@@ -28,6 +28,8 @@ export interface KeyBudgetsOptions {
   /** The endpoint table (KEY_ENDPOINTS unless a test gives its own). */
   readonly endpoints?: ReadonlyArray<Endpoint>
   readonly tickMs?: number
+  /** The option `keyBudgets`: `false` reads nothing (no loop runs). */
+  readonly enabled?: boolean
 }
 
 const logged = (line: KeyLogLine | undefined) => (line === undefined ? Effect.void : Effect.logWithLevel(effectLevelOf(line.level), line.message))
@@ -75,10 +77,11 @@ export const KeyBudgetsShell = (o: KeyBudgetsOptions): Layer.Layer<KeyBudgets, n
       })
       const tick = spanned(Effect.catchAllCause(check, (c) => Effect.logError(`budget read failed: ${causeLine(c)}`)), "KeyBudgets.tick")
 
-      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(o.tickMs ?? KEY_TICK_MS)), tick)))
+      const on = o.enabled !== false
+      if (on) yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(o.tickMs ?? KEY_TICK_MS)), tick)))
       return {
         configure: traced("KeyBudgets.configure")((c: JsonRecord) => Ref.set(config, c)),
-        tick
+        tick: on ? tick : spanned(Effect.void, "KeyBudgets.tick")
       }
     })
   )
