@@ -43,10 +43,12 @@ export const KeyBudgetsShell = (o: KeyBudgetsOptions): Layer.Layer<KeyBudgets, n
       const endpoints = o.endpoints ?? KEY_ENDPOINTS
       const config = yield* Ref.make<JsonRecord | undefined>(undefined)
       const memory = yield* Ref.make<KeyMemory>(NO_KEY_MEMORY)
-      const fold = <A>(f: (m: KeyMemory) => { readonly memory: KeyMemory; readonly line: A }) => Ref.modify(memory, (m) => {
-        const out = f(m)
-        return [out.line, out.memory] as const
-      })
+      /** A log fold of keySchedule.ts applied to the memory: the line it gives. */
+      const fold = <A>(f: (m: KeyMemory) => { readonly memory: KeyMemory; readonly line: A }) =>
+        Ref.modify(memory, (m) => {
+          const out = f(m)
+          return [out.line, out.memory] as const
+        })
 
       /** One due endpoint: its key, its read, the log line of the outcome, the budget to the engine. */
       const readOne = Effect.fnUntraced(function* (e: Endpoint, slots: ReadonlyArray<Slot>) {
@@ -69,9 +71,9 @@ export const KeyBudgetsShell = (o: KeyBudgetsOptions): Layer.Layer<KeyBudgets, n
         // no covered slot in the pool: nothing to read (and the claims are not even looked at)
         if (!endpoints.some((e) => coveredModels(e, slots).length > 0)) return
         const now = yield* Clock.currentTimeMillis
-        const due = yield* fold((m) => {
+        const due = yield* Ref.modify(memory, (m) => {
           const d = dueReads(m, endpoints, slots, state.machine.claims, now)
-          return { memory: d.memory, line: d.due }
+          return [d.due, d.memory] as const
         })
         for (const e of due) yield* readOne(e, slots)
       })
