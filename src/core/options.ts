@@ -41,6 +41,8 @@ export interface Settings {
   readonly quotaReserve: number
   /** Coaching (issue 12, US-49): a GO / THROTTLE / STOP line in root sessions' system prompts; `false` turns it off. */
   readonly coach: boolean
+  /** Budgets a provider will tell when asked (issue 35): read its budget endpoint while its slots are in use; `false` reads none. */
+  readonly keyBudgets: boolean
   /** Fallback models for root sessions (issue 12, US-50), in order, validated like pool entries. */
   readonly fallbackModels: ReadonlyArray<string>
   /** Heavy-work budgets (issue 21): `heavy` first (capacity `auto` unless set), then the user's. */
@@ -74,6 +76,7 @@ export const DEFAULTS: Settings = {
   delegate: true,
   quotaReserve: QUOTA_RESERVE_DEFAULT,
   coach: true,
+  keyBudgets: true,
   fallbackModels: [],
   permits: [{ name: "heavy", capacity: "auto", source: "default" }],
   heavy: DEFAULT_HEAVY_RULES,
@@ -171,6 +174,7 @@ export const parseSettings = (
         warnings
       ) ?? QUOTA_RESERVE_DEFAULT,
     coach: bool("coach", o.coach, DEFAULTS.coach, warnings),
+    keyBudgets: bool("keyBudgets", o.keyBudgets, DEFAULTS.keyBudgets, warnings),
     fallbackModels: fallbackModels.models,
     permits: permitSettings.permits,
     heavy: permitSettings.heavy,

@@ -18,6 +18,7 @@ import { PermitGate } from "../services/permits/PermitGate.js"
 import { Permits } from "../services/permits/Permits.js"
 import { PoolEngine, type PoolEngineService } from "../services/pool/PoolEngine.js"
 import { FailureReads } from "../services/quota/FailureReads.js"
+import { KeyBudgets } from "../services/quota/KeyBudgets.js"
 import { composeRuntime } from "./compose.js"
 import type { Handoff, Sensing } from "./handoff.js"
 import { bashHooks } from "./hooks/bash.js"
@@ -26,6 +27,7 @@ import { coachHooks } from "./hooks/coach.js"
 import { bindHandoff, configHooks } from "./hooks/config.js"
 import { contextHooks } from "./hooks/context.js"
 import { fallbackHooks } from "./hooks/fallback.js"
+import { keyBudgetHooks } from "./hooks/keyBudget.js"
 import { quotaHooks, quotaSensing } from "./hooks/quota.js"
 import { makeRunner, mergeParts } from "./hooks/runner.js"
 import { statusHooks } from "./hooks/status.js"
@@ -49,7 +51,7 @@ export interface HookOptions {
 
 export type EngineHooks = Hooks & { readonly engine: PoolEngineService; readonly notifications: NotifyEngineService; readonly sensing: Sensing }
 
-const services = Effect.all({ engine: PoolEngine, notifications: NotifyEngine, gateway: Gateway, permitGate: PermitGate, permits: Permits, failures: FailureReads, pin: pinLogs })
+const services = Effect.all({ engine: PoolEngine, notifications: NotifyEngine, gateway: Gateway, permitGate: PermitGate, permits: Permits, failures: FailureReads, keyBudgets: KeyBudgets, pin: pinLogs })
 
 /** Builds the hooks over the given layer (live in opencode, memory layers in tests). */
 export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions): Promise<EngineHooks> => {
@@ -57,16 +59,20 @@ export const makeHooks = async (layer: Layer.Layer<PoolServices>, o: HookOptions
     makeDir(o.configDir, 0o777) // silent by design; never loops (Node's recursive mkdir does under /proc)
   }
   const runtime = composeRuntime(layer, o)
-  const { engine, notifications, gateway, permitGate, permits, failures, pin } = await runtime.runPromise(services)
+  const { engine, notifications, gateway, permitGate, permits, failures, keyBudgets, pin } = await runtime.runPromise(services)
   const r = makeRunner(runtime)
   const sensing = quotaSensing(r, engine, failures, o.settings, o.handoff)
-  if (o.handoff !== undefined) await bindHandoff(r, engine, o.handoff)
+  if (o.handoff !== undefined) {
+    await bindHandoff(r, engine, o.handoff)
+    await r.run(keyBudgets.configure(o.handoff.config), "budget reads")
+  }
 
   // where two features take the same hook, in this order: config before quota sensing, and after a
   // call (bash's and task's parts see only their tool's calls): the permit, the claim, the context map's edits
   const hooks = mergeParts([
     configHooks(r, engine, gateway),
     quotaHooks(sensing),
+    keyBudgetHooks(r, keyBudgets),
     bashHooks(r, permitGate, o.settings.heavy),
     taskHooks(r, engine),
     contextHooks(r, engine, o.settings.contextMap.enabled, o.directory),

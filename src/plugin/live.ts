@@ -15,6 +15,8 @@ import { SessionPromptSdk, type PromptClient } from "../layers/opencode/SessionP
 import type { SessionPrompt } from "../services/opencode/SessionPrompt.js"
 import { homeDir } from "../layers/fs/xdg.js"
 import { ContextStoreShared } from "../layers/context/ContextStoreShared.js"
+import { KeyEndpointHttp } from "../layers/quota/KeyEndpointHttp.js"
+import type { KeyEndpoint } from "../services/quota/KeyEndpoint.js"
 import type { AbortClient } from "../services/opencode/AbortClient.js"
 import type { Notifier } from "../services/notify/Notifier.js"
 import type { SessionLookup } from "../services/opencode/SessionLookup.js"
@@ -40,6 +42,8 @@ export interface LayerOverrides {
   readonly prices?: Layer.Layer<PriceSnapshot>
   /** A recording prompter for fallback switches (US-50). */
   readonly prompt?: Layer.Layer<SessionPrompt>
+  /** A scripted budget endpoint (issue 35): tests never reach a provider's real one. */
+  readonly keyEndpoint?: Layer.Layer<KeyEndpoint>
 }
 
 /** The notifier of the settings (SPEC §10.5); with notifications off, one that is never called. */
@@ -62,6 +66,8 @@ export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: Layer
     overrides.lookup ?? SessionLookupSdk(ctx.client as SessionGetClient | undefined, ctx.directory),
     overrides.prices ?? PriceSnapshotFile(),
     overrides.prompt ?? SessionPromptSdk(ctx.client as PromptClient | undefined, ctx.directory),
+    // budgets a provider will tell when asked (issue 35): OpenRouter's key endpoint
+    overrides.keyEndpoint ?? KeyEndpointHttp(),
     // the context map's record and marker (issue 23), on the shared-state port (issue 32)
     ContextStoreShared.pipe(Layer.provide(store))
   )

@@ -7,5 +7,6 @@ import type { StateDir } from "../services/state/StateDir.js"
 import type { TraceRecorder } from "../services/pool/TraceRecorder.js"
 import type { Notifier } from "../services/notify/Notifier.js"
 import type { SessionLookup } from "../services/opencode/SessionLookup.js"
+import type { KeyEndpoint } from "../services/quota/KeyEndpoint.js"
 
-export type PoolServices = AppLog | StateDir | SharedState | AbortClient | TraceRecorder | PoolConfig | Notifier | SessionLookup
+export type PoolServices = AppLog | StateDir | SharedState | AbortClient | TraceRecorder | PoolConfig | Notifier | SessionLookup | KeyEndpoint

@@ -38,7 +38,7 @@ export const boot = async (
   abortLatencyMs = 0,
   clock?: Clock.Clock,
   notifyOutcomes: Array<MemoryOutcome> = ["ok"],
-  overrides: Pick<LayerOverrides, "prices" | "prompt" | "wrapState"> & { readonly project?: string } = {}
+  overrides: Pick<LayerOverrides, "prices" | "prompt" | "wrapState" | "keyEndpoint"> & { readonly project?: string } = {}
 ): Promise<Booted> => {
   const { project, ...layerOverrides } = overrides
   const dir = project ?? tmp()
