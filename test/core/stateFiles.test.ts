@@ -272,6 +272,7 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
         { name: "gpu", capacity: 1, source: "option" }
       ],
       heavy: false,
+      keyBudgets: true,
       state: { backend: "sqlite" },
       contextMap: { enabled: true, maxBytes: 1 }
     })
