@@ -3,7 +3,7 @@
  * questions and permissions asked and answered (a pending one holds its tree's claims), busy and
  * idle (a bound child going idle ends its task), and new output (it resets the spin count).
  */
-import { claimsTargeting } from "../trace/claimTable.js"
+import { claimsTargeting, isTargeted } from "../trace/claimTable.js"
 import { lineage, withAnswer, withAsk, withBusy, withoutBusy } from "../session/tree.js"
 import { ACTIVITY_SAMPLE_MS, type EngineState } from "./state.js"
 import { endTask } from "./claimSteps.js"
@@ -56,6 +56,8 @@ export const sessionHandlers: Handlers<"activity" | "ask" | "answered" | "busy" 
     }
   },
   output: local((turn, event) => {
+    // the first output of a claimed session is its first token (issue 35): the first-token clock stops
+    if (!turn.state.spoke.has(event.session) && isTargeted(turn.state.machine.table, event.session)) turn.set("spoke", new Set(turn.state.spoke).add(event.session))
     if (!turn.state.requests.has(event.session)) return
     const requests = new Map(turn.state.requests)
     requests.delete(event.session)

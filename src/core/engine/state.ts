@@ -42,6 +42,8 @@ export interface EngineState extends SessionTree {
   readonly signals: ReadonlyMap<string, number>
   /** Session → start times of recent model requests with no new output since (spin detection). */
   readonly requests: ReadonlyMap<string, ReadonlyArray<number>>
+  /** Bound sessions that produced output (a text, reasoning or tool part): their first token came (issue 35). */
+  readonly spoke: ReadonlySet<string>
   /** One-time warnings: model or provider → until when it is suppressed. */
   readonly warnedUntil: ReadonlyMap<string, number>
   readonly lastSweepAt: number | undefined
@@ -85,6 +87,7 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   signalled: new Map(),
   signals: new Map(),
   requests: new Map(),
+  spoke: new Set(),
   warnedUntil: new Map(),
   lastSweepAt: undefined,
   quotas: new Map(),
@@ -114,6 +117,7 @@ export const forgetQuietSessions = (state: EngineState, now: number): EngineStat
     signalled: filterMap(state.signalled, (_c, key) => getClaim(table, key) !== undefined),
     signals: filterMap(state.signals, (at) => now - at < SIGNAL_DEDUPE_MS),
     requests: filterMap(state.requests, (times) => times.length > 0 && now - times[times.length - 1]! < SPIN_WINDOW_MS),
-    warnedUntil: filterMap(state.warnedUntil, (until) => until > now)
+    warnedUntil: filterMap(state.warnedUntil, (until) => until > now),
+    spoke: state.spoke.size === 0 ? state.spoke : new Set([...state.spoke].filter((s) => isTargeted(table, s)))
   }
 }
