@@ -66,8 +66,11 @@ describe("no first token within firstTokenMs (issue 35)", () => {
       const shared = memoryState()
       const p = yield* proc(shared)
       yield* child(p, "c1", "s1")
-      // activity that is not output (the user message, a step start) is no first token
+      // the prompt's own text part (output before any assistant message) is no first token, nor is
+      // activity that is not output (a step start), nor the assistant message itself
+      yield* p.engine.output("s1")
       yield* TestClock.adjust(20 * SEC)
+      yield* p.engine.assistantMessage("s1")
       yield* p.engine.activity("s1")
       yield* TestClock.adjust(69 * SEC)
       yield* p.engine.timerSweep
@@ -118,6 +121,7 @@ describe("no first token within firstTokenMs (issue 35)", () => {
       yield* p.engine.timerSweep
       yield* child(p, "c2", "s2")
       yield* TestClock.adjust(5 * SEC)
+      yield* p.engine.assistantMessage("s2")
       yield* p.engine.output("s2")
       yield* p.engine.release("par:c2", true)
       yield* child(p, "c3", "s3")
@@ -135,6 +139,7 @@ describe("no first token within firstTokenMs (issue 35)", () => {
       const p = yield* proc(shared)
       yield* child(p, "c1", "s1")
       yield* TestClock.adjust(30 * SEC)
+      yield* p.engine.assistantMessage("s1")
       yield* p.engine.output("s1")
       yield* p.engine.activity("s1")
       for (let t = 1; t <= 9; t++) {

@@ -61,7 +61,7 @@ const stalledClaims = (turn: Turn, blocked: ReadonlyArray<string> | undefined): 
   const held = blocked === undefined ? undefined : new Set(blocked)
   let out: Array<string> | undefined
   for (const c of claimList(turn.machine.table)) {
-    if (c.targetSession === null || !missedFirstToken(c, turn.state.spoke.has(c.targetSession), held?.has(c.key) === true, turn.at, firstTokenMs)) continue
+    if (c.targetSession === null || !missedFirstToken(c, turn.state.firstTokens.get(c.targetSession) === true, held?.has(c.key) === true, turn.at, firstTokenMs)) continue
     turn.log("warn", `no first token session=${c.targetSession} model=${c.model} after=${wholeSeconds(turn.at - c.acquiredAt)} (firstTokenMs ${wholeSeconds(firstTokenMs)})`, logAbout(c.key, c.targetSession, c.model))
     ;(out ??= []).push(c.key)
   }
