@@ -90,6 +90,6 @@ describe("no first token within firstTokenMs in the real opencode (issue 35)", (
     const lines = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; stalled?: Array<string> })
     expect(lines.filter((l) => l.type === "sweep" && l.stalled !== undefined).length).toBe(2)
     const r = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "replay", trace, "--expect", `${trace}.decisions.jsonl`], { encoding: "utf8" })
-    expect([r.status, r.stderr]).toEqual([0, ""])
+    expect([r.status, r.stderr]).toEqual([0, expect.stringMatching(/^ocpool: \d+ decisions match /)])
   })
 })
