@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { lines, pool, routes, run, T0, trace } from "../../helpers.js"
+import { updateClaim, type Claim } from "../../../src/core/pool/claims.js"
+import { firstTokenCools, missedFirstToken } from "../../../src/core/pool/reaper.js"
 
 const MIN = 60_000
 const P = pool(T0, ["zen/alpha", 1], ["go/gamma", 1])
@@ -272,6 +274,37 @@ describe("no first token: a sweep's stalled claims (issue 35, TRACE.md §6)", ()
   it("US-10 a failed stalled abort is retried by later sweeps with its first-token origin: a first miss still cools nothing once it succeeds", () => {
     const ds = run(trace(P, spawn(T0, "c1"), bind(T0, "c1", "s1"), sweep(T0 + 90 * SEC, { stalled: ["c1"], abort: "fail" }), sweep(T0 + 120 * SEC)))
     expect(ds.slice(1).map((d) => (d.type === "abort" ? `abort:${d.ok}` : d.type === "release" ? `release:${d.reason}` : d.type))).toEqual(["abort:false", "abort:true", "release:hung"])
+  })
+})
+
+describe("the first-token verdict (core/pool/reaper.ts)", () => {
+  const bound: Claim = {
+    key: "c1",
+    base: "explore",
+    slot: 1,
+    model: "zen/alpha",
+    acquiredAt: T0,
+    heartbeatAt: T0,
+    ownerSession: "par",
+    targetSession: "s1",
+    abortAttempts: 0,
+    abortPending: false,
+    abortOrigin: null,
+    abortInFlight: false,
+    endedInFlight: false
+  }
+  it("US-8 a bound claim misses its first token from firstTokenMs after its spawn, unless it spoke, is held by a person, is unbound or is already being aborted", () => {
+    expect(missedFirstToken(bound, false, false, T0 + 89_999, 90_000)).toBe(false)
+    expect(missedFirstToken(bound, false, false, T0 + 90_000, 90_000)).toBe(true)
+    expect(missedFirstToken(bound, true, false, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(bound, false, true, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(updateClaim(bound, { targetSession: null }), false, false, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(updateClaim(bound, { abortPending: true }), false, false, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(updateClaim(bound, { abortInFlight: true }), false, false, T0 + 10 * MIN, 90_000)).toBe(false)
+  })
+
+  it("US-8 only the second miss in a row cools", () => {
+    expect([0, 1, 2].map(firstTokenCools)).toEqual([false, true, true])
   })
 })
 
