@@ -17,6 +17,10 @@ export const PERMITS_LOCK_WAIT_MS = 10_000
 
 export const HUNG_MIN_AGE_MS = 300_000
 export const HUNG_SILENCE_MS = 180_000
+/** A bound child that streamed no first token this long after its spawn is aborted (issue 35; option `firstTokenMs`). */
+export const FIRST_TOKEN_MS = 90_000
+/** The first-token misses in a row on one model that cool it (`hang`): the second. */
+export const FIRST_TOKEN_STRIKES = 2
 export const MAX_ABORT_ATTEMPTS = 3
 
 export const STRIKE_WINDOWS_MS = [60_000, 120_000, 240_000, 480_000, 900_000] as const

@@ -1,6 +1,6 @@
 /** Plugin options and environment (SPEC §2.2–2.3): parsed into one settings record, with warnings; the decoding uses effect/Schema. Pure. */
 import { Option, Schema } from "effect"
-import { QUOTA_RESERVE_DEFAULT } from "./constants.js"
+import { FIRST_TOKEN_MS, QUOTA_RESERVE_DEFAULT } from "./constants.js"
 import { resolveMaxSlots } from "./pool/pool.js"
 import { parseFallbackModels } from "./quota/fallback.js"
 import type { NotifyVia } from "./notify/channel.js"
@@ -23,6 +23,8 @@ export interface Settings {
   readonly reapMs: number
   readonly hangMinAgeMs: number
   readonly hangSilenceMs: number
+  /** Issue 35: a pooled child with no first token this long after its spawn is aborted and re-routed. */
+  readonly firstTokenMs: number
   readonly lockWaitMs: number
   readonly trace: string | undefined
   readonly logLevel: LogLevelName
@@ -64,6 +66,7 @@ export const DEFAULTS: Settings = {
   reapMs: 30_000,
   hangMinAgeMs: 300_000,
   hangSilenceMs: 180_000,
+  firstTokenMs: FIRST_TOKEN_MS,
   lockWaitMs: 250,
   trace: undefined,
   logLevel: "info",
@@ -154,6 +157,7 @@ export const parseSettings = (
     reapMs: intIn("reapMs", o.reapMs, 1000, Number.MAX_SAFE_INTEGER, DEFAULTS.reapMs, warnings),
     hangMinAgeMs: intIn("hangMinAgeMs", o.hangMinAgeMs, 1000, Number.MAX_SAFE_INTEGER, DEFAULTS.hangMinAgeMs, warnings),
     hangSilenceMs: intIn("hangSilenceMs", o.hangSilenceMs, 1000, Number.MAX_SAFE_INTEGER, DEFAULTS.hangSilenceMs, warnings),
+    firstTokenMs: intIn("firstTokenMs", o.firstTokenMs, 1000, Number.MAX_SAFE_INTEGER, DEFAULTS.firstTokenMs, warnings),
     lockWaitMs: intIn("lockWaitMs", o.lockWaitMs, 0, 60_000, DEFAULTS.lockWaitMs, warnings),
     trace: envTrace !== undefined && envTrace !== "" ? envTrace : str("trace", o.trace, warnings),
     logLevel,

@@ -14,6 +14,7 @@
 //
 // Behaviour of one chat request, first rule that applies:
 //   1. opencode's title generator (system prompt "You are a title generator")  -> "title": quick text
+//   1b. hidden budgets (POST /_fake/budgets, below) refuse the request          -> "budget-429"
 //   2. a queue entry (POST /_fake/queue) whose `model` matches (or has none)   -> that entry
 //      and whose `provider` (if any) is the request's path prefix and whose `match` (if any) is a
 //      substring of the last user text; `times: N` answers N requests before it is used up (default 1)
@@ -86,6 +87,22 @@
 //             `x-ratelimit-limit-requests: LIMIT`, `x-ratelimit-reset-requests: RESETSECONDS` + "s"
 //             (default 1/100/60; a part that is missing or not a number takes its default)
 //
+// Hidden budgets (issue 35; the arithmetic is test/support/hiddenBudgets.mjs, shared with the
+// simulations): POST /_fake/budgets {"groups":[{name, models, perMinute?, perDay?, stated?}]} replaces
+// the budgets (an empty list turns them off; a bad group is a 400 naming the problem). A group's
+// models (bare ids, e.g. "pool-a") share one count per API key (the request's `authorization: Bearer`
+// value, else its `x-api-key`, else ""): `perMinute` requests per fixed calendar minute and `perDay`
+// per UTC day (ends 00:00 UTC), counted on the fake's clock (Date.now()). A granted request goes on to
+// the rules below (queue, directives, …) and its answer carries no rate-limit header; a request over
+// either budget gets `budget-429` instead: HTTP 429 with the body
+// {"error":{"message":"Rate limit exceeded: <group>-per-min." (or -per-day.), "code":429}} and the reset
+// stated as the group's `stated` says: "retry-after" (default; the header, whole seconds to the end of
+// the spent window), "body" (OpenRouter's form: `error.metadata.headers["X-RateLimit-Reset"]`, epoch
+// ms, no header) or "none" (nothing). A refused request counts in no window and takes no queue entry;
+// the title generator is never counted. The record gets `budget: {group, window, resetAt}` on a
+// refusal, `budgetGroup` on a counted success. GET /_fake/budgets {groups, counts} (counts: one row per
+// key and group: the current windows' starts and uses, granted, refused). POST /_fake/reset clears them.
+//
 // Extra response headers: a queue entry's `headers` ({name: value}) are added to the response that
 // entry chooses, whatever its behaviour or status (e.g. {behavior:"text", headers:{"x-ratelimit-
 // remaining-requests":"1"}}); they override the behaviour's own headers of the same name. The request
@@ -104,10 +121,13 @@
 //                                    message of 429, limit-400 and error; status: error's HTTP status;
 //                                    body/contentType: error's raw body; provider: only requests under
 //                                    /<provider>/v1; times: how many requests the entry answers)
-//   POST /_fake/reset                clears the log, the queue and the directive counters (not seq)
+//   POST /_fake/budgets              {"groups":[…]} -> {groups}: hidden budgets (above); [] turns them off
+//   GET  /_fake/budgets              {groups, counts}
+//   POST /_fake/reset                clears the log, the queue, the directive counters and the budgets (not seq)
 //   GET  /v1/models                  model list
 import fs from "node:fs"
 import http from "node:http"
+import { makeHiddenBudgets } from "../support/hiddenBudgets.mjs"
 
 const PORT = Number(process.env.FAKE_PORT || 0)
 const LOG = process.env.FAKE_LOG || ""
@@ -119,6 +139,7 @@ const PARENT_PID = Number(process.env.FAKE_PARENT_PID || 0)
 let requests = []
 let queue = []
 let directiveCounts = new Map()
+let budgets = makeHiddenBudgets({ groups: [] })
 const hanging = new Set()
 let seq = 0
 let port = 0
@@ -169,19 +190,42 @@ const REFRESH_PROMPT = /(?:^|\n)(Create|Update) the context map of the project a
 const DEFAULT_QUESTION = "Pick one?"
 const DEFAULT_BASH_COMMAND = "echo probe-bash"
 
-function choose(body, provider) {
-  const model = String(body.model ?? "")
-  const msgs = Array.isArray(body.messages) ? body.messages : []
-  const system = msgs
+/** The API key a request names: `authorization: Bearer <key>`, else `x-api-key`, else "". */
+function apiKeyOf(req) {
+  const auth = String(req.headers.authorization ?? "")
+  const bearer = /^Bearer\s+(.+)$/i.exec(auth)
+  return bearer ? bearer[1].trim() : String(req.headers["x-api-key"] ?? "")
+}
+
+const TITLE_GENERATOR = /You are a title generator/i
+const systemText = (body) =>
+  (Array.isArray(body.messages) ? body.messages : [])
     .filter((m) => m.role === "system")
     .map((m) => textOf(m.content))
     .join("\n")
+
+/** Rule 1b: the hidden budgets' refusal, or undefined (a counted request's record gets `budgetGroup`). */
+function overBudget(req, body, rec) {
+  if (TITLE_GENERATOR.test(systemText(body))) return undefined
+  const a = budgets.answer({ key: apiKeyOf(req), model: String(body.model ?? ""), now: Date.now() })
+  if (a.ok) {
+    if (a.group !== undefined) rec.budgetGroup = a.group
+    return undefined
+  }
+  rec.budget = { group: a.group, window: a.window, resetAt: a.resetAt }
+  return { behavior: "budget-429", refusal: a, why: "budget" }
+}
+
+function choose(body, provider) {
+  const model = String(body.model ?? "")
+  const msgs = Array.isArray(body.messages) ? body.messages : []
+  const system = systemText(body)
   const last = msgs[msgs.length - 1]
   const lastUser = [...msgs].reverse().find((m) => m.role === "user")
   const lastUserText = textOf(lastUser?.content)
   const afterTool = last?.role === "tool"
 
-  if (/You are a title generator/i.test(system)) return { behavior: "title", why: "title-generator" }
+  if (TITLE_GENERATOR.test(system)) return { behavior: "title", why: "title-generator" }
 
   const qi = queue.findIndex(
     (e) => (!e.model || e.model === model) && (!e.provider || e.provider === provider) && (typeof e.match !== "string" || lastUserText.includes(e.match))
@@ -326,7 +370,7 @@ function rawError(res, rec, status, body, contentType) {
 }
 
 function handleChat(req, res, body, rec) {
-  const spec = choose(body, rec.provider)
+  const spec = overBudget(req, body, rec) ?? choose(body, rec.provider)
   const { behavior, why } = spec
   rec.behavior = behavior
   rec.why = why
@@ -413,6 +457,13 @@ function handleChat(req, res, body, rec) {
       rec.retryAfter = ra
       return jsonError(res, 429, typeof spec.message === "string" ? spec.message : "Rate limit exceeded (fake 429)", { "retry-after": ra })
     }
+    case "budget-429": {
+      const { status, headers, body: errorBody } = spec.refusal
+      const text = JSON.stringify(errorBody)
+      rec.errorBody = text
+      res.writeHead(status, headers)
+      return res.end(text)
+    }
     case "503": {
       const ra = String(spec.retryAfter ?? arg ?? "1")
       rec.retryAfter = ra
@@ -488,10 +539,26 @@ const server = http.createServer((req, res) => {
       queue.push(...(Array.isArray(b.queue) ? b.queue : []))
       return sendJson(res, 200, { queued: queue.length })
     }
+    if (url.pathname === "/_fake/budgets" && req.method === "GET") return sendJson(res, 200, { groups: budgets.groups, counts: budgets.counts() })
+    if (url.pathname === "/_fake/budgets" && req.method === "POST") {
+      let b
+      try {
+        b = JSON.parse(raw || "{}")
+      } catch {
+        return sendJson(res, 400, { error: "bad json" })
+      }
+      try {
+        budgets = makeHiddenBudgets({ groups: Array.isArray(b.groups) ? b.groups : [] })
+      } catch (e) {
+        return sendJson(res, 400, { error: String(e instanceof Error ? e.message : e) })
+      }
+      return sendJson(res, 200, { groups: budgets.groups })
+    }
     if (url.pathname === "/_fake/reset" && req.method === "POST") {
       requests = []
       queue = []
       directiveCounts = new Map()
+      budgets = makeHiddenBudgets({ groups: [] })
       return sendJson(res, 200, { ok: true, seq })
     }
     if (url.pathname.endsWith("/models") && req.method === "GET") {

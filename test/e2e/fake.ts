@@ -4,11 +4,12 @@
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import type { BudgetCount, BudgetGroup } from "../support/hiddenBudgets.mjs"
 import { httpOk, isRunning, sleep, stopChild, track } from "./processes.js"
 
 export const FAKE_LLM_SCRIPT: string = fileURLToPath(new URL("./fake-llm.mjs", import.meta.url))
 
-export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "write" | "edit" | "context-map" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | (string & {})
+export type FakeBehavior = "text" | "title" | "slow" | "task" | "question" | "bash" | "read" | "write" | "edit" | "context-map" | "429" | "503" | "hang" | "empty" | "limit" | "limit-400" | "reset" | "ratelimit" | "budget-429" | (string & {})
 
 /** One chat-completions request as the fake logged it. */
 export interface FakeRequest {
@@ -47,6 +48,10 @@ export interface FakeRequest {
   readonly extraHeaders?: Readonly<Record<string, string>>
   /** `error` with a queue entry's `body`: the response body sent, verbatim. */
   readonly errorBody?: string
+  /** Hidden budgets: the group that counted this request (granted). */
+  readonly budgetGroup?: string
+  /** Hidden budgets: the refusal (`behavior: "budget-429"`): the group, the spent window and when it ends (epoch ms). */
+  readonly budget?: { readonly group: string; readonly window: "minute" | "day"; readonly resetAt: number }
   /** hang: when the client closed the request. */
   readonly closedAt?: number
   readonly closedAfterMs?: number
@@ -109,7 +114,11 @@ export interface FakeLlm {
   requests(since?: number): Promise<ReadonlyArray<FakeRequest>>
   health(): Promise<{ ok: boolean; port: number; requests: number; hanging: number; queued: number }>
   enqueue(...entries: ReadonlyArray<FakeQueueEntry>): Promise<void>
-  /** Clears the log, the queue and directive counters; seq keeps counting. */
+  /** Replaces the hidden budgets (`test/support/hiddenBudgets.mjs`; `[]` turns them off); a bad group rejects with the fake's reason. */
+  setBudgets(groups: ReadonlyArray<BudgetGroup>): Promise<void>
+  /** The hidden budgets and their counts per key and group. */
+  budgets(): Promise<{ readonly groups: ReadonlyArray<BudgetGroup>; readonly counts: ReadonlyArray<BudgetCount> }>
+  /** Clears the log, the queue, directive counters and budgets; seq keeps counting. */
   reset(): Promise<void>
   /** Polls the log (every 100 ms) until a request matches; bounded by `timeoutMs`. */
   waitForRequest(predicate: (r: FakeRequest) => boolean, timeoutMs: number): Promise<FakeRequest>
@@ -173,6 +182,10 @@ export const startFakeLlm = async (options: StartFakeLlmOptions = {}): Promise<F
     enqueue: async (...entries) => {
       await getJson(`${url}/_fake/queue`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ queue: entries }) })
     },
+    setBudgets: async (groups) => {
+      await getJson(`${url}/_fake/budgets`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ groups }) })
+    },
+    budgets: () => getJson(`${url}/_fake/budgets`),
     reset: async () => {
       await getJson(`${url}/_fake/reset`, { method: "POST" })
     },

@@ -26,6 +26,7 @@ type Op =
   | { readonly op: "spawn"; readonly owner: number }
   | { readonly op: "bind"; readonly n: number }
   | { readonly op: "activity"; readonly n: number }
+  | { readonly op: "token"; readonly n: number }
   | { readonly op: "release"; readonly n: number }
   | { readonly op: "idle"; readonly n: number }
   | { readonly op: "error"; readonly n: number; readonly kind: number }
@@ -38,6 +39,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ op: fc.constant("spawn" as const), owner: fc.integer({ min: 0, max: 2 }) }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant("bind" as const), n: fc.nat(20) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant("activity" as const), n: fc.nat(20) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("token" as const), n: fc.nat(20) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("release" as const), n: fc.nat(20) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("idle" as const), n: fc.nat(20) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("error" as const), n: fc.nat(20), kind: fc.nat(5) }) },
@@ -88,7 +90,7 @@ describe("the plugin and replay agree", () => {
         const { calls, pending, layer: answering } = answeredAborts()
         // one memory process on the memory backend of the shared-state port
         const layer = Layer.mergeAll(AppLogMemory([]), answering, TraceRecorderMemory(shared), PoolConfigMemory(POOL))
-        const { raw: engine } = yield* engineOn(layer, { timing: { hangMinAgeMs: 300_000, hangSilenceMs: 180_000 }, reapMs: 30_000 }, shared, 1)
+        const { raw: engine } = yield* engineOn(layer, { timing: { hangMinAgeMs: 300_000, hangSilenceMs: 180_000, firstTokenMs: 90_000 }, reapMs: 30_000 }, shared, 1)
         yield* engine.applyPool(POOL)
         const routed: Array<string> = []
         const tasks: Array<{ owner: string; call: string; agent: string; child?: string }> = []
@@ -116,6 +118,15 @@ describe("the plugin and replay agree", () => {
             case "activity": {
               const t = pick(o.n)
               if (t?.child !== undefined) yield* engine.apply({ type: "activity", session: t.child })
+              break
+            }
+            case "token": {
+              // a model request starts and streams its first token (issue 35)
+              const t = pick(o.n)
+              if (t?.child !== undefined) {
+                yield* engine.apply({ type: "activity", session: t.child, assistant: true })
+                yield* engine.apply({ type: "output", session: t.child })
+              }
               break
             }
             case "release": {

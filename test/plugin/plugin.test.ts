@@ -236,7 +236,7 @@ describe("plugin: hang recovery (SPEC §8)", () => {
 
   it("US-10 the reaper line is logged once at start with the period", async () => {
     const b = await start({ models: POOL2, reapMs: 45_000 })
-    expect(b.logs.filter((l) => l.message.startsWith("reaper armed"))).toEqual([{ level: "info", message: "reaper armed: every 45s; hung = older than 5m and silent 3m" }])
+    expect(b.logs.filter((l) => l.message.startsWith("reaper armed"))).toEqual([{ level: "info", message: "reaper armed: every 45s; hung = older than 5m and silent 3m; no first token = 90s after the spawn" }])
   })
 })
 

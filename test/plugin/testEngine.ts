@@ -66,6 +66,8 @@ const testView = (engine: Engine, scope: Scope.CloseableScope) => {
     beforeTask: (session: string, call: string, args: Record<string, unknown>) => settled(engine.beforeTask(session, call, args)),
     childCreated: (id: string, parent: string, agent: string | undefined, title: string | undefined) => apply({ type: "child", id, parent, agent, title }),
     activity: (session: string) => apply({ type: "activity", session }),
+    /** An assistant message of `session` was written (a model request started). */
+    assistantMessage: (session: string) => apply({ type: "activity", session, assistant: true }),
     ask: (session: string, id: string, open: boolean) => apply(open ? { type: "ask", session, id } : { type: "answered", session, id }),
     answered: (session: string, id: string) => apply({ type: "answered", session, id }),
     idle: (session: string) => apply({ type: "idle", session }),

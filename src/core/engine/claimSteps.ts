@@ -5,9 +5,11 @@
  * runs all take these steps.
  */
 import type { Claim } from "../pool/claims.js"
-import { judgeClaim } from "../pool/reaper.js"
+import { judgeClaim, missedFirstToken } from "../pool/reaper.js"
+import { wholeSeconds } from "../time.js"
+import { logAbout } from "./events.js"
 import { blockedSessions, withoutBusy } from "../session/tree.js"
-import { acquisitionOrder, claimsTargeting, getClaim, isTargeted, oldestUnbound } from "../trace/claimTable.js"
+import { acquisitionOrder, claimList, claimsTargeting, getClaim, isTargeted, oldestUnbound } from "../trace/claimTable.js"
 import { isRefreshSession } from "./refreshSessions.js"
 import { CHILD_MEMORY_MS, CHILD_SLACK_MS } from "./state.js"
 import type { Turn } from "./turn.js"
@@ -48,10 +50,37 @@ export const prepareSweep = (turn: Turn): { readonly blocked?: ReadonlyArray<str
   return held.length > 0 ? { blocked: acquisitionOrder(turn.machine.table, held) } : {}
 }
 
-/** A sweep line (`spinning`: claims the spin detector hands it). */
-export const sweepLine = (turn: Turn, spinning?: ReadonlyArray<string>): void => {
+/**
+ * Issue 35: the bound claims whose child streamed no first token within `firstTokenMs` (core/pool/reaper.ts
+ * `missedFirstToken`), in acquisition order, each logged once (the sweep's abort takes it out of the next
+ * verdict). Claims held by a person wait.
+ */
+const stalledClaims = (turn: Turn, blocked: ReadonlyArray<string> | undefined): ReadonlyArray<string> | undefined => {
+  const firstTokenMs = turn.state.timing.firstTokenMs
+  if (firstTokenMs === undefined) return undefined
+  const held = blocked === undefined ? undefined : new Set(blocked)
+  let out: Array<string> | undefined
+  for (const c of claimList(turn.machine.table)) {
+    if (c.targetSession === null || !missedFirstToken(c, turn.state.firstTokens.get(c.targetSession) === true, held?.has(c.key) === true, turn.at, firstTokenMs)) continue
+    turn.log("warn", `no first token session=${c.targetSession} model=${c.model} after=${wholeSeconds(turn.at - c.acquiredAt)} (firstTokenMs ${wholeSeconds(firstTokenMs)})`, logAbout(c.key, c.targetSession, c.model))
+    ;(out ??= []).push(c.key)
+  }
+  return out
+}
+
+/** A sweep line (`spinning`: claims the spin detector hands it; a timer sweep adds the `stalled` ones, issue 35). */
+export const sweepLine = (turn: Turn, spinning?: ReadonlyArray<string>, timer = false): void => {
   const prepared = prepareSweep(turn)
-  turn.apply({ at: turn.at, type: "sweep", ...prepared, ...(spinning === undefined ? {} : { spinning }), abort: "pending", ...turn.shared() })
+  const stalled = timer ? stalledClaims(turn, prepared.blocked) : undefined
+  turn.apply({
+    at: turn.at,
+    type: "sweep",
+    ...prepared,
+    ...(spinning === undefined ? {} : { spinning }),
+    ...(stalled === undefined ? {} : { stalled }),
+    abort: "pending",
+    ...turn.shared()
+  })
   turn.set("lastSweepAt", turn.at)
 }
 

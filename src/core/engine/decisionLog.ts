@@ -22,7 +22,7 @@ export interface DecisionContext {
 /** The log line and notification text of a switch (issue 12). */
 export const switchText = (from: string, to: string, until: number): string => `Switched to ${to}: ${from} hit its quota, resets ${clockTime(until)}`
 
-const reapLine = (turn: DecisionContext, c: Claim, outcome: "aborted" | "unbound" | "gave_up"): string => {
+const reapLine = (turn: DecisionContext, c: Claim, outcome: "aborted" | "no_first_token" | "unbound" | "gave_up"): string => {
   const last = c.targetSession === null ? undefined : turn.state.sampled.get(c.targetSession)
   const silence = c.targetSession === null ? "-" : wholeSeconds(turn.at - Math.max(last ?? c.acquiredAt, c.acquiredAt))
   return `reaped claim=${c.key} session=${c.targetSession ?? "-"} model=${c.model} age=${wholeSeconds(turn.at - c.acquiredAt)} silence=${silence} outcome=${outcome}`
@@ -69,7 +69,8 @@ const logInto = (log: (level: LogLevel, message: string, annotations?: LogAnnota
     case "release": {
       const c = getClaim(before.table, d.claim)
       if (c === undefined) return
-      if (d.reason === "hung") log("warn", reapLine(turn, c, "aborted"), aboutClaim(c))
+      // a claim aborted for its missing first token is released as `hung` too; its line says why
+      if (d.reason === "hung") log("warn", reapLine(turn, c, c.abortOrigin === "first_token" ? "no_first_token" : "aborted"), aboutClaim(c))
       else if (d.reason === "unbound") log("warn", reapLine(turn, c, "unbound"), aboutClaim(c))
       else if (d.reason === "gave_up") {
         log("error", reapLine(turn, c, "gave_up"), aboutClaim(c))

@@ -57,7 +57,8 @@ export type EngineEvent =
   | { readonly type: "spawn"; readonly owner: string; readonly call: string; readonly base: string; readonly taskId?: string | undefined }
   | { readonly type: "taskEnd"; readonly claim: string; readonly ok: boolean }
   | { readonly type: "child"; readonly id: string; readonly parent: string; readonly agent?: string | undefined; readonly title?: string | undefined }
-  | { readonly type: "activity"; readonly session: string }
+  /** `assistant`: an assistant message of the session was written (a model request started; issue 35). */
+  | { readonly type: "activity"; readonly session: string; readonly assistant?: boolean | undefined }
   | { readonly type: "ask"; readonly session: string; readonly id: string }
   | { readonly type: "answered"; readonly session: string; readonly id: string }
   | { readonly type: "busy"; readonly session: string }

@@ -3,7 +3,7 @@
  * questions and permissions asked and answered (a pending one holds its tree's claims), busy and
  * idle (a bound child going idle ends its task), and new output (it resets the spin count).
  */
-import { claimsTargeting } from "../trace/claimTable.js"
+import { claimsTargeting, isTargeted } from "../trace/claimTable.js"
 import { lineage, withAnswer, withAsk, withBusy, withoutBusy } from "../session/tree.js"
 import { ACTIVITY_SAMPLE_MS, type EngineState } from "./state.js"
 import { endTask } from "./claimSteps.js"
@@ -26,7 +26,11 @@ const idleMayEndInSuccess = (state: EngineState, session: string): boolean =>
   state.busy.has(session) && claimsTargeting(state.machine.table, session).some((c) => !state.signalled.has(c.key))
 
 export const sessionHandlers: Handlers<"activity" | "ask" | "answered" | "busy" | "idle" | "output"> = {
-  activity: local((turn, event) => sampleActivity(turn, event.session)),
+  activity: local((turn, event) => {
+    // a claimed session's model request started: its first token is awaited from now (issue 35)
+    if (event.assistant === true && !turn.state.firstTokens.has(event.session) && isTargeted(turn.state.machine.table, event.session)) turn.put("firstTokens", event.session, false)
+    sampleActivity(turn, event.session)
+  }),
   ask: local((turn, event) => {
     turn.state = withAsk(turn.state, event.session, event.id)
   }),
@@ -56,6 +60,8 @@ export const sessionHandlers: Handlers<"activity" | "ask" | "answered" | "busy" 
     }
   },
   output: local((turn, event) => {
+    // the first output of a claimed session is its first token (issue 35): the first-token clock stops
+    if (turn.state.firstTokens.get(event.session) === false) turn.put("firstTokens", event.session, true)
     if (!turn.state.requests.has(event.session)) return
     const requests = new Map(turn.state.requests)
     requests.delete(event.session)

@@ -42,6 +42,12 @@ export interface EngineState extends SessionTree {
   readonly signals: ReadonlyMap<string, number>
   /** Session → start times of recent model requests with no new output since (spin detection). */
   readonly requests: ReadonlyMap<string, ReadonlyArray<number>>
+  /**
+   * Issue 35: claimed sessions whose model request started (an assistant message was written) → whether
+   * output (a text, reasoning or tool part) came after it: its first token. A user message's text part,
+   * written before any assistant message, is no token.
+   */
+  readonly firstTokens: ReadonlyMap<string, boolean>
   /** One-time warnings: model or provider → until when it is suppressed. */
   readonly warnedUntil: ReadonlyMap<string, number>
   readonly lastSweepAt: number | undefined
@@ -85,6 +91,7 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   signalled: new Map(),
   signals: new Map(),
   requests: new Map(),
+  firstTokens: new Map(),
   warnedUntil: new Map(),
   lastSweepAt: undefined,
   quotas: new Map(),
@@ -114,6 +121,7 @@ export const forgetQuietSessions = (state: EngineState, now: number): EngineStat
     signalled: filterMap(state.signalled, (_c, key) => getClaim(table, key) !== undefined),
     signals: filterMap(state.signals, (at) => now - at < SIGNAL_DEDUPE_MS),
     requests: filterMap(state.requests, (times) => times.length > 0 && now - times[times.length - 1]! < SPIN_WINDOW_MS),
-    warnedUntil: filterMap(state.warnedUntil, (until) => until > now)
+    warnedUntil: filterMap(state.warnedUntil, (until) => until > now),
+    firstTokens: state.firstTokens.size === 0 ? state.firstTokens : filterMap(state.firstTokens, (_spoke, s) => isTargeted(table, s))
   }
 }

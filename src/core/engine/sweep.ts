@@ -14,7 +14,7 @@ export const sweepHandlers: Handlers<"sweep" | "aborted"> = {
   sweep: {
     needs: () => TRANSACT,
     run: (turn) => {
-      sweepLine(turn)
+      sweepLine(turn, undefined, true)
       turn.state = forgetQuietSessions(turn.state, turn.at)
     }
   },

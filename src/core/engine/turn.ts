@@ -162,7 +162,7 @@ export class Turn {
     for (const a of requested) {
       this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
       const c = getClaim(r.state.table, a.claim)
-      const why = c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : "hang"
+      const why = c?.abortOrigin === "signal" ? (this.state.signalled.get(a.claim) ?? "signal") : c?.abortOrigin === "first_token" ? "no first token" : "hang"
       // formatted with the decisions' lines, when the logs are read
       this.logs.push(() => [{ level: "debug", message: `aborting claim=${a.claim} session=${a.session} (${why})`, annotations: logAbout(a.claim, a.session, c?.model) }])
     }

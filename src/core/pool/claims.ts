@@ -1,7 +1,8 @@
 /** Claims and load accounting (SPEC §5.1, §5.2). Pure: claims and times in, loads and plans out. */
 import { CAP_FACTOR, CLAIM_TTL_MS } from "../constants.js"
 
-export type AbortOrigin = "signal" | "hang"
+/** `first_token`: a sweep's `stalled` entry (no first token within `firstTokenMs`, issue 35). */
+export type AbortOrigin = "signal" | "hang" | "first_token"
 
 export interface Claim {
   /** `<ownerSession>:<callID>` in the plugin; the trace's claim id in replay. */

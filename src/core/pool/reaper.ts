@@ -1,13 +1,36 @@
 /** Reaper decisions (SPEC §8.2, §7.8, TRACE.md §6). Pure: a claim and what is known of it in, a verdict out. */
-import { HUNG_MIN_AGE_MS, HUNG_SILENCE_MS, MAX_ABORT_ATTEMPTS } from "../constants.js"
+import { FIRST_TOKEN_STRIKES, HUNG_MIN_AGE_MS, HUNG_SILENCE_MS, MAX_ABORT_ATTEMPTS } from "../constants.js"
 import { updateClaim, type AbortOrigin, type Claim } from "./claims.js"
 
 export interface ReaperTiming {
   readonly hangMinAgeMs: number
   readonly hangSilenceMs: number
+  /**
+   * How long a bound child may go without its first token (issue 35): the engine's clock, which hands
+   * the sweep its `stalled` claims; the machine itself never reads it (the line carries the verdicts).
+   * Absent: no first-token rule (the plugin's option always gives one, FIRST_TOKEN_MS by default).
+   */
+  readonly firstTokenMs?: number | undefined
 }
 
 export const DEFAULT_TIMING: ReaperTiming = { hangMinAgeMs: HUNG_MIN_AGE_MS, hangSilenceMs: HUNG_SILENCE_MS }
+
+/**
+ * Issue 35: a claim whose child has streamed no first token `firstTokenMs` after its spawn. Only a bound
+ * claim (there is a session to abort) that no abort is pending or in flight for, not held by a person
+ * (`blocked`), and whose session never produced output (`spoke`). The clock runs from the spawn
+ * (`acquiredAt`): the time the parent waits, which is the time lost. Independent of the hang clock.
+ */
+export const missedFirstToken = (claim: Claim, spoke: boolean, blocked: boolean, now: number, firstTokenMs: number): boolean =>
+  !spoke && !blocked && claim.targetSession !== null && !claim.abortInFlight && !claim.abortPending && now - claim.acquiredAt >= firstTokenMs
+
+/**
+ * Whether a verified first-token abort cools its model (`hang`): only the FIRST_TOKEN_STRIKES-th miss in
+ * a row on that model (`before`: the misses since its last success or cooling). One slow start is the
+ * provider's queue, not the model; two in a row are the model.
+ */
+
+export const firstTokenCools = (before: number): boolean => before + 1 >= FIRST_TOKEN_STRIKES
 
 export type ClaimVerdict =
   /** Its abort is in flight: it keeps its load and waits for the outcome. */
@@ -55,6 +78,8 @@ export type AbortFollowUp =
   | { readonly _tag: "ReleaseSignal" }
   /** Verified abort of a hang or spin: cool `hang` if the model is not cooling, release as `hung`. */
   | { readonly _tag: "ReleaseHung" }
+  /** Verified abort of a child with no first token: release as `hung`; cool `hang` only on the second miss in a row (`firstTokenCools`). */
+  | { readonly _tag: "ReleaseFirstToken" }
   /** Failed, attempts left: keep the claim (still load) with the abort pending. */
   | { readonly _tag: "Keep"; readonly claim: Claim }
   /** The third failure in total: release as `gave_up`, no cooldown. */
@@ -66,7 +91,7 @@ export type AbortFollowUp =
  */
 export const afterAbort = (claim: Claim, ok: boolean, origin: AbortOrigin): AbortFollowUp => {
   const cause = origin
-  if (ok) return cause === "signal" ? { _tag: "ReleaseSignal" } : { _tag: "ReleaseHung" }
+  if (ok) return cause === "signal" ? { _tag: "ReleaseSignal" } : cause === "first_token" ? { _tag: "ReleaseFirstToken" } : { _tag: "ReleaseHung" }
   const attempts = claim.abortAttempts + 1
   if (attempts >= MAX_ABORT_ATTEMPTS) return { _tag: "GiveUp", attempts }
   return { _tag: "Keep", claim: updateClaim(claim, { abortAttempts: attempts, abortPending: true, abortOrigin: cause }) }

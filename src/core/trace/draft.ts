@@ -3,10 +3,10 @@
  * aborts, cooling, sweeps and signals, each appending its decisions in order. A draft is created and
  * mutated inside one step only, so `step` stays pure.
  */
-import { type Claim, updateClaim } from "../pool/claims.js"
+import { type AbortOrigin, type Claim, updateClaim } from "../pool/claims.js"
 import { applyCool, type CooldownTable, type CoolPlan, isCooling, mergePeer, planCool, type SignalDecision } from "../pool/cooldown.js"
 import type { Slot } from "../pool/pool.js"
-import { afterAbort, judgeClaim, type ReaperTiming } from "../pool/reaper.js"
+import { afterAbort, firstTokenCools, judgeClaim, type ReaperTiming } from "../pool/reaper.js"
 import { pickSlot } from "../pool/routing.js"
 import { getActivity, type ActivityTable } from "./activity.js"
 import type { Decision, ReleaseReason } from "./decision.js"
@@ -23,6 +23,8 @@ export interface Draft {
   cooldowns: CooldownTable
   activity: ActivityTable
   reaped: number
+  /** Model → its first-token misses in a row (issue 35); replaced, never changed in place. */
+  firstTokenMisses: ReadonlyMap<string, number>
   /** The decisions of this step, in order (allocated on the first: most lines decide nothing). */
   out: Array<Decision> | undefined
   /** Aborts requested on this step whose outcome arrives later (an `aborted` line). */
@@ -68,7 +70,7 @@ export const release = (d: Draft, claim: Claim, reason: ReleaseReason): void => 
  * attempted again: the request only re-originates it. A `pending` outcome puts the claim in flight; the
  * outcome settles it later (`settleAbort`). `ok`/`fail` settle it at once.
  */
-export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, origin: "signal" | "hang"): void => {
+export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, origin: AbortOrigin): void => {
   if (claim.abortInFlight) {
     if (claim.abortOrigin !== origin) d.claims = withClaim(d.claims, updateClaim(claim, { abortOrigin: origin }))
     return
@@ -83,7 +85,7 @@ export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, orig
 }
 
 /** An abort's outcome and what follows it: `origin` is the cause of the most recent request. */
-export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal" | "hang"): void => {
+export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: AbortOrigin): void => {
   emit(d, { type: "abort", at: d.at, claim: claim.key, session: claim.targetSession ?? "", ok })
   if (!ok && claim.endedInFlight) return release(d, claim, "failed")
   const next = afterAbort(claim, ok, origin)
@@ -93,6 +95,14 @@ export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal
     case "ReleaseHung":
       if (!cooling(d, claim.model)) emitCool(d, planCool(d.cooldowns, [claim.model], "model", "hang", d.at, undefined))
       return release(d, claim, "hung")
+    case "ReleaseFirstToken": {
+      // the second miss in a row cools the model (unless it already cools); the count starts again after
+      const before = d.firstTokenMisses.get(claim.model) ?? 0
+      const cools = firstTokenCools(before)
+      if (cools && !cooling(d, claim.model)) emitCool(d, planCool(d.cooldowns, [claim.model], "model", "hang", d.at, undefined))
+      setMisses(d, claim.model, cools ? 0 : before + 1)
+      return release(d, claim, "hung")
+    }
     case "GiveUp":
       return release(d, claim, "gave_up")
     case "Keep":
@@ -101,22 +111,41 @@ export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: "signal
   }
 }
 
+/** A model's first-token misses in a row (0 forgets it). */
+export const setMisses = (d: Draft, model: string, n: number): void => {
+  if ((d.firstTokenMisses.get(model) ?? 0) === n) return
+  const next = new Map(d.firstTokenMisses)
+  if (n === 0) next.delete(model)
+  else next.set(model, n)
+  d.firstTokenMisses = next
+}
+
 const NO_KEYS: ReadonlySet<string> & Set<string> = new Set<string>()
 
-/** A reaper sweep (SPEC §8.2; TRACE.md §2, §6). */
+/** A reaper sweep (SPEC §8.2; TRACE.md §2, §6). `stalled`: claims with no first token in time (issue 35), after `spinning`. */
 export const sweep = (
   d: Draft,
   input: { readonly abort?: AbortOutcome | undefined; readonly aborts?: Readonly<Record<string, AbortOutcome>> | undefined },
   blocked: ReadonlyArray<string> | undefined,
-  spinning: ReadonlyArray<string> | undefined
+  spinning: ReadonlyArray<string> | undefined,
+  stalled?: ReadonlyArray<string> | undefined
 ): void => {
-  const attempted = spinning === undefined || spinning.length === 0 ? NO_KEYS : new Set<string>()
+  const attempted = (spinning === undefined || spinning.length === 0) && (stalled === undefined || stalled.length === 0) ? NO_KEYS : new Set<string>()
   if (spinning !== undefined) {
     for (const key of spinning) {
       const c = findClaim(d.claims, key)
       if (c === undefined || c.targetSession === null || attempted.has(key)) continue
       attempted.add(key)
       attemptAbort(d, c, outcomeFor(input, key), "hang")
+    }
+  }
+  if (stalled !== undefined) {
+    for (const key of stalled) {
+      const c = findClaim(d.claims, key)
+      // an abort already owed or in flight keeps its own origin (a signal's or a hang's wins)
+      if (c === undefined || c.targetSession === null || c.abortPending || c.abortInFlight || attempted.has(key)) continue
+      attempted.add(key)
+      attemptAbort(d, c, outcomeFor(input, key), "first_token")
     }
   }
   const blockedSet = blocked === undefined || blocked.length === 0 ? undefined : new Set(blocked)

@@ -100,6 +100,8 @@ export type TraceInput =
       readonly at: number
       readonly blocked?: ReadonlyArray<string> | undefined
       readonly spinning?: ReadonlyArray<string> | undefined
+      /** Claims whose child streamed no first token within `firstTokenMs` (issue 35). */
+      readonly stalled?: ReadonlyArray<string> | undefined
     } & AbortFields)
   | {
       readonly type: "status"
@@ -390,7 +392,7 @@ const decodeOrThrow = (line: string): TraceInput => {
         peerCooling: peerCooling(o)
       }
     case "sweep":
-      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), abort: abortOf(o), aborts: abortsOf(o), peerCooling: peerCooling(o) }
+      return { type: "sweep", at, blocked: strList(o, "blocked"), spinning: strList(o, "spinning"), stalled: strList(o, "stalled"), abort: abortOf(o), aborts: abortsOf(o), peerCooling: peerCooling(o) }
     case "status":
       return { type: "status", at, peers: peers(o), peerCooling: peerCooling(o) }
     case "quota":

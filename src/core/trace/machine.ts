@@ -22,7 +22,7 @@ import { withNewest } from "../newest.js"
 import { slotStatus } from "../pool/slotStatus.js"
 import { addClaim, claimList, claimsAt, claimsTargeting, emptyClaims, liveTarget, oldestAcquired, tableLoads, type ClaimTable } from "./claimTable.js"
 import type { Decision } from "./decision.js"
-import { applySignal, emit, emitCool, findClaim, mergePeers, release, routeView, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
+import { applySignal, emit, emitCool, findClaim, mergePeers, release, routeView, setMisses, settleAbort, sweep, withClaim, withoutClaim, type AbortRequest, type Draft } from "./draft.js"
 import type { TraceInput } from "./input.js"
 
 export type { Decision, ReleaseReason, SlotView } from "./decision.js"
@@ -50,6 +50,8 @@ export interface TraceState {
   readonly episodes: ReadonlyMap<string, Episode>
   /** The context map's refresh machine (issue 23). */
   readonly context: RefreshState
+  /** Model → its verified first-token aborts in a row (issue 35): the second cools it; a success forgets it. */
+  readonly firstTokenMisses: ReadonlyMap<string, number>
 }
 
 /** How many root sessions' fallback episodes are remembered; the oldest is forgotten first. */
@@ -70,6 +72,7 @@ class State implements TraceState {
   readonly fallbacks: ReadonlyArray<string>
   readonly episodes: ReadonlyMap<string, Episode>
   readonly context: RefreshState
+  readonly firstTokenMisses: ReadonlyMap<string, number>
   constructor(f: Omit<TraceState, "claims">) {
     this.slots = f.slots
     this.table = f.table
@@ -82,6 +85,7 @@ class State implements TraceState {
     this.fallbacks = f.fallbacks
     this.episodes = f.episodes
     this.context = f.context
+    this.firstTokenMisses = f.firstTokenMisses
   }
   get claims(): ReadonlyArray<Claim> {
     return claimList(this.table)
@@ -102,7 +106,8 @@ const stateFields = (s: TraceState): Omit<TraceState, "claims"> => ({
   timing: s.timing,
   fallbacks: s.fallbacks,
   episodes: s.episodes,
-  context: s.context
+  context: s.context,
+  firstTokenMisses: s.firstTokenMisses
 })
 
 export const initialState: TraceState = traceState({
@@ -116,7 +121,8 @@ export const initialState: TraceState = traceState({
   timing: undefined,
   fallbacks: [],
   episodes: new Map(),
-  context: initialRefresh
+  context: initialRefresh,
+  firstTokenMisses: new Map()
 })
 
 /**
@@ -181,7 +187,8 @@ const finish = (state: TraceState, d: Draft, episodes: ReadonlyMap<string, Episo
       timing: state.timing,
       fallbacks: state.fallbacks,
       episodes,
-      context: state.context
+      context: state.context,
+      firstTokenMisses: d.firstTokenMisses
     }),
     decisions: d.out ?? NO_DECISIONS,
     warnings: NO_WARNINGS,
@@ -238,7 +245,8 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         timing,
         fallbacks: input.fallbacks ?? [],
         episodes: state.episodes,
-        context: state.context
+        context: state.context,
+        firstTokenMisses: state.firstTokenMisses
       }),
       decisions: NO_DECISIONS,
       warnings,
@@ -276,6 +284,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         : mergePeers(state.cooldowns, input.peerCooling, at),
     activity: state.activity,
     reaped: state.reaped,
+    firstTokenMisses: state.firstTokenMisses,
     out: undefined,
     requests: undefined
   }
@@ -343,7 +352,11 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
         d.claims = withClaim(d.claims, updateClaim(c, { endedInFlight: true }))
         break
       }
-      if (input.ok) d.cooldowns = clearOnSuccess(d.cooldowns, c.model, at)
+      if (input.ok) {
+        d.cooldowns = clearOnSuccess(d.cooldowns, c.model, at)
+        // a task that ended well had its first token: the model's misses are no longer in a row
+        setMisses(d, c.model, 0)
+      }
       release(d, c, input.ok ? "done" : "failed")
       break
     }
@@ -404,7 +417,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       // the outcome is recorded; the episode stands either way (the original still cools)
       break
     case "sweep":
-      sweep(d, input, input.blocked, input.spinning)
+      sweep(d, input, input.blocked, input.spinning, input.stalled)
       break
     case "quota": {
       if (!d.slots.some((s) => s.model === input.model)) break

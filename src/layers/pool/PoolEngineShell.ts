@@ -124,7 +124,7 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
     Effect.gen(function* () {
       const refresh = settings.contextMap.enabled && directory !== undefined ? { root: contextRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
       const { fallbackModels: fallbacks, delegate, reapMs } = settings
-      const timing = { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs }
+      const timing = { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs, firstTokenMs: settings.firstTokenMs }
       const engine = yield* makeEngine({ timing, reapMs, delegate, contextMap: settings.contextMap.enabled, fallbacks, refresh })
       // registered once, here (no write per spawn); the engine's finalizer removes it with the claims (`removeOwn`)
       const since = yield* Clock.currentTimeMillis

@@ -57,9 +57,9 @@ const isDirectory = (p: string): boolean => {
 }
 
 /** The engine's timers forked into the layer's scope (a plain fork would end with the fiber that builds the layer). */
-export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">, settings: Pick<Settings, "reapMs" | "hangMinAgeMs" | "hangSilenceMs">, watched: ReadonlyArray<string>) =>
+export const startTimers = (engine: Pick<PoolEngineService, "sweep" | "reload">, settings: Pick<Settings, "reapMs" | "hangMinAgeMs" | "hangSilenceMs" | "firstTokenMs">, watched: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    yield* Effect.logInfo(`reaper armed: every ${wholeSeconds(settings.reapMs)}; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}`)
+    yield* Effect.logInfo(`reaper armed: every ${wholeSeconds(settings.reapMs)}; hung = older than ${minutes(settings.hangMinAgeMs)} and silent ${minutes(settings.hangSilenceMs)}; no first token = ${minutes(settings.firstTokenMs)} after the spawn`)
     yield* Effect.forkScoped(reaperLoop(engine, settings.reapMs))
     yield* watchPool(watched, engine.reload.pipe(Effect.catchAllCause((c) => Effect.logError(`pool reload failed: ${causeLine(c)}`))))
   })

@@ -27,7 +27,7 @@ export const engineEventsOf = (e: BusEvent | undefined): ReadonlyArray<EngineEve
       return e.created && parent !== undefined ? [{ type: "child", id, parent, agent, title }] : NONE
     }
     case "message":
-      return [{ type: "activity", session: e.session }]
+      return [e.role === "assistant" ? { type: "activity", session: e.session, assistant: true } : { type: "activity", session: e.session }]
     case "assistantError":
       return [{ type: "error", session: e.session, error: e.error, model: e.model }]
     case "part": {

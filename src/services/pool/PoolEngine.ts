@@ -23,7 +23,8 @@ export class VariantRefused extends Error {
 
 /** What an engine is made with (the plugin's settings, or a test's). */
 export interface EngineConfig {
-  readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number }
+  /** `firstTokenMs` (issue 35): absent, no first-token rule (the plugin always passes its option, 90 s by default). */
+  readonly timing: { readonly hangMinAgeMs: number; readonly hangSilenceMs: number; readonly firstTokenMs?: number | undefined }
   readonly reapMs: number
   /** The delegation policy (US-1); `false` leaves `build` and `plan` alone. Default true. */
   readonly delegate?: boolean

@@ -88,6 +88,11 @@ describe("each kind of event, normalised", () => {
     ])
   })
 
+  it("US-8 an assistant message is activity that starts the first-token wait (issue 35); a user message is plain activity", () => {
+    expect(engineEventsOf(decodeBusEvent(ev("message.updated", { info: { sessionID: "S", role: "assistant", error: null } })))).toEqual([{ type: "activity", session: "S", assistant: true }])
+    expect(engineEventsOf(decodeBusEvent(ev("message.updated", { info: { sessionID: "S", role: "user" } })))).toEqual([{ type: "activity", session: "S" }])
+  })
+
   it("US-11 a title past TEXT_MAX is no title for binding; the notification still shows its first SHOWN_MAX characters", () => {
     const title = "a".repeat(TEXT_MAX) + " (@explore-2 subagent)"
     const e = decodeBusEvent(ev("session.created", { info: { id: "C", parentID: "P", title } }))

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { lines, pool, routes, run, T0, trace } from "../../helpers.js"
+import { updateClaim, type Claim } from "../../../src/core/pool/claims.js"
+import { firstTokenCools, missedFirstToken } from "../../../src/core/pool/reaper.js"
 
 const MIN = 60_000
 const P = pool(T0, ["zen/alpha", 1], ["go/gamma", 1])
@@ -211,3 +213,98 @@ describe("signals on pooled sessions in replay (SPEC §7.8)", () => {
     expect(ds.at(-1)).toEqual({ type: "ignore", at: T0 + 11 * MIN, reason: "not_a_limit" })
   })
 })
+
+describe("no first token: a sweep's stalled claims (issue 35, TRACE.md §6)", () => {
+  const SEC = 1_000
+  it("US-8 a stalled claim is aborted and released as hung with no cooldown; the second in a row on its model cools it for hang", () => {
+    expect(
+      lines(trace(P, spawn(T0, "c1"), bind(T0, "c1", "s1"), sweep(T0 + 90 * SEC, { stalled: ["c1"] }), spawn(T0 + 91 * SEC, "c2"), bind(T0 + 91 * SEC, "c2", "s2"), sweep(T0 + 181 * SEC, { stalled: ["c2"] })))
+    ).toEqual([
+      `{"at":${T0},"type":"route","claim":"c1","base":"explore","slot":1,"model":"zen/alpha","agent":"explore-1","pass":"first"}`,
+      `{"at":${T0 + 90 * SEC},"type":"abort","claim":"c1","session":"s1","ok":true}`,
+      `{"at":${T0 + 90 * SEC},"type":"release","claim":"c1","cooled":false,"reason":"hung"}`,
+      `{"at":${T0 + 91 * SEC},"type":"route","claim":"c2","base":"explore","slot":1,"model":"zen/alpha","agent":"explore-1","pass":"first"}`,
+      `{"at":${T0 + 181 * SEC},"type":"abort","claim":"c2","session":"s2","ok":true}`,
+      `{"at":${T0 + 181 * SEC},"type":"cool","models":["zen/alpha"],"scope":"model","reason":"hang","until":${T0 + 181 * SEC + 10 * MIN},"strike":0}`,
+      `{"at":${T0 + 181 * SEC},"type":"release","claim":"c2","cooled":true,"reason":"hung"}`
+    ])
+  })
+
+  it("US-8 misses on another model, or a success on the same model in between, keep a miss from being the second in a row", () => {
+    const ds = run(
+      trace(
+        P,
+        spawn(T0, "a"),
+        spawn(T0, "b"),
+        bind(T0, "a", "sa"),
+        bind(T0, "b", "sb"),
+        // a is on zen/alpha, b on go/gamma: one miss each
+        sweep(T0 + 90 * SEC, { stalled: ["a", "b"] }),
+        spawn(T0 + 91 * SEC, "c"),
+        bind(T0 + 91 * SEC, "c", "sc"),
+        { at: T0 + 100 * SEC, type: "release", claim: "c", ok: true },
+        spawn(T0 + 101 * SEC, "d"),
+        bind(T0 + 101 * SEC, "d", "sd"),
+        sweep(T0 + 191 * SEC, { stalled: ["d"] })
+      )
+    )
+    expect(ds.filter((d) => d.type === "cool")).toEqual([])
+    expect(ds.filter((d) => d.type === "release").map((d) => d.type === "release" && `${d.claim}:${d.reason}`)).toEqual(["a:hung", "b:hung", "c:done", "d:hung"])
+  })
+
+  it("US-8 a stalled entry for an unbound, unknown or already aborting claim does nothing of its own; a stalled claim also spinning is aborted once, as spinning", () => {
+    const ds = run(trace(P, spawn(T0, "c1"), sweep(T0 + 90 * SEC, { stalled: ["c1", "nope"] })))
+    expect(ds.slice(1)).toEqual([])
+    const both = run(trace(P, spawn(T0, "c1"), bind(T0, "c1", "s1"), sweep(T0 + 90 * SEC, { spinning: ["c1"], stalled: ["c1"] })))
+    expect(both.slice(1).map((d) => d.type)).toEqual(["abort", "cool", "release"])
+    // a signal's abort in flight keeps its origin: the stalled entry adds nothing, the outcome releases as signal
+    const signalled = run(
+      trace(
+        P,
+        spawn(T0, "c1"),
+        bind(T0, "c1", "s1"),
+        { at: T0 + 1, type: "limit", session: "s1", text: "Rate limit exceeded", abort: "pending" },
+        sweep(T0 + 90 * SEC, { stalled: ["c1"], abort: "pending" }),
+        { at: T0 + 91 * SEC, type: "aborted", claim: "c1", ok: true }
+      )
+    )
+    expect(signalled.filter((d) => d.type === "abort" || d.type === "release").map((d) => (d.type === "release" ? d.reason : d.type))).toEqual(["abort", "signal"])
+  })
+
+  it("US-10 a failed stalled abort is retried by later sweeps with its first-token origin: a first miss still cools nothing once it succeeds", () => {
+    const ds = run(trace(P, spawn(T0, "c1"), bind(T0, "c1", "s1"), sweep(T0 + 90 * SEC, { stalled: ["c1"], abort: "fail" }), sweep(T0 + 120 * SEC)))
+    expect(ds.slice(1).map((d) => (d.type === "abort" ? `abort:${d.ok}` : d.type === "release" ? `release:${d.reason}` : d.type))).toEqual(["abort:false", "abort:true", "release:hung"])
+  })
+})
+
+describe("the first-token verdict (core/pool/reaper.ts)", () => {
+  const bound: Claim = {
+    key: "c1",
+    base: "explore",
+    slot: 1,
+    model: "zen/alpha",
+    acquiredAt: T0,
+    heartbeatAt: T0,
+    ownerSession: "par",
+    targetSession: "s1",
+    abortAttempts: 0,
+    abortPending: false,
+    abortOrigin: null,
+    abortInFlight: false,
+    endedInFlight: false
+  }
+  it("US-8 a bound claim misses its first token from firstTokenMs after its spawn, unless it spoke, is held by a person, is unbound or is already being aborted", () => {
+    expect(missedFirstToken(bound, false, false, T0 + 89_999, 90_000)).toBe(false)
+    expect(missedFirstToken(bound, false, false, T0 + 90_000, 90_000)).toBe(true)
+    expect(missedFirstToken(bound, true, false, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(bound, false, true, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(updateClaim(bound, { targetSession: null }), false, false, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(updateClaim(bound, { abortPending: true }), false, false, T0 + 10 * MIN, 90_000)).toBe(false)
+    expect(missedFirstToken(updateClaim(bound, { abortInFlight: true }), false, false, T0 + 10 * MIN, 90_000)).toBe(false)
+  })
+
+  it("US-8 only the second miss in a row cools", () => {
+    expect([0, 1, 2].map(firstTokenCools)).toEqual([false, true, true])
+  })
+})
+
