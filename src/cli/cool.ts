@@ -17,7 +17,7 @@ import { clockTimeFrom, formatDuration } from "../core/time.js"
 import { SharedState } from "../services/state/SharedState.js"
 import { BadInput } from "./errors.js"
 import { ExitWith } from "./notify.js"
-import { cliWriterState } from "./shared/stateWriter.js"
+import { changeState } from "./shared/stateWriter.js"
 import { openState, readShared } from "./stateView.js"
 import { stateDirOption } from "./status.js"
 
@@ -42,8 +42,7 @@ export const coolListRun = (flags: { readonly json: boolean; readonly stateDir: 
   })
 
 /** Runs `f` over the port a change writes through, at the wall clock's `now`. */
-const changing = <A, E>(stateDir: Option.Option<string>, f: (now: number) => Effect.Effect<A, E, SharedState>) =>
-  Effect.flatMap(Effect.sync(() => Date.now()), f).pipe(Effect.provide(cliWriterState(Option.getOrUndefined(stateDir), COOL_WAIT_MS)), Effect.scoped)
+const changing = <A, E>(stateDir: Option.Option<string>, f: (now: number) => Effect.Effect<A, E, SharedState>) => changeState(Option.getOrUndefined(stateDir), COOL_WAIT_MS, f)
 
 /** The selector the flags give, or the usage problem. */
 export const selectorOf = (models: ReadonlyArray<string>, provider: string | undefined, all: boolean): ClearSelector | string => {

@@ -20,6 +20,7 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["sweep", "events"],
   ["cost"],
   ["quota"],
+  ["quota", "forget"],
   ["cool"],
   ["cool", "set"],
   ["cool", "clear"],

@@ -5,7 +5,8 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type QuotaFigures, type QuotaRecord } from "../../src/core/quota/record.js"
-import { seedQuota, seedSql } from "../support/stateDb.js"
+import { learnedIn, seedLearned, seedQuota, seedSql } from "../support/stateDb.js"
+import { countSuccess, learnLimit, type GroupBudget } from "../../src/core/limits/learned.js"
 import { cli, ensureBuilt } from "./builtCli.js"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ocpool-quota-"))
@@ -38,8 +39,8 @@ beforeAll(() => ensureBuilt("quota --help"), 120_000)
 describe("ocpool quota", () => {
   it("US-48 no records: one line saying where quota comes from, exit 0; --json has no models", () => {
     const dir = stateDir()
-    expect(ocpool(["quota", "--state-dir", dir])).toEqual({ code: 0, stdout: "no quota seen yet (quota is read from providers' rate-limit headers)\n", stderr: "" })
-    expect(ocpool(["quota", "--json", "--state-dir", join(dir, "absent")])).toEqual({ code: 0, stdout: '{"models":[]}\n', stderr: "" })
+    expect(ocpool(["quota", "--state-dir", dir])).toEqual({ code: 0, stdout: "no quota seen yet (quota is read from providers' rate-limit headers, and learned from their 429s)\n", stderr: "" })
+    expect(ocpool(["quota", "--json", "--state-dir", join(dir, "absent")])).toEqual({ code: 0, stdout: '{"models":[],"learned":[]}\n', stderr: "" })
   })
 
   it("US-48 one line per non-stale record, sorted by model; the stale one is left out", () => {
@@ -60,7 +61,8 @@ describe("ocpool quota", () => {
       models: [
         { model: "fakeA/pool-a", requests: null, tokens: { remaining: 50, limit: null, resetAt: null }, seenAt: A.seenAt },
         { model: "fakeB/pool-b", requests: { remaining: 3, limit: 100, resetAt: B.requests!.resetAt }, tokens: { remaining: 9000, limit: 10_000, resetAt: null }, seenAt: B.seenAt }
-      ]
+      ],
+      learned: []
     })
   })
 
@@ -140,5 +142,47 @@ describe("ocpool status with quota records", () => {
     expect(text.code).toBe(0)
     expect(text.stdout).not.toContain("quota:")
     expect(Object.hasOwn(JSON.parse(ocpool(["status", "--json", "--pool", pool, "--state-dir", stateDir(far, future)]).stdout) as object, "quota")).toBe(false)
+  })
+})
+
+describe("ocpool quota: learned budgets (issue 35)", () => {
+  /** A group that learned 20 a minute (seen twice) and has used 5 of this minute. */
+  const learned = (group: string, model: string): GroupBudget => {
+    const t = Date.now()
+    const minute = Math.floor(t / MIN) * MIN
+    let b: GroupBudget | undefined
+    for (const start of [minute - 2 * MIN, minute - MIN]) {
+      for (let i = 0; i < 20; i++) b = countSuccess(b, group, start + i)
+      b = learnLimit(b, group, start + 30_000, start + MIN)
+    }
+    for (let i = 0; i < 5; i++) b = countSuccess(b, group, minute + i)
+    expect(groupOfModel(model)).toBe(group)
+    return b!
+  }
+  const groupOfModel = (m: string) => (m.endsWith(":free") ? `${m.split("/")[0]}/*:free` : m)
+
+  it("US-48 a learned budget shows beside the stated ones, marked learned with how sure it is and the counts; --json has it under learned", () => {
+    const dir = stateDir(redate(A))
+    seedLearned(dir, [learned("orf/*:free", "orf/a:free")])
+    const r = ocpool(["quota", "--state-dir", dir])
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^fakeA\/pool-a /)
+    expect(lines[1]).toMatch(/^orf\/\*:free {2}requests 15\/20 a minute \(learned, seen 2 times\) reset \d\d:\d\d:00Z \(in \d+s\) {2}used 5 this minute, 45 today$/)
+    const json = JSON.parse(ocpool(["quota", "--json", "--state-dir", dir]).stdout) as { learned: Array<Record<string, unknown>> }
+    expect(json.learned).toEqual([expect.objectContaining({ group: "orf/*:free", window: "minute", limit: 20, remaining: 15, samples: 2, used: { minute: 5, day: 45 } })])
+  })
+
+  it("US-48 quota forget: a model names its group; the record goes for every process; one with nothing learned is exit 1; no name is exit 2", () => {
+    const dir = stateDir()
+    seedLearned(dir, [learned("orf/*:free", "orf/a:free"), learned("zen/big", "zen/big")])
+    expect(ocpool(["quota", "forget", "orf/b:free", "--state-dir", dir])).toEqual({ code: 0, stdout: "forgot the learned budget of orf/*:free\n", stderr: "" })
+    expect(learnedIn(dir)).toEqual(["zen/big"])
+    expect(ocpool(["quota", "forget", "orf/*:free", "--state-dir", dir])).toEqual({ code: 1, stdout: "orf/*:free had nothing learned\n", stderr: "" })
+    const none = ocpool(["quota", "forget", "--state-dir", dir])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain("name the groups or models to forget, or --all")
+    expect(ocpool(["quota", "forget", "--all", "--json", "--state-dir", dir])).toEqual({ code: 0, stdout: '{"forgotten":["zen/big"],"unknown":[]}\n', stderr: "" })
+    expect(learnedIn(dir)).toEqual([])
   })
 })

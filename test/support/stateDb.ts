@@ -6,6 +6,7 @@ import type { Claim } from "../../src/core/pool/claims.js"
 import type { Cooldown } from "../../src/core/pool/cooldown.js"
 import { decodeCooldown } from "../../src/core/pool/cooldownFile.js"
 import { decodeQuota, type QuotaRecord } from "../../src/core/quota/record.js"
+import type { GroupBudget } from "../../src/core/limits/learned.js"
 import type { PermitEntry } from "../../src/core/permits/types.js"
 import { decodePermits } from "../../src/layers/state/permitCodec.js"
 import { openSqlite } from "../../src/layers/state/sqliteDriver.js"
@@ -14,7 +15,7 @@ import { DEAD_FILE_MS } from "../../src/core/constants.js"
 import type { RecordsError } from "../../src/layers/state/sharedStateOver.js"
 import { directExec, openStateDb } from "../../src/layers/state/SharedStateSqlite.js"
 import { migrateSqlite } from "../../src/layers/state/sqliteSchema.js"
-import { sqlClaims, sqlContext, sqlCooldowns, sqlPermits, sqlQuota, type SqlExec } from "../../src/layers/state/sqlRecords.js"
+import { sqlClaims, sqlContext, sqlCooldowns, sqlLearned, sqlPermits, sqlQuota, type SqlExec } from "../../src/layers/state/sqlRecords.js"
 import { decodeQueued, decodeRecord, encodeQueued, encodeRecord, type ContextRecord } from "../../src/core/context/record.js"
 
 const rows = <R>(dir: string, sql: string, params: ReadonlyArray<string | number> = []): ReadonlyArray<R> => {
@@ -97,6 +98,12 @@ export const seedClaims = (dir: string, f: Omit<ClaimFile, "reaped"> & { readonl
 export const seedCooldowns = (dir: string, cooldowns: ReadonlyArray<Cooldown>): void => seeding(dir, (exec) => sqlCooldowns(exec).write(cooldowns))
 
 export const seedQuota = (dir: string, records: ReadonlyArray<QuotaRecord>): void => seeding(dir, (exec) => sqlQuota(exec).write(records))
+
+/** Learned budgets (issue 35), as the engine writes them. */
+export const seedLearned = (dir: string, records: ReadonlyArray<GroupBudget>): void => seeding(dir, (exec) => sqlLearned(exec).write(records))
+
+/** The learned budgets in `dir`'s state.db, by group. */
+export const learnedIn = (dir: string): ReadonlyArray<string> => rows<{ grp: string }>(dir, "SELECT grp FROM learned ORDER BY grp", []).map((r) => r.grp)
 
 export const seedPermits = (dir: string, entries: ReadonlyArray<PermitEntry>, now = Date.now()): void =>
   seeding(dir, (exec) => sqlPermits(exec, { host: "", facts: () => ({}), groupAlive: () => undefined }, DEAD_FILE_MS).write({ put: entries, remove: [] }, now))

@@ -29,7 +29,7 @@ export const CATALOG: ReadonlyArray<CatalogGroup> = [
   },
   {
     title: "limits",
-    entries: [e("quota", "each model's quota from its rate-limit headers"), e("cool", "list, set or clear cooling models")]
+    entries: [e("quota", "each model's quota, stated or learned; forget learned budgets"), e("cool", "list, set or clear cooling models")]
   },
   {
     title: "notifications",

@@ -58,3 +58,7 @@ export const cliWriterState = (flag: string | undefined, waitMs: number): Layer.
       return sharedStateLayer(backendOptions(backend.state, waitMs)).pipe(Layer.provide(AppLogStderr), Layer.provideMerge(dir))
     })
   )
+
+/** Runs `f` over the port a change by hand writes through (`ocpool cool clear`, `ocpool quota forget`), at the wall clock's `now`. */
+export const changeState = <A, E>(stateDir: string | undefined, waitMs: number, f: (now: number) => Effect.Effect<A, E, SharedState>) =>
+  Effect.flatMap(Effect.sync(() => Date.now()), f).pipe(Effect.provide(cliWriterState(stateDir, waitMs)), Effect.scoped)
