@@ -90,7 +90,7 @@ describe("fallback models (issue 12)", () => {
     expect(prompts.map((p) => `${p.model.providerID}/${p.model.modelID} ${p.agent} ${p.text}`)).toEqual(["fb/one build continue"])
   })
 
-  it("US-50 while the original cools a message naming it runs on the fallback; other models are left alone", async () => {
+  it("US-50 while the original cools a message naming it runs on the fallback; other models are left alone, another root on the cooling model switches before sending", async () => {
     const prompts: Array<PromptCall> = []
     const b = await boot({ fallbackModels: ["fb/one"] }, prompts)
     await userMessage(b, ROOT, "main/big")
@@ -98,7 +98,8 @@ describe("fallback models (issue 12)", () => {
     await settle(b)
     expect(await userMessage(b, ROOT, "main/big")).toBe("fb/one")
     expect(await userMessage(b, ROOT, "other/model")).toBe("other/model")
-    expect(await userMessage(b, "ses_other_root", "main/big")).toBe("main/big")
+    // another root session on the cooling model switches before its request (issue 35), in an episode of its own
+    expect(await userMessage(b, "ses_other_root", "main/big")).toBe("fb/one")
     expect(b.logs.some((l) => l.message === `session ${ROOT}: message on main/big runs on fb/one while main/big cools`)).toBe(true)
   })
 
@@ -132,6 +133,35 @@ describe("fallback models (issue 12)", () => {
     await retry(b, ROOT, QUOTA)
     await settle(b)
     expect(b.logs.filter((l) => l.level === "warn").map((l) => l.message)).toContain(`session ${ROOT} was not switched to fb/one: prompt: HTTP 500; it stays where it is`)
+  })
+
+  it("US-50 a message on a model another process already cools switches before it is sent (issue 35): no abort, no continue, the message itself on the fallback; one log line and notification; replays", async () => {
+    const prompts: Array<PromptCall> = []
+    const path = join(tmp(), "trace.jsonl")
+    const b = await boot({ fallbackModels: ["fb/one", "fb/two"], trace: path }, prompts)
+    const now = Date.now()
+    const cooled = { model: "main/big", reason: "rate_limit" as const, strikes: 1, scope: "model" as const, since: now, until: now + 10 * 60_000, source: "header" as const }
+    await Effect.runPromise(Effect.scoped(Effect.flatMap(SharedState, (s) => s.commit(now, { cool: [cooled], uncool: [] })).pipe(Effect.provide(reader(b.stateDir)))))
+    expect(await userMessage(b, ROOT, "main/big", "plan")).toBe("fb/one")
+    await settle(b)
+    expect(b.aborts).toEqual([])
+    expect(prompts).toEqual([])
+    const lines = b.logs.filter((l) => l.message.startsWith("Switched to "))
+    expect(lines.map((l) => l.message)).toEqual([expect.stringMatching(/^Switched to fb\/one: main\/big hit its (rate limit|quota), resets \d\d:\d\dZ$/)])
+    await Effect.runPromise(b.hooks.notifications.settle)
+    expect(b.sends.map((s) => s.n.message)).toEqual([lines[0]!.message])
+    // the next message naming it runs on the fallback too, without a second switch; another model is left alone
+    expect(await userMessage(b, ROOT, "main/big", "plan")).toBe("fb/one")
+    expect(await userMessage(b, ROOT, "other/model", "plan")).toBe("other/model")
+    await settle(b)
+    expect(b.logs.filter((l) => l.message.startsWith("Switched to "))).toHaveLength(1)
+    const { fallbacks: records } = await Effect.runPromise(Effect.scoped(Effect.flatMap(SharedState, (s) => s.read(Date.now(), { fallbacks: true })).pipe(Effect.provide(reader(b.stateDir)))))
+    expect(records.map((r) => [r.session, r.original, r.active])).toEqual([[ROOT, "main/big", "fb/one"]])
+    const decisions = readFileSync(`${path}.decisions.jsonl`, "utf8")
+    expect(decisions).toContain(`"type":"switch","session":"${ROOT}","from":"main/big","to":"fb/one","via":"message"`)
+    const replayed = replayText(readFileSync(path, "utf8"))
+    expect(replayed.error).toBeUndefined()
+    expect(replayed.decisions.map((d) => `${formatDecision(d)}\n`).join("")).toBe(decisions)
   })
 
   it("US-50 the switch is recorded and replays to the same decisions", async () => {

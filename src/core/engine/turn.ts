@@ -178,7 +178,8 @@ export class Turn {
       // until then a late report of the same failure still names the original, which switches nothing
       const original = this.machine.episodes.get(d.session)?.original ?? d.from
       const agent = this.state.primaries.get(d.session)?.agent
-      this.effects.push({ _tag: "Switch", order: { session: d.session, original, from: d.from, to: d.to, via: d.via, agent, until: d.until, text: switchText(d.from, d.to, d.until) } })
+      // before the request (issue 35), the message itself runs on the fallback: nothing to abort or continue
+      if (d.via !== "message") this.effects.push({ _tag: "Switch", order: { session: d.session, original, from: d.from, to: d.to, via: d.via, agent, until: d.until, text: switchText(d.from, d.to, d.until) } })
       this.fallbacks.push({ session: d.session, original, active: d.to, until: d.until, at: this.at })
       this.effects.push({ _tag: "Announce", session: d.session, text: switchText(d.from, d.to, d.until) })
     }

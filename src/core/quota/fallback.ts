@@ -19,8 +19,11 @@ export interface Episode {
 export interface Switch {
   readonly from: string
   readonly to: string
-  /** `abort` while opencode still retries; `idle` after an error it does not retry. */
-  readonly via: "abort" | "idle"
+  /**
+   * `abort` while opencode still retries; `idle` after an error it does not retry; `message` before a
+   * request, when the model a user message names already cools (issue 35): nothing to abort or continue.
+   */
+  readonly via: "abort" | "idle" | "message"
 }
 
 /** `fallbackModels`: `provider/model` strings in order, validated like pool entries (duplicates and bad entries dropped, each with a warning). */
@@ -44,7 +47,7 @@ export const switchesOn = (cls: LimitClass | undefined): boolean => cls === "quo
  */
 export const decideSwitch = (
   episode: Episode | undefined,
-  signal: { readonly model: string; readonly cls: LimitClass | undefined; readonly via: "abort" | "idle" },
+  signal: { readonly model: string; readonly cls: LimitClass | undefined; readonly via: Switch["via"] },
   fallbacks: ReadonlyArray<string>,
   cooldowns: CooldownTable,
   now: number

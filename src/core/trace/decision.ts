@@ -51,7 +51,7 @@ export type Decision =
       readonly session: string
       readonly from: string
       readonly to: string
-      readonly via: "abort" | "idle"
+      readonly via: "abort" | "idle" | "message"
       readonly until: number
     }
   /** A user message naming the cooling original runs on the episode's fallback (US-50). */

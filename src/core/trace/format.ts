@@ -130,7 +130,7 @@ export const explainDecision = (d: Decision): string => {
     case "release":
       return `${d.claim}: released (${d.reason})${d.cooled ? "; its model is cooling" : ""}.`
     case "switch":
-      return `${d.session}: ${d.from} ran out (cooling until ${iso(d.until)}), so the session continues on ${d.to} (${d.via === "abort" ? "its retries aborted first" : "once it is idle"}).`
+      return `${d.session}: ${d.from} ran out (cooling until ${iso(d.until)}), so the session continues on ${d.to} (${d.via === "abort" ? "its retries aborted first" : d.via === "idle" ? "once it is idle" : "before its next request"}).`
     case "model":
       return `${d.session}: a message asking for ${d.requested} runs on ${d.model} while ${d.requested} cools.`
     case "budget": {

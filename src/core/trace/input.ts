@@ -132,8 +132,11 @@ export type TraceInput =
       readonly learned?: GroupBudget | undefined
       readonly reserve?: number | undefined
     } & Pick<AbortFields, "peerCooling">)
-  /** A user message of a root session in a fallback episode (US-50), sent on `model`. */
-  | { readonly type: "message"; readonly at: number; readonly session: string; readonly model: string }
+  /**
+   * A user message of a root session (US-50), sent on `model`: in a fallback episode, or (issue 35) on a
+   * model the shared cooldowns (`peerCooling`) say cools, before its request.
+   */
+  | ({ readonly type: "message"; readonly at: number; readonly session: string; readonly model: string } & Pick<AbortFields, "peerCooling">)
   /** What became of a `switch` decision: the "continue" prompt on `to` was sent (`ok`) or not. */
   | { readonly type: "switched"; readonly at: number; readonly session: string; readonly to: string; readonly ok: boolean }
   /** A step of the permit machine (issue 21) with everything it read: the op, the capacities, the entries. */
@@ -404,7 +407,7 @@ const decodeOrThrow = (line: string): TraceInput => {
       return { type: "budget", at, model: str(o, "model"), outcome, resetAt, learned: learnedOf(o), reserve: reserveOf(o), peerCooling: peerCooling(o) }
     }
     case "message":
-      return { type: "message", at, session: str(o, "session"), model: str(o, "model") }
+      return { type: "message", at, session: str(o, "session"), model: str(o, "model"), peerCooling: peerCooling(o) }
     case "switched":
       return { type: "switched", at, session: str(o, "session"), to: str(o, "to"), ok: reqBool(o, "ok") }
     case "permit": {

@@ -10,7 +10,7 @@ import { emptyActivity, filterActivity, setActivity, type ActivityTable } from "
 import { type Claim, updateClaim } from "../pool/claims.js"
 import { QUOTA_RESERVE_DEFAULT, VARIANT_PATTERN } from "../constants.js"
 import { isPooledBase } from "../pool/routing.js"
-import { applyCool, clearOnSuccess, type CooldownTable, type CoolPlan, decideLimit, decideRetry, providerOf, type SignalDecision } from "../pool/cooldown.js"
+import { applyCool, clearOnSuccess, type CooldownTable, type CoolPlan, decideLimit, decideRetry, isCooling, providerOf, type SignalDecision } from "../pool/cooldown.js"
 import { isLow, planQuotaLow } from "../quota/low.js"
 import { countSuccess, groupOf, inGroup, learnLimit, learnedQuota } from "../limits/learned.js"
 import { decideSwitch, messageModel, switchesOn, type Episode } from "../quota/fallback.js"
@@ -279,7 +279,7 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
     timing,
     claims: claimsAt(state.table, at, timing),
     cooldowns:
-      input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" || input.type === "message" || input.type === "switched"
+      input.type === "spawn" || input.type === "status" || input.type === "bind" || input.type === "activity" || input.type === "switched"
         ? state.cooldowns
         : mergePeers(state.cooldowns, input.peerCooling, at),
     activity: state.activity,
@@ -403,6 +403,8 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
       break
     }
     case "message": {
+      // a message on a model that already cools, outside an episode: the switch before its request (issue 35)
+      episodes = switchBeforeSending(d, episodes, state.fallbacks, input.session, input.model)
       const episode = episodes.get(input.session)
       const r = messageModel(episode, input.model, d.cooldowns, at)
       if (r.episode !== episode) {
@@ -459,6 +461,21 @@ export const step = (state: TraceState, input: TraceInput, options: MachineOptio
  */
 const withPrimary = (slots: ReadonlyArray<Slot>, primary: string | undefined): ReadonlyArray<Slot> =>
   primary === undefined || slots.some((s) => s.model === primary) ? slots : [...slots, { index: slots.length + 1, model: primary, provider: providerOf(primary), weight: 1 }]
+
+/**
+ * A user message of a root session on a model that cools, with no episode running it on a fallback
+ * (issue 35): the switch to the next fallback before the request, as a signal's switch would decide it
+ * after the 429 (`via: "message"`: nothing to abort or continue; the message runs on the fallback).
+ */
+const switchBeforeSending = (d: Draft, episodes: ReadonlyMap<string, Episode>, fallbacks: ReadonlyArray<string>, session: string, model: string): ReadonlyMap<string, Episode> => {
+  const episode = episodes.get(session)
+  const record = d.cooldowns.get(model)
+  if (fallbacks.length === 0 || (episode?.active !== undefined && episode.original === model) || !isCooling(record, d.at)) return episodes
+  const r = decideSwitch(episode, { model, cls: record!.reason === "quota" ? "quota" : "rate_limit", via: "message" }, fallbacks, d.cooldowns, d.at)
+  if (r.switch === undefined || r.episode === undefined) return episodes
+  emit(d, { type: "switch", at: d.at, session, from: model, to: r.switch.to, via: "message", until: record!.until })
+  return withNewest(episodes, session, r.episode, EPISODES_MAX)
+}
 
 /** A root session's signal (US-50): when its model ran out, the switch to the next fallback. */
 const fallBack = (
