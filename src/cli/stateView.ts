@@ -3,6 +3,7 @@ import { Clock, Effect, Layer } from "effect"
 import { accessSync, constants, statSync } from "node:fs"
 import type { CooldownTable } from "../core/pool/cooldown.js"
 import type { QuotaRecord } from "../core/quota/record.js"
+import type { GroupBudget } from "../core/limits/learned.js"
 import type { ResolvedPool } from "../core/source.js"
 import type { FleetFacts, ProcessSnapshot } from "../core/status.js"
 import { resolvePool } from "../core/source.js"
@@ -28,6 +29,8 @@ export interface StateSnapshot {
   readonly fallbacks: ReadonlyArray<FallbackRecord>
   /** Permit entries of every budget, holders judged (issue 21). */
   readonly permits: ReadonlyArray<PermitView>
+  /** The model groups' learned budgets (issue 35), sorted by group. */
+  readonly learned: ReadonlyArray<GroupBudget>
   readonly now: number
   /** Why the directory was read but not cleaned (core/stateTrust.ts), why OCPOOL_STATE_URL was not used. */
   readonly warnings: ReadonlyArray<string>
@@ -124,7 +127,7 @@ export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnT
   const problem = snapshot.problems.find((p) => !warnOnly(p.kind))
   if (problem !== undefined) return new StateUnreadable({ dir, reason: problem.reason })
   const readProblems = snapshot.problems.filter((p) => warnOnly(p.kind)).map(problemText)
-  const { peers: processes, cooldowns, quota, fallbacks, permits } = snapshot
+  const { peers: processes, cooldowns, quota, fallbacks, permits, learned } = snapshot
   return {
     dir,
     exists,
@@ -133,6 +136,7 @@ export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnT
     quota,
     fallbacks,
     permits,
+    learned,
     now,
     warnings: [...warnings, ...cliPermitWarnings(), ...readProblems],
     ...(fleet === undefined ? {} : { fleet }),

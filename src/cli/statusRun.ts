@@ -36,6 +36,7 @@ export const viewOfState = (state: StateSnapshot, pool: ResolvedPool, budgets: R
     processes: state.processes,
     cooldowns: state.cooldowns,
     quota: state.quota,
+    learned: state.learned,
     fallbacks: state.fallbacks,
     permits: budgetsJson(budgets, state.permits),
     now: state.now,

@@ -138,7 +138,7 @@ const readView = (opened: OpenedState, pool: ResolvedPool, budgets: ReadonlyArra
     const state = stateOf(opened, yield* readThrough(opened, ALL_RECORDS, now))
     if (state instanceof StateUnreadable) {
       // the view stays up: the next change may make it readable again
-      const empty = { dir: opened.dir, exists: opened.exists, processes: [], cooldowns: new Map(), quota: [], fallbacks: [], permits: [], now, warnings: [`state dir ${state.dir} unreadable: ${state.reason}`] }
+      const empty = { dir: opened.dir, exists: opened.exists, processes: [], cooldowns: new Map(), quota: [], fallbacks: [], permits: [], learned: [], now, warnings: [`state dir ${state.dir} unreadable: ${state.reason}`] }
       return { now, view: viewOfState(empty, pool, budgets) }
     }
     return { now, view: viewOfState(state, pool, budgets) }

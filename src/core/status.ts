@@ -8,6 +8,8 @@ import type { CooldownTable, CoolReason } from "./pool/cooldown.js"
 import type { Slot } from "./pool/pool.js"
 import { printable } from "./printable.js"
 import { isStale, type QuotaFigures, type QuotaRecord } from "./quota/record.js"
+import type { GroupBudget } from "./limits/learned.js"
+import { learnedEntries, learnedLine, type LearnedEntry } from "./view/learned.js"
 import { isOver, type FallbackRecord } from "./quota/fallbackRecord.js"
 import { permitSection, type BudgetJson } from "./permits/view.js"
 import type { Pass } from "./pool/routing.js"
@@ -34,6 +36,8 @@ export interface StatusInput {
   readonly warnings: ReadonlyArray<string>
   /** Per-model quota records (issue 12); the view shows the non-stale ones, and only when there are any. */
   readonly quota?: ReadonlyArray<QuotaRecord>
+  /** The model groups' learned budgets (issue 35); the view shows those that learned something. */
+  readonly learned?: ReadonlyArray<GroupBudget>
   /** Root sessions on a fallback model (issue 12, US-50); shown only when some is not over. */
   readonly fallbacks?: ReadonlyArray<FallbackRecord>
   /** Heavy-work budgets (issue 21); the view shows them only when some entry holds or waits. */
@@ -181,6 +185,8 @@ export interface StatusView {
   readonly warnings: ReadonlyArray<string>
   /** Present only when some quota record is not stale. */
   readonly quota?: ReadonlyArray<QuotaEntry>
+  /** Present only when some model group learned a budget from its 429s (issue 35). */
+  readonly learned?: ReadonlyArray<LearnedEntry>
   /** Present only when some root session runs on a fallback while its original cools. */
   readonly fallbacks?: ReadonlyArray<FallbackEntry>
   /** Present only when some permit is held or waited for (issue 21): every budget, with its holders and queue. */
@@ -205,7 +211,7 @@ export const quotaEntries = (records: ReadonlyArray<QuotaRecord>, now: number): 
  * The §9 JSON object. Loads, cooling and the next pick come from `slotStatus`, the function the trace's
  * `status` decision uses, over live claims by model of every process (issue 20: one status).
  */
-export const statusView = ({ cooldowns, decided, engines, fallbacks, fleet, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
+export const statusView = ({ cooldowns, decided, engines, fallbacks, fleet, learned, now, origin, permits, processes, quota, slots, warnings }: StatusInput): StatusView => {
   const live = processes.map((p) => ({ p, claims: liveClaims(p.claims, now) }))
   const status = decided ?? computed(slots, processes, cooldowns, now)
   const slotViews = status.slots.map((s): SlotStatus => {
@@ -217,6 +223,7 @@ export const statusView = ({ cooldowns, decided, engines, fallbacks, fleet, now,
   })
   const next = status.next
   const entries = quotaEntries(quota ?? [], now)
+  const lessons = learnedEntries(learned ?? [], now)
   const switched = (fallbacks ?? []).filter((f) => !isOver(f, now)).map((f) => ({ session: f.session, original: f.original, active: f.active, until: f.until }))
   return {
     origin,
@@ -228,6 +235,7 @@ export const statusView = ({ cooldowns, decided, engines, fallbacks, fleet, now,
     reaped: processes.reduce((n, p) => n + p.reaped, 0),
     warnings,
     ...(entries.length > 0 ? { quota: entries } : {}),
+    ...(lessons.length > 0 ? { learned: lessons } : {}),
     ...(switched.length > 0 ? { fallbacks: switched } : {}),
     ...(permits !== undefined && permits.some((b) => b.holders.length > 0 || b.queue.length > 0) ? { permits } : {}),
     ...(fleet !== undefined ? { fleet: fleetEntry(fleet) } : {}),
@@ -327,9 +335,10 @@ export const renderStatus = (view: StatusView, { now, processes, reaper }: Rende
       `  ${s.slot}. ${s.model}  w${s.weight}  load ${s.load}/${s.cap}${bases === "" ? "" : ` (${bases})`}${s.cooling === null ? "" : `  ${coolingText(s.cooling, now)}`}${marker}`
     )
   }
-  if (view.quota !== undefined && view.quota.length > 0) {
+  if ((view.quota ?? []).length > 0 || (view.learned ?? []).length > 0) {
     out.push("quota:")
-    for (const q of view.quota) out.push(`  ${quotaLine(q, now)}`)
+    for (const q of view.quota ?? []) out.push(`  ${quotaLine(q, now)}`)
+    for (const l of view.learned ?? []) out.push(`  ${learnedLine(l, now)}`)
   }
   if (view.fallbacks !== undefined && view.fallbacks.length > 0) {
     out.push("fallbacks:")

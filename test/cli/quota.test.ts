@@ -173,6 +173,19 @@ describe("ocpool quota: learned budgets (issue 35)", () => {
     expect(json.learned).toEqual([expect.objectContaining({ group: "orf/*:free", window: "minute", limit: 20, remaining: 15, samples: 2, used: { minute: 5, day: 45 } })])
   })
 
+  it("US-48 ocpool status shows a learned budget in its quota: section and under learned in --json", () => {
+    const pool = join(tmp(), "pool.txt")
+    writeFileSync(pool, "orf/a:free 1\norf/b:free 1\n")
+    const dir = stateDir()
+    seedLearned(dir, [learned("orf/*:free", "orf/a:free")])
+    const lines = ocpool(["status", "--pool", pool, "--state-dir", dir]).stdout.trimEnd().split("\n")
+    const at = lines.indexOf("quota:")
+    expect(at).toBeGreaterThan(0)
+    expect(lines[at + 1]).toMatch(/^ {2}orf\/\*:free {2}requests 15\/20 a minute \(learned, seen 2 times\) /)
+    const json = JSON.parse(ocpool(["status", "--json", "--pool", pool, "--state-dir", dir]).stdout) as { learned?: Array<{ group: string }> }
+    expect(json.learned?.map((l) => l.group)).toEqual(["orf/*:free"])
+  })
+
   it("US-48 quota forget: a model names its group; the record goes for every process; one with nothing learned is exit 1; no name is exit 2", () => {
     const dir = stateDir()
     seedLearned(dir, [learned("orf/*:free", "orf/a:free"), learned("zen/big", "zen/big")])

@@ -41,6 +41,7 @@ export const makeStatusText = (deps: StatusDeps) =>
         now,
         warnings: state.poolWarnings,
         quota: snapshot.quota,
+        learned: snapshot.learned,
         fallbacks: snapshot.fallbacks,
         // the heavy-work budgets over this snapshot's permits: one read for the whole view (issue 34)
         ...(budgets === undefined ? {} : { permits: budgetsJson(budgets, snapshot.permits) }),
