@@ -12,9 +12,9 @@
  * both `:free` slots before the provider refuses anything, so the next spawns run on `fakeB/pool-c` and
  * the one 429 stays the only one. `npm run test:e2e`.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownIn } from "../support/stateDb.js"
@@ -38,7 +38,11 @@ const PER_MINUTE = 3
 
 const world = e2eWorld(80)
 /** The server of the first test, once it learned the budget; the second test goes on with it in the next minute. */
-let learnedRun: { readonly oc: OpencodeHandle; readonly dir: string; readonly minuteEnd: number} | undefined
+let learnedRun: { readonly oc: OpencodeHandle; readonly dir: string; readonly minuteEnd: number } | undefined
+const traceDirs: Array<string> = []
+afterAll(() => {
+  for (const dir of traceDirs) rmSync(dir, { recursive: true, force: true })
+})
 
 const config = () => {
   const base = fakeConfig({ fakeUrl: world.fake.url })
@@ -72,6 +76,7 @@ const debug = (...args: ReadonlyArray<unknown>) => {
 describe("learned budgets in the real opencode 1.18.33 (issue 35)", () => {
   it("US-48 after one 429 of a hidden 3-a-minute :free budget, the group is learned: no request reaches either :free model until the minute ends, every spawn runs on the other provider, and ocpool quota shows the learned budget", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ocpool-e2e-learned-"))
+    traceDirs.push(dir)
     const oc = await world.start({
       configJson: config(),
       pluginPaths: [[PLUGIN, { models: { slots: SLOTS.map((model) => ({ model, weight: 1 })) } }]],
