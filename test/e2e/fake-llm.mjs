@@ -100,7 +100,7 @@
 // the spent window), "body" (OpenRouter's form: `error.metadata.headers["X-RateLimit-Reset"]`, epoch
 // ms, no header) or "none" (nothing). A refused request counts in no window and takes no queue entry;
 // the title generator is never counted. The record gets `budget: {group, window, resetAt}` on a
-// refusal, `budgetGroup` on a counted success. GET /_fake/budgets {groups, counts} (counts: one row per
+// refusal (and `retryAfter`, the header's value, when stated so), `budgetGroup` on a counted success. GET /_fake/budgets {groups, counts} (counts: one row per
 // key and group: the current windows' starts and uses, granted, refused). POST /_fake/reset clears them.
 //
 // Extra response headers: a queue entry's `headers` ({name: value}) are added to the response that
@@ -461,6 +461,7 @@ function handleChat(req, res, body, rec) {
       const { status, headers, body: errorBody } = spec.refusal
       const text = JSON.stringify(errorBody)
       rec.errorBody = text
+      if (headers["retry-after"] !== undefined) rec.retryAfter = headers["retry-after"]
       res.writeHead(status, headers)
       return res.end(text)
     }
