@@ -552,6 +552,29 @@ try {
   cli(["cool", "set", "fakeB/pool-c", "--for", "10m", "--reason", "benched by hand in the demo"])
   cli(["cool", "clear", "--all"])
   cli(["cool"])
+
+  step("14. a budget no provider states: pool-b takes 2 requests a minute and says so only with a 429; that 429 teaches the pool, and `ocpool quota` shows what it learned")
+  // step 2's 429 (Gemini's, 58 s) already taught pool-b a budget of a minute: shown, then forgotten for this step
+  cli(["quota"])
+  cli(["quota", "forget", "--all"])
+  cli(["cool", "clear", "--all"])
+  await fake.setBudgets([{ name: "pool-b", models: ["pool-b"], perMinute: 2, stated: "retry-after" }])
+  let refused = false
+  // a minute that turns while it runs gives pool-b two more: spawn until the budget refuses one
+  for (let i = 1; i <= 8 && !refused; i++) {
+    const t = await spawnExplore(oc, "say hi")
+    const model = await childModel(oc, t.child)
+    await oc.waitIdle(t.session, t.mark, 60_000)
+    refused = (await fake.requests()).some((r) => r.behavior === "budget-429")
+    console.log(`child ${i} -> ${model}${refused ? "  (429: pool-b's minute is spent; no header ever said how many it had)" : ""}`)
+    showLog()
+  }
+  if (!refused) throw new Error("pool-b's hidden budget never answered 429")
+  const nextChild = await spawnExplore(oc, "say hi")
+  console.log(`next child -> ${await childModel(oc, nextChild.child)} (pool-b cools until its minute ends; next minute, it cools at its 2nd success, before any 429)`)
+  await oc.waitIdle(nextChild.session, nextChild.mark, 60_000)
+  showLog()
+  cli(["quota"])
 } catch (e) {
   console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`)
   process.exitCode = 1
