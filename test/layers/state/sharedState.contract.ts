@@ -12,6 +12,7 @@ import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import type { PermitEntry, PermitHolder } from "../../../src/core/permits/types.js"
 import type { FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../../src/core/quota/record.js"
+import type { GroupBudget } from "../../../src/core/limits/learned.js"
 import { ALL_RECORDS, SharedState, type Commit, type SharedStateService } from "../../../src/services/state/SharedState.js"
 import { makeClaim } from "../../helpers.js"
 import { recordSpans } from "../../support/spans.js"
@@ -90,6 +91,26 @@ export const sharedStateContract = (backend: Backend) =>
         const seen = yield* on(s.process(2), (p) => p.read(now + 2, ALL_RECORDS))
         expect(seen.quota).toEqual([quota("a/y", 9, now + 1), quota("m/x", 54, now + 1)])
         expect(seen.fallbacks).toEqual([fallback("root", now + 60_000, now)])
+      })
+    })
+
+    it.live("US-48 learned budgets (issue 35): a group's record one process wrote is read by another, sorted by group; a later write replaces it; forget removes it; one that learned nothing is gone after its day", () => {
+      const s = backend.make()
+      const now = Date.now()
+      const learned = (group: string, used: number, at: number, limit?: number): GroupBudget => {
+        const minute = Math.floor(at / 60_000) * 60_000
+        const day = Math.floor(at / 86_400_000) * 86_400_000
+        return { group, minute: { start: minute, used }, day: { start: day, used }, limits: limit === undefined ? [] : [{ window: "minute", limit, samples: 1, learnedAt: at }], seenAt: at }
+      }
+      return Effect.gen(function* () {
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, learned: [learned("z/*:free", 3, now, 20), learned("a/x", 1, now)] }))
+        yield* on(s.process(1), (p) => p.commit(now + 1, { ...nothing, learned: [learned("z/*:free", 4, now + 1, 20)] }))
+        const seen = yield* on(s.process(2), (p) => p.read(now + 2, { learned: true }))
+        expect(seen.learned).toEqual([learned("a/x", 1, now), learned("z/*:free", 4, now + 1, 20)])
+        expect((yield* on(s.process(2), (p) => p.read(now + 2, { cooldowns: true }))).learned).toEqual([])
+        yield* on(s.process(2), (p) => p.commit(now + 3, { ...nothing, forget: ["z/*:free"] }))
+        expect((yield* on(s.process(1), (p) => p.read(now + 4, { learned: true }))).learned.map((b) => b.group)).toEqual(["a/x"])
+        expect((yield* on(s.process(1), (p) => p.read(now + 2 * 86_400_000, { learned: true }))).learned).toEqual([])
       })
     })
 
