@@ -203,6 +203,8 @@ const make = (o: PgStateOptions) =>
       (c.permits === undefined || (c.permits.put.length === 0 && c.permits.remove.length === 0)) &&
       (c.context === undefined || (c.context.put.length === 0 && c.context.remove.length === 0)) &&
       c.engine === undefined &&
+      (c.learned ?? []).length === 0 &&
+      (c.forget ?? []).length === 0 &&
       (c.claims === undefined || (c.claims.claims.length === 0 && c.claims.reaped === 0 && !claims.published()))
 
     const waitOf = (needs: Needs) => (needs.permits === true ? Math.max(o.lockWaitMs, PERMITS_LOCK_WAIT_MS) : o.lockWaitMs)
