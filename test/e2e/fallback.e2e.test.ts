@@ -6,7 +6,10 @@
  * longer busy, then prompts), and after a 400 it does not retry (the plugin waits for the idle). A
  * context-limit error never switches, and with `fallbackModels: []` a quota answer changes nothing.
  * After a switch a message naming the cooling original runs on the fallback; one log line says so and
- * `ocpool status` lists the episode. `npm run test:e2e`.
+ * `ocpool status` lists the episode. A root whose model another process already cooled (here benched by
+ * hand with `ocpool cool set`, reason `manual`, in the shared state dir) switches before its request
+ * (issue 35, DECISIONS 291): the fake never sees the cooled model, one switch line, and the next
+ * message naming the original runs on the fallback without a second one. `npm run test:e2e`.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
@@ -224,6 +227,74 @@ describe("fallback models for the primary session in the real opencode 1.18.33 (
     expect(Math.abs((fallbacks![0]!.until as number) - (answered.t + 120_000))).toBeLessThan(5_000)
     // the episode's file is a state file: the state dir stays trusted (no "not trusted … read only" warning)
     expect(`${status.stdout}${status.stderr}${json.stderr}`).not.toMatch(/not trusted/)
+  })
+
+  it("US-50 a root session whose model another process cooled switches to its fallback before sending: no request for the cooled model, one switch line, and the next message runs on the fallback too", async () => {
+    // the title generator on the fallback's provider too, so that nothing at all asks the cooled model
+    const oc = await world.start({ configJson: fakeConfig({ fakeUrl: fake.url, smallModel: "fakeB/pool-b" }), pluginPaths: [pluginEntry([FALLBACK.full])] })
+    // another process benches the original by hand, in the state every process shares (reason `manual`)
+    const set = ocpool(oc, ["cool", "set", ORIGINAL.full, "--for", "10m"])
+    expect(set.status, `${set.stdout}${set.stderr}`).toBe(0)
+    const cool = ocpool(oc, ["cool", "--json"])
+    expect(cool.status, cool.stderr).toBe(0)
+    const cooling = (JSON.parse(cool.stdout) as { cooling: Array<{ model: string; reason: string; until: number }> }).cooling
+    expect(cooling, cool.stdout).toEqual([expect.objectContaining({ model: ORIGINAL.full, reason: "manual" })])
+    const until = cooling[0]!.until
+
+    const session = (await oc.createSession()).id
+    const before = (await fake.health()).requests
+    // the first message on the session's default model (the cooled original)
+    const opening = "start on the cooled model"
+    const mark = await oc.prompt(session, opening)
+    await oc.waitIdle(session, mark, TURN_MS)
+    const first = await messagesUntil(oc, session, (xs) => {
+      const a = assistants(xs).at(-1)
+      return a !== undefined && a.info["time"]?.completed !== undefined && userTexts(xs).at(-1) === opening
+    })
+    debug("pre-send switch messages", summary(first))
+    // the user's message itself was rewritten: no abort, no "continue"
+    expect(userTexts(first), summary(first)).toEqual([opening])
+    expect(first.find((m) => m.info.role === "user")!.info["model"], summary(first)).toMatchObject({ providerID: FALLBACK.provider, modelID: FALLBACK.model })
+    expect(assistants(first).map(modelOf), summary(first)).toEqual(assistants(first).map(() => FALLBACK.full))
+    expect(assistants(first).at(-1)!.info["error"]).toBeUndefined()
+    // (1) no request for the cooled model, title generator included; the turn's requests went to the fallback
+    const turn1 = await fake.requests(before)
+    const trail = JSON.stringify(turn1.map((r) => [r.seq, r.provider, r.model, r.behavior, r.status, r.lastUserText]))
+    expect(turn1.filter(onOriginal), trail).toEqual([])
+    const chat1 = turn1.filter(isChat)
+    expect(chat1.length, trail).toBeGreaterThan(0)
+    expect(chat1.every((r) => onFallback(r) && r.status === 200 && r.lastUserText === opening), trail).toBe(true)
+    // (2) exactly one switch line, naming the original's cooldown end
+    await expect.poll(() => switchLines(oc).length, { timeout: 5_000, interval: 100 }).toBe(1)
+    const line = switchLines(oc)[0]!
+    expect(line, line).toBe(`Switched to ${FALLBACK.full}: ${ORIGINAL.full} hit its quota, resets ${new Date(until).toISOString().slice(11, 16)}Z`)
+    expect(oc.events.filter((e) => e.i >= mark && errorOf(session)(e))).toEqual([])
+    // the message's own rewrite (the `model` decision after the switch): one line for this message
+    const rewriteLine = `session ${session}: message on ${ORIGINAL.full} runs on ${FALLBACK.full} while ${ORIGINAL.full} cools`
+    const rewrites = () => poolLogLines(oc.readLog()).filter((l) => l === rewriteLine).length
+    expect(rewrites()).toBe(1)
+
+    // (3) a second message naming the original explicitly also runs on the fallback, without a second switch
+    const mid = (await fake.health()).requests
+    const next = "and the next step"
+    const mark2 = await oc.prompt(session, next, { model: ORIGINAL.full })
+    await oc.waitIdle(session, mark2, TURN_MS)
+    const second = await messagesUntil(oc, session, (xs) => {
+      const a = assistants(xs).at(-1)
+      return a !== undefined && a.info["time"]?.completed !== undefined && userTexts(xs).at(-1) === next
+    })
+    expect(userTexts(second), summary(second)).toEqual([opening, next])
+    expect(assistants(second).map(modelOf), summary(second)).toEqual(assistants(second).map(() => FALLBACK.full))
+    const turn2 = await fake.requests(mid)
+    const trail2 = JSON.stringify(turn2.map((r) => [r.seq, r.provider, r.model, r.behavior, r.status, r.lastUserText]))
+    expect(turn2.filter(onOriginal), trail2).toEqual([])
+    const chat2 = turn2.filter(isChat)
+    expect(chat2.length, trail2).toBeGreaterThan(0)
+    expect(chat2.every((r) => onFallback(r) && r.status === 200 && r.lastUserText === next), trail2).toBe(true)
+    // settle: a late second switch would come within this window
+    await sleep(1_000)
+    expect(switchLines(oc)).toHaveLength(1)
+    expect(rewrites()).toBe(2)
   })
 
   it("US-50 a quota 400 that opencode does not retry: once the session is idle it is continued once on the fallback", async () => {
