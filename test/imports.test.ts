@@ -119,6 +119,13 @@ describe("import boundaries (issue 20)", () => {
     expect(imports.filter((i) => /layers\/state\/sharedStateLayer\.js$/.test(i.spec)).map((i) => i.area).sort()).toEqual(expect.arrayContaining(["cli", "plugin"]))
   })
 
+  it("US-45 no file in src is over 450 lines (issue 34: modules named for what they do, small enough to read)", () => {
+    const long = sources(SRC)
+      .map((f) => ({ file: relative(SRC, f), lines: readFileSync(f, "utf8").split("\n").length - 1 }))
+      .filter((f) => f.lines > 450)
+    expect(long).toEqual([])
+  })
+
   it("US-45 src/cli never imports src/plugin (the drivers that boot the plugin are development entries, src/dev)", () => {
     const bad = imports.filter((i) => i.area === "cli" && i.target === "plugin")
     expect(bad.map((i) => `${i.file} -> ${i.spec}`)).toEqual([])
