@@ -16,6 +16,7 @@ import { SharedState } from "../services/state/SharedState.js"
 import { BadInput } from "./errors.js"
 import { ExitWith } from "./notify.js"
 import { diagnostic } from "./output.js"
+import { jsonFlag } from "./shared/flags.js"
 import { changeState } from "./shared/stateWriter.js"
 import { openState, readShared } from "./stateView.js"
 import { stateDirOption } from "./status.js"
@@ -67,8 +68,6 @@ export const quotaForgetRun = (flags: { readonly names: ReadonlyArray<string>; r
       )
     if (unknown.length > 0) return yield* new ExitWith({ code: 1 })
   })
-
-const jsonFlag = Options.boolean("json").pipe(Options.withDescription("One JSON object on stdout"))
 
 export const quotaForgetCommand = Command.make(
   "forget",

@@ -13,6 +13,7 @@
  */
 import { Option, Schema } from "effect"
 import { DAY_MS } from "../constants.js"
+import { providerOf } from "../pool/cooldown.js"
 import { Count, EpochMs, orElse } from "../tolerant.js"
 
 export type BudgetWindow = "minute" | "day"
@@ -56,11 +57,6 @@ export interface LearnedQuota {
   readonly limit: number
   readonly resetAt: number
   readonly samples: number
-}
-
-const providerOf = (model: string): string => {
-  const slash = model.indexOf("/")
-  return slash < 0 ? model : model.slice(0, slash)
 }
 
 /** `openrouter/qwen/qwen3:free` → `openrouter/*:free` (the account's `:free` budget); any other model is its own group. */

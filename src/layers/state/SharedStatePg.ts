@@ -33,7 +33,7 @@ import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecor
 import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlLearned, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
-import { sharedStateOver } from "./sharedStateOver.js"
+import { sharedStateOver, writesRecords } from "./sharedStateOver.js"
 import { spanned } from "../hotPath.js"
 
 export interface PgStateOptions {
@@ -194,17 +194,9 @@ const make = (o: PgStateOptions) =>
       return d
     }
 
+    // an empty claims table of a process that never published is nothing to write either
     const nothingToWrite = (c: Commit): boolean =>
-      c.cool.length === 0 &&
-      c.uncool.length === 0 &&
-      (c.quota ?? []).length === 0 &&
-      (c.fallbacks ?? []).length === 0 &&
-      (c.endFallbacks ?? []).length === 0 &&
-      (c.permits === undefined || (c.permits.put.length === 0 && c.permits.remove.length === 0)) &&
-      (c.context === undefined || (c.context.put.length === 0 && c.context.remove.length === 0)) &&
-      c.engine === undefined &&
-      (c.learned ?? []).length === 0 &&
-      (c.forget ?? []).length === 0 &&
+      !writesRecords(c) &&
       (c.claims === undefined || (c.claims.claims.length === 0 && c.claims.reaped === 0 && !claims.published()))
 
     const waitOf = (needs: Needs) => (needs.permits === true ? Math.max(o.lockWaitMs, PERMITS_LOCK_WAIT_MS) : o.lockWaitMs)

@@ -141,10 +141,12 @@ const NO_LEARNED: ReadonlyArray<GroupBudget> = []
 export const IN_MEMORY: StateInspection = { store: { _tag: "InMemory" }, leftovers: { toImport: [], unused: [] }, fleet: { _tag: "NotFleet" } }
 
 /** Whether a commit writes anything at all (an empty one does not wake the views). */
-export const wroteSomething = (c: Commit): boolean =>
+export const wroteSomething = (c: Commit): boolean => c.claims !== undefined || writesRecords(c)
+
+/** Whether a commit writes a record other than this process's claims (each backend judges its claims itself). */
+export const writesRecords = (c: Commit): boolean =>
   c.cool.length > 0 ||
   c.uncool.length > 0 ||
-  c.claims !== undefined ||
   (c.quota ?? []).length > 0 ||
   (c.fallbacks ?? []).length > 0 ||
   (c.endFallbacks ?? []).length > 0 ||
