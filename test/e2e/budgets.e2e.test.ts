@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownIn } from "../support/stateDb.js"
-import { fakeConfig, type OpencodeHandle } from "./harness.js"
+import { fakeConfig } from "./harness.js"
+import { spawnExplore, until } from "./flows.js"
 import { e2eWorld } from "./world.js"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -19,21 +20,7 @@ const POOL = { slots: [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/poo
 
 const world = e2eWorld()
 
-const until = async <A>(f: () => A | Promise<A>, ok: (a: A) => boolean, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const a = await f()
-    if (ok(a) || Date.now() > deadline) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
-const spawnChild = async (oc: OpencodeHandle, prompt: string) => {
-  const session = await oc.createSession()
-  const mark = await oc.prompt(session.id, `spawn [[task:explore:${prompt}]]`)
-  const e = await oc.waitForEvent((ev) => ev.type === "session.created" && ev.properties["info"]?.parentID === session.id, TURN_MS, mark)
-  return { session: session.id, child: String(e.properties["info"].id), mark }
-}
 
 describe("hidden budgets in front of the real opencode (issue 35)", () => {
   it("US-48 a group's day budget of 1 request: the first child is answered with no rate-limit header, the next request of the group is a 429 stating its reset in the body, and the plugin cools that model", async () => {
@@ -48,12 +35,12 @@ describe("hidden budgets in front of the real opencode (issue 35)", () => {
     await world.fake.setBudgets([{ name: "free-models", models: ["pool-b", "pool-c"], perDay: 1, stated: "body" }])
     const since = (await world.fake.health()).requests
 
-    const first = await spawnChild(oc, "say hi")
+    const first = await spawnExplore(oc, "say hi", TURN_MS)
     await oc.waitIdle(first.session, first.mark, TURN_MS)
     const granted = (await world.fake.requests(since)).filter((r) => r.budgetGroup === "free-models")
     expect(granted.map((r) => [r.model, r.status, r.extraHeaders])).toEqual([["pool-b", 200, undefined]])
 
-    const second = await spawnChild(oc, "say hi again")
+    const second = await spawnExplore(oc, "say hi again", TURN_MS)
     const refused = await world.fake.waitForRequest((r) => r.seq > since && r.behavior === "budget-429", TURN_MS)
     expect(refused).toMatchObject({ provider: "fakeB", status: 429, budget: { group: "free-models", window: "day" } })
     const reset = Number(JSON.parse(refused.errorBody!).error.metadata.headers["X-RateLimit-Reset"])

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { allClaimsIn, cooldownIn } from "../support/stateDb.js"
 import { fakeConfig, type OpencodeHandle } from "./harness.js"
+import { spawnExplore, until } from "./flows.js"
 import { e2eWorld } from "./world.js"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -21,22 +22,7 @@ const POOL = { slots: [{ model: "fakeB/pool-b", weight: 1 }, { model: "fakeB/poo
 
 const world = e2eWorld()
 
-const until = async <A>(f: () => A | Promise<A>, ok: (a: A) => boolean, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const a = await f()
-    if (ok(a) || Date.now() > deadline) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
-/** A root session that spawns one explore child with `prompt`; returns the child once created. */
-const spawnChild = async (oc: OpencodeHandle, prompt: string) => {
-  const session = await oc.createSession()
-  const mark = await oc.prompt(session.id, `spawn [[task:explore:${prompt}]]`)
-  const e = await oc.waitForEvent((ev) => ev.type === "session.created" && ev.properties["info"]?.parentID === session.id, TURN_MS, mark)
-  return { session: session.id, child: String(e.properties["info"].id), mark }
-}
 
 const childModel = async (oc: OpencodeHandle, child: string): Promise<string | undefined> => {
   const m = await until(
@@ -57,7 +43,7 @@ describe("no first token within firstTokenMs in the real opencode (issue 35)", (
     })
     const stalled = async (label: string) => {
       const since = (await world.fake.health()).requests
-      const { session, child, mark } = await spawnChild(oc, `${label} [[fake:hang]]`)
+      const { session, child, mark } = await spawnExplore(oc, `${label} [[fake:hang]]`, TURN_MS)
       expect(await childModel(oc, child)).toBe("fakeB/pool-b")
       // the child's request that never streams a token is closed by the abort
       const hung = await world.fake.waitForRequest((r) => r.seq > since && r.behavior === "hang" && r.lastUserText.includes(label), TURN_MS)
@@ -83,7 +69,7 @@ describe("no first token within firstTokenMs in the real opencode (issue 35)", (
     await stalled("second stall")
     expect(cooldownIn(oc.stateDir, "fakeB/pool-b")).toMatchObject({ reason: "hang" })
 
-    const { child } = await spawnChild(oc, "say hi")
+    const { child } = await spawnExplore(oc, "say hi", TURN_MS)
     expect(await childModel(oc, child)).toBe("fakeB/pool-c")
 
     const trace = join(dir, `pool-${oc.pid}.jsonl`)

@@ -15,8 +15,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cooldownsIn } from "../support/stateDb.js"
 import { startPgCluster, type PgCluster } from "../real/pgCluster.js"
-import { fakeConfig, sleep, type HarnessEvent, type OpencodeHandle, type PluginEntry } from "./harness.js"
+import { fakeConfig, type HarnessEvent, type OpencodeHandle, type PluginEntry } from "./harness.js"
 import { poolLogLines } from "./poolLog.js"
+import { until } from "./flows.js"
 import { e2eWorld } from "./world.js"
 
 const ROOT = new URL("../../", import.meta.url).pathname
@@ -86,14 +87,6 @@ beforeAll(async () => {
   if (process.env.E2E_DEBUG === "1") console.log(`[fleet.e2e] PostgreSQL up in ${t1 - t0} ms, both servers in ${Date.now() - t1} ms`)
 }, 240_000)
 
-const until = async <A>(f: () => A | Promise<A>, ok: (a: A) => boolean, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await f()
-    if (ok(v) || Date.now() > deadline) return v
-    await sleep(100)
-  }
-}
 
 /** A root on `oc` spawns one `explore` with `prompt`; resolves once the child exists (and, with `idle`, the root's turn ended). */
 const spawnExplore = async (oc: OpencodeHandle, prompt: string, wait: "idle" | "child") => {

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { allClaimsIn, cooldownIn } from "../support/stateDb.js"
 import { replayText } from "../../src/core/trace/replay.js"
 import { fakeConfig, type OpencodeHandle } from "./harness.js"
+import { until } from "./flows.js"
 import { e2eWorld } from "./world.js"
 
 const root = new URL("../../", import.meta.url).pathname
@@ -56,14 +57,6 @@ const claimsIn = (oc: OpencodeHandle): Readonly<Record<string, { model: string; 
 
 const cooldownOf = (oc: OpencodeHandle, model: string) => cooldownIn(oc.stateDir, model)
 
-const until = async <A>(f: () => A | Promise<A>, ok: (a: A) => boolean, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const a = await f()
-    if (ok(a) || Date.now() > deadline) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 describe("opencode-pool in the real opencode 1.18.33", () => {
   it("US-5 (a) a task spawn of explore runs on the slot-1 variant's model and the claim is released after", async () => {
