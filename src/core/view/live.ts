@@ -252,6 +252,18 @@ const quotaItems = (view: StatusView, now: number, cols: number, paint: Paint): 
   return rows.map((r) => `  ${column(r.model, modelW)}  ${r.text}`)
 }
 
+/** Learned budgets (issue 35): the tightest window's bar, marked learned, with how sure it is and its reset. */
+const learnedItems = (view: StatusView, now: number, cols: number, paint: Paint): ReadonlyArray<string> => {
+  const entries = view.learned ?? []
+  const bw = barWidth(cols)
+  const rows = entries.map((e) => ({
+    group: clean(e.group),
+    text: `req ${bar(e.remaining, e.limit, bw, leftColour(e.remaining, e.limit), paint)} ${num(e.remaining)}/${num(e.limit)} a ${e.window} (learned, ${e.samples === 1 ? "seen once" : `seen ${e.samples} times`})${e.resetAt > now ? `  in ${remaining(e.resetAt - now)}` : ""}`
+  }))
+  const groupW = Math.min(widest(rows.map((r) => r.group)), Math.max(6, cols - 4 - widest(rows.map((r) => r.text))))
+  return rows.map((r) => `  ${column(r.group, groupW)}  ${r.text}`)
+}
+
 const busyBudgets = (view: StatusView): ReadonlyArray<BudgetJson> => (view.permits ?? []).filter((b) => b.holders.length > 0 || b.queue.length > 0)
 
 const permitItems = (view: StatusView, now: number, cols: number, paint: Paint): ReadonlyArray<string> =>
@@ -290,6 +302,7 @@ const bodyOf = (view: StatusView, now: number, cols: number, paint: Paint, decis
   const coolingLines = coolingItems(view, now, cols, paint)
   cooling = section(`cooling (${coolingLines.length})`, coolingLines)
   section("quota", quotaItems(view, now, cols, paint))
+  section("learned budgets", learnedItems(view, now, cols, paint))
   section("heavy-work permits", permitItems(view, now, cols, paint))
   section("fleet", fleetItems(view, now))
   section(`fallbacks (${(view.fallbacks ?? []).length})`, fallbackItems(view, now))
@@ -316,6 +329,7 @@ const SHOWN: ReadonlyArray<readonly [string, string]> = [
   ["slots", "each slot's load against its cap; <- next: where the next spawn goes"],
   ["cooling", "each cooling model: reason, strike, time left"],
   ["quota", "remaining/limit of each stated quota, time to its reset"],
+  ["learned", "budgets learned from 429s: remaining/limit, how sure, time to the window's end"],
   ["permits", "heavy-work budgets: who holds, who waits"],
   ["fleet", "the hosts sharing the state (PostgreSQL backend)"],
   ["fallbacks", "root sessions on a fallback while their model cools"],

@@ -154,13 +154,28 @@ describe("US-6 live view: a representative snapshot", () => {
       "  slots      each slot's load against its cap; <- next: where the next spawn go…",
       "  cooling    each cooling model: reason, strike, time left",
       "  quota      remaining/limit of each stated quota, time to its reset",
+      "  learned    budgets learned from 429s: remaining/limit, how sure, time to the …",
       "  permits    heavy-work budgets: who holds, who waits",
       "  fleet      the hosts sharing the state (PostgreSQL backend)",
       "  fallbacks  root sessions on a fallback while their model cools",
       "  decisions  the last decisions of a recorded trace",
-      "",
       "q quit  j/k scroll  ? back"
     ])
+  })
+
+  it("US-48 learned budgets get their own section after the stated quotas, marked learned, with how sure and the window's end", () => {
+    const learned = [
+      { group: "or/*:free", window: "minute" as const, limit: 20, remaining: 4, resetAt: NOW + 40_000, samples: 3, used: { minute: 16, day: 143 }, limits: [] },
+      { group: "zen/big", window: "day" as const, limit: 200, remaining: 200, resetAt: NOW + 3_600_000, samples: 1, used: { minute: 0, day: 0 }, limits: [] }
+    ]
+    const body = liveBody({ ...VIEW, learned }, NOW, 80, false)
+    const at = body.indexOf("learned budgets")
+    expect(at).toBe(body.indexOf("quota") + 3)
+    expect(body.slice(at + 1, at + 3)).toEqual([
+      "  or/*:free  req [███░░░░░░░░░░] 4/20 a minute (learned, seen 3 times)  in 40s",
+      "  zen/big    req [█████████████] 200/200 a day (learned, seen once)  in 1h00m"
+    ])
+    expect(liveBody(VIEW, NOW, 80, false)).not.toContain("learned budgets")
   })
 
   it("US-6 the last decisions are shown when given, most recent last, at most 20", () => {
