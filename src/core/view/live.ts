@@ -419,6 +419,8 @@ export const compactView = (view: StatusView, now: number, cols = 72): ReadonlyA
   if (cooling.length > 0) out.push("cooling", ...capped(cooling, 4, "cooling"))
   const quota = quotaItems(view, now, cols, paint)
   if (quota.length > 0) out.push("quota", ...capped(quota, 2, "quota lines"))
+  const learned = view.learned ?? []
+  if (learned.length > 0) out.push(`learned: ${learned.map((l) => `${clean(l.group)} ${num(l.remaining)}/${num(l.limit)} a ${l.window}`).join("; ")}`)
   const busy = busyBudgets(view)
   if (busy.length > 0) {
     const budgets = busy.map((b) => `${clean(b.name)} ${num(b.used)}${b.capacity === null ? "" : `/${num(b.capacity)}`} used, ${b.queue.length} waiting`)
@@ -450,6 +452,7 @@ export const nextTickIn = (view: StatusView, now: number): number | undefined =>
   for (const q of view.quota ?? []) {
     for (const f of [q.requests, q.tokens]) if (f !== null && f.resetAt !== null && Math.abs(f.resetAt - now) <= STATED_RESET_MAX_MS) targets.push(f.resetAt)
   }
+  for (const l of view.learned ?? []) targets.push(l.resetAt)
   for (const f of view.fallbacks ?? []) targets.push(f.until)
   let best: number | undefined
   for (const t of targets) {

@@ -45,6 +45,11 @@ const VIEW: StatusView = {
   }
 }
 
+const LEARNED: NonNullable<StatusView["learned"]> = [
+  { group: "or/*:free", window: "minute", limit: 20, remaining: 4, resetAt: NOW + 40_000, samples: 3, used: { minute: 16, day: 143 }, limits: [] },
+  { group: "zen/big", window: "day", limit: 200, remaining: 200, resetAt: NOW + 3_600_000, samples: 1, used: { minute: 0, day: 0 }, limits: [] }
+]
+
 const frame = (view: StatusView, cols: number, rows: number, ui: Partial<Parameters<typeof liveFrame>[3]> = {}, color = false) =>
   liveFrame(view, NOW, { cols, rows, color }, { scroll: 0, help: false, ...ui })
 
@@ -164,11 +169,7 @@ describe("US-6 live view: a representative snapshot", () => {
   })
 
   it("US-48 learned budgets get their own section after the stated quotas, marked learned, with how sure and the window's end", () => {
-    const learned = [
-      { group: "or/*:free", window: "minute" as const, limit: 20, remaining: 4, resetAt: NOW + 40_000, samples: 3, used: { minute: 16, day: 143 }, limits: [] },
-      { group: "zen/big", window: "day" as const, limit: 200, remaining: 200, resetAt: NOW + 3_600_000, samples: 1, used: { minute: 0, day: 0 }, limits: [] }
-    ]
-    const body = liveBody({ ...VIEW, learned }, NOW, 80, false)
+    const body = liveBody({ ...VIEW, learned: LEARNED }, NOW, 80, false)
     const at = body.indexOf("learned budgets")
     expect(at).toBe(body.indexOf("quota") + 3)
     expect(body.slice(at + 1, at + 3)).toEqual([
@@ -230,8 +231,9 @@ describe("US-6 live view: a representative snapshot", () => {
       byBase: {},
       cooling: { until: NOW + 60_000, reason: "quota", strikes: 1 }
     }))
-    const lines = compactView({ ...VIEW, slots, next: null }, NOW)
+    const lines = compactView({ ...VIEW, slots, next: null, learned: [LEARNED[0]!, LEARNED[1]!] }, NOW)
     expect(lines.length).toBeLessThanOrEqual(20)
+    expect(lines).toContain("learned: or/*:free 4/20 a minute; zen/big 200/200 a day")
     expect(lines).toContain("  …and 7 more slots")
     expect(lines).toContain("  …and 9 more cooling")
     expect(lines[0]).toBe("opencode-pool: 5 claims, 2 processes, 12 cooling")
@@ -252,6 +254,8 @@ describe("US-6 live view: countdown ticks", () => {
     const far: StatusView = { ...still, quota: [{ model: "x/y", requests: { remaining: 1, limit: 2, resetAt: NOW + 8 * 86_400_000 }, tokens: null, seenAt: NOW }] }
     expect(nextTickIn(far, NOW)).toBeUndefined()
     expect(nextTickIn({ ...still, fallbacks: [{ session: "s", original: "a/b", active: "c/d", until: NOW + 1_500 }] }, NOW)).toBe(500)
+    // US-48 a learned window's end counts down too
+    expect(nextTickIn({ ...still, learned: [{ ...LEARNED[0]!, resetAt: NOW + 2_300 }] }, NOW)).toBe(300)
   })
 })
 
