@@ -62,21 +62,21 @@ const configFile = () => {
 }
 
 describe("ocpool fleet (real PostgreSQL)", () => {
-  it("US-52 fleet init: the option with the URL masked, schema version 4, never the password; again: the same", () => {
+  it("US-52 fleet init: the option with the URL masked, schema version 5, never the password; again: the same", () => {
     for (let round = 0; round < 2; round++) {
       const r = spawnSync(process.execPath, [cli, "fleet", "init", "--url", cluster.url], { encoding: "utf8", env: baseEnv(), timeout: 60_000 })
       expect(r.stderr).toBe("")
       expect(r.status).toBe(0)
       expect(r.stdout).not.toContain(PASSWORD)
       const masked = cluster.url.replace(`:${PASSWORD}@`, ":***@")
-      expect(r.stdout).toContain(`schema ocpool at version 4`)
+      expect(r.stdout).toContain(`schema ocpool at version 5`)
       expect(r.stdout).toContain(`"state": { "backend": "postgres", "url": ${JSON.stringify(masked)}, "schema": "ocpool" }`)
       expect(r.stdout).toContain("OCPOOL_STATE_URL")
     }
     // the URL from the environment, another schema
     const e = spawnSync(process.execPath, [cli, "fleet", "init", "--schema", "team_b"], { encoding: "utf8", env: { ...baseEnv(), OCPOOL_STATE_URL: cluster.url }, timeout: 60_000 })
     expect(e.status).toBe(0)
-    expect(e.stdout).toContain("schema team_b at version 4")
+    expect(e.stdout).toContain("schema team_b at version 5")
     expect(e.stdout).not.toContain(PASSWORD)
   }, 120_000)
 

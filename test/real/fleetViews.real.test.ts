@@ -117,7 +117,7 @@ describe("the fleet in ocpool status, permits and doctor", () => {
       expect(text.stdout).not.toContain("@host-y")
 
       const json = JSON.parse(ocpool(["status", "--json"], cluster.url).stdout) as { fleet: FleetJson; processes: ReadonlyArray<{ pid: number; host: string; claims: number }> }
-      expect(json.fleet).toMatchObject({ reachable: true, url: masked, schema: "ocpool", host: "host-a", schemaVersion: 4 })
+      expect(json.fleet).toMatchObject({ reachable: true, url: masked, schema: "ocpool", host: "host-a", schemaVersion: 5 })
       expect(json.fleet.hosts!.filter((h) => h.host !== "host-a").map((h) => [h.host, h.live, h.claims, h.permits])).toEqual([
         ["host-x", true, 2, 1],
         ["host-y", false, 0, 1]
@@ -137,7 +137,7 @@ describe("the fleet in ocpool status, permits and doctor", () => {
       const report = JSON.parse(doctor.stdout) as { checks: ReadonlyArray<{ id: string; status: string; detail: string }>; ok: boolean }
       const backend = report.checks.find((c) => c.id === "state-backend")!
       expect(backend.status).toBe("ok")
-      expect(backend.detail).toMatch(new RegExp(`^postgres ${masked.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} schema ocpool; round trip \\d+(\\.\\d)? ms; schema version 4 \\(expected 4\\); host host-a; `))
+      expect(backend.detail).toMatch(new RegExp(`^postgres ${masked.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} schema ocpool; round trip \\d+(\\.\\d)? ms; schema version 5 \\(expected 5\\); host host-a; `))
       expect(doctor.code).toBe(report.ok ? 0 : 1)
       expect(ocpool(["doctor"], cluster.url).stdout).toMatch(/^ok {3}state-backend postgres /m)
     })

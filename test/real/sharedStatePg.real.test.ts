@@ -61,7 +61,7 @@ const on = <A>(layer: Layer.Layer<SharedState>, f: (s: SharedStateService) => Ef
 const claim = (key: string, at: number) => makeClaim(key, "a/x", "explore", at)
 
 describe("the PostgreSQL backend (fleet mode)", () => {
-  it.live("US-52 eight hosts starting at once migrate the schema once; its version is 4", () => {
+  it.live("US-52 eight hosts starting at once migrate the schema once; its version is 5", () => {
     const schema = `race_${++schemas}`
     const dir = stateDir()
     const now = Date.now()
@@ -74,10 +74,10 @@ describe("the PostgreSQL backend (fleet mode)", () => {
       expect(answers.map((a) => (a._tag === "Unreachable" ? a.reason : a._tag))).toEqual(Array(8).fill("Fleet"))
       const a = answers[0]!
       if (a._tag !== "Fleet") return
-      expect(a.view.schemaVersion).toBe(4)
+      expect(a.view.schemaVersion).toBe(5)
       expect(a.view.url).not.toContain("s3cret-pw")
       expect(a.view.url).toContain("***")
-      expect(Number(yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.ocpool_migrations`)))).toBe(4)
+      expect(Number(yield* Effect.promise(() => cluster.psql(`select count(*) from ${schema}.ocpool_migrations`)))).toBe(5)
     })
   })
 

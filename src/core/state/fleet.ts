@@ -18,7 +18,7 @@ export const FLEET_RETRY_MS = 5_000
 export const FALLBACK_WARN_EVERY_MS = 60_000
 export const DEFAULT_SCHEMA = "ocpool"
 /** The schema version this build migrates to, in a fleet's schema and in state.db alike (src/layers/state/stateSql.ts's highest migration). */
-export const SCHEMA_VERSION = 4
+export const SCHEMA_VERSION = 5
 
 export type StateBackend =
   | { readonly backend: "sqlite" }

@@ -4,6 +4,7 @@ import type { Cooldown } from "../../core/pool/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { GroupBudget } from "../../core/limits/learned.js"
+import type { CounterRow } from "../../core/metrics/counters.js"
 import type { Holder } from "../../core/state/holder.js"
 import type { EngineRegistration } from "../../core/state/engines.js"
 import { permitTable, type PermitTable } from "./permitJudge.js"
@@ -28,6 +29,8 @@ export interface MemoryState {
   readonly engines: Map<number, EngineRegistration & { readonly host: string }>
   /** group → its learned budget (issue 35). */
   readonly learned: Map<string, GroupBudget>
+  /** Every host's counters (issue 36), keyed by host, name and labels. */
+  readonly counters: Map<string, CounterRow>
   /** The one pool lock every "process" on this state shares. */
   readonly lock: Effect.Semaphore
   /** Called after every commit that wrote something (the memory port's change feed, issue 24). */
@@ -48,6 +51,7 @@ export const memoryState = (): MemoryState => ({
   context: new Map(),
   engines: new Map(),
   learned: new Map(),
+  counters: new Map(),
   lock: Effect.unsafeMakeSemaphore(1),
   watchers: new Set(),
   trace: [],

@@ -12,7 +12,7 @@ import { DEAD_FILE_MS } from "../../core/constants.js"
 import { holderGone } from "../../core/state/holder.js"
 import { byStart, engineLive } from "../../core/state/engines.js"
 import { SharedState } from "../../services/state/SharedState.js"
-import { contextInMemory, cooldownsInMemory, fallbacksInMemory, learnedInMemory, quotaInMemory } from "./memoryRecords.js"
+import { contextInMemory, cooldownsInMemory, countersInMemory, fallbacksInMemory, learnedInMemory, quotaInMemory } from "./memoryRecords.js"
 import type { MemoryState } from "./MemoryState.js"
 import { permitsInMemory, type PermitJudge } from "./permitJudge.js"
 import { sharedStateOver, type ClaimRecords, type EngineRecords, type StateLock } from "./sharedStateOver.js"
@@ -106,6 +106,7 @@ export const memoryPort = (shared: MemoryState, pid: number, host = "memory") =>
     context: contextInMemory(shared.context),
     engines: enginesInMemory(shared, pid, host),
     learned: learnedInMemory(shared.learned),
+    counters: countersInMemory(shared.counters, host),
     lock: lockInMemory(shared),
     changes: changesInMemory(shared)
   })

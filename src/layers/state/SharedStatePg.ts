@@ -31,6 +31,7 @@ import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
 import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlLearned, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
+import { sqlCounters } from "./sqlCounters.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver, writesRecords } from "./sharedStateOver.js"
@@ -90,6 +91,7 @@ const make = (o: PgStateOptions) =>
       context: sqlContext(x),
       engines: engines.part,
       learned: sqlLearned(x),
+      counters: sqlCounters(x, state.host),
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
         // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later

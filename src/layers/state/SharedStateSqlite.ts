@@ -36,6 +36,7 @@ import { migrateSqlite, SQLITE_SCHEMA_VERSION, sqliteSchemaVersion } from "./sql
 import { memoryState } from "./MemoryState.js"
 import { memoryPort } from "./SharedStateMemory.js"
 import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, type SqlExec, sqlFallbacks, sqlLearned, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
+import { sqlCounters } from "./sqlCounters.js"
 import { openSqlite, pause, sqliteReason, sqliteTx, SYNC_BUSY_MS, untilFree, type SqliteDb, type SqliteTx } from "./sqliteDriver.js"
 import { SQLITE, type Query } from "./stateSql.js"
 import { spanned } from "../hotPath.js"
@@ -259,6 +260,7 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
       context: sqlContext(exec),
       engines: sqlEngines(exec, id).part,
       learned: sqlLearned(exec),
+      counters: sqlCounters(exec, state.host),
       lock,
       changes: { stream: state.dir === undefined ? Stream.never : Stream.map(dirChanges(state.dir), () => undefined), touch: Effect.void }
     })

@@ -8,7 +8,8 @@ import { isCooldownExpired } from "../../core/pool/cooldownFile.js"
 import { bySession, isOver, type FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import { isStale, type QuotaRecord } from "../../core/quota/record.js"
 import type { ContextEntry } from "../../services/state/SharedState.js"
-import type { ContextRecords, CooldownRecords, FallbackRecords, LearnedRecords, QuotaRecords } from "./sharedStateOver.js"
+import { counterKey, type CounterRow } from "../../core/metrics/counters.js"
+import type { ContextRecords, CooldownRecords, CounterRecords, FallbackRecords, LearnedRecords, QuotaRecords } from "./sharedStateOver.js"
 import { byGroup, byModel } from "./sqlRecords.js"
 import { isBudgetStale, type GroupBudget } from "../../core/limits/learned.js"
 
@@ -51,4 +52,17 @@ export const learnedInMemory = (table: Map<string, GroupBudget> = new Map()): Le
   readAll: (now) => Effect.sync(() => byGroup([...table.values()].filter((b) => !isBudgetStale(b, now)))),
   write: (records) => Effect.sync(() => records.forEach((r) => table.set(r.group, r))),
   remove: (group) => Effect.sync(() => void table.delete(group))
+})
+
+/** Every host's counters in one table, keyed by host, name and labels (issue 36); `host` is the one this port adds to. */
+export const countersInMemory = (table: Map<string, CounterRow>, host: string): CounterRecords => ({
+  readAll: Effect.sync(() => [...table.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row)),
+  add: (counts) =>
+    Effect.sync(() => {
+      for (const c of counts) {
+        const key = `${host}\u0000${counterKey(c)}`
+        const had = table.get(key)
+        table.set(key, { host, name: c.name, labels: c.labels, value: (had?.value ?? 0) + c.by })
+      }
+    })
 })

@@ -13,6 +13,7 @@ import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { GroupBudget } from "../../core/limits/learned.js"
+import type { Count, CounterRow } from "../../core/metrics/counters.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
@@ -99,6 +100,16 @@ export interface EngineRecords {
   readonly removeOwn: Effect.Effect<void>
 }
 
+/**
+ * Every host's counters (issue 36): a commit's increments added to this host's, in the commit's own
+ * transaction; a read returns every host's, sorted by host, name and labels. A write that fails is
+ * logged and skipped (counts are worth less than the decision they count).
+ */
+export interface CounterRecords {
+  readonly readAll: Effect.Effect<ReadonlyArray<CounterRow>, RecordsError>
+  readonly add: (counts: ReadonlyArray<Count>) => Effect.Effect<void, RecordsError>
+}
+
 /** The backend's lock around a transaction (SPEC §5.3); one that may go ahead without it counts how often. */
 export interface StateLock {
   /**
@@ -126,6 +137,7 @@ export interface SharedStateParts {
   readonly context: ContextRecords
   readonly engines: EngineRecords
   readonly learned: LearnedRecords
+  readonly counters: CounterRecords
   readonly lock: StateLock
 }
 
@@ -136,6 +148,7 @@ const NO_PERMITS: ReadonlyArray<PermitView> = []
 const NO_CONTEXT: ReadonlyArray<ContextEntry> = []
 const NO_ENGINES: ReadonlyArray<EngineView> = []
 const NO_LEARNED: ReadonlyArray<GroupBudget> = []
+const NO_COUNTERS: ReadonlyArray<CounterRow> = []
 
 /** What a port over parts alone says of itself: records in memory, nothing left by an earlier version, no fleet (the backends on files and PostgreSQL say more). */
 export const IN_MEMORY: StateInspection = { store: { _tag: "InMemory" }, leftovers: { toImport: [], unused: [] }, fleet: { _tag: "NotFleet" } }
@@ -154,12 +167,13 @@ export const writesRecords = (c: Commit): boolean =>
   (c.context !== undefined && (c.context.put.length > 0 || c.context.remove.length > 0)) ||
   c.engine !== undefined ||
   (c.learned ?? []).length > 0 ||
-  (c.forget ?? []).length > 0
+  (c.forget ?? []).length > 0 ||
+  (c.counts ?? []).length > 0
 
 /** The port over `parts`; the log is optional (the CLI reads without one). */
 export const sharedStateOver = (parts: SharedStateParts) =>
   Effect.gen(function* () {
-    const { claims, cooldowns, quota, fallbacks, permits, context, engines, learned, lock } = parts
+    const { claims, cooldowns, quota, fallbacks, permits, context, engines, learned, counters, lock } = parts
     const say = yield* optionalLog
     const warn = (message: string) => say("warn", message)
     const orProblem = <A>(kind: ReadProblem["kind"], problems: Array<ReadProblem>, empty: A) => (e: RecordsError) =>
@@ -176,7 +190,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       const maps = needs.context ? yield* context.readAll.pipe(Effect.catchAll(orProblem("context", problems, NO_CONTEXT))) : NO_CONTEXT
       const loaded = needs.engines ? yield* engines.readAll(now).pipe(Effect.catchAll(orProblem("engines", problems, NO_ENGINES))) : NO_ENGINES
       const budgets = needs.learned ? yield* learned.readAll(now) : NO_LEARNED
-      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, engines: loaded, learned: budgets, problems } satisfies SharedSnapshot
+      const counted = needs.counters ? yield* counters.readAll.pipe(Effect.catchAll(orProblem("counters", problems, NO_COUNTERS))) : NO_COUNTERS
+      return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, engines: loaded, learned: budgets, counters: counted, problems } satisfies SharedSnapshot
     })
 
     const commit = traced("SharedState.commit")(function* (now: number, c: Commit) {
@@ -193,6 +208,7 @@ export const sharedStateOver = (parts: SharedStateParts) =>
         yield* context.write(c.context).pipe(Effect.catchAll((e) => warn(`writing context map records failed: ${e.reason}`)))
       if (c.learned !== undefined && c.learned.length > 0) yield* learned.write(c.learned)
       for (const group of c.forget ?? []) yield* learned.remove(group)
+      if (c.counts !== undefined && c.counts.length > 0) yield* counters.add(c.counts).pipe(Effect.catchAll((e) => warn(`writing counters failed: ${e.reason}`)))
       if (c.engine !== undefined) yield* engines.register(c.engine, now).pipe(Effect.catchAll((e) => warn(`registering the plugin engine failed: ${e.reason}`)))
       if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })

@@ -105,12 +105,21 @@ export const schemaV3 = (d: Dialect): ReadonlyArray<string> => [
 /** Schema version 4: the model groups' learned budgets (issue 35), one row per group, written by every counted request. */
 export const schemaV4 = (d: Dialect): ReadonlyArray<string> => [`CREATE TABLE IF NOT EXISTS learned (grp text PRIMARY KEY, body text NOT NULL, seen_at ${d.bigint} NOT NULL)`]
 
+/**
+ * Schema version 5: every host's counters (issue 36), one row per host, name and label values (a JSON
+ * array), only ever added to: a commit's increments in its own transaction.
+ */
+export const schemaV5 = (_d: Dialect): ReadonlyArray<string> => [
+  "CREATE TABLE IF NOT EXISTS counters (host text NOT NULL, name text NOT NULL, labels text NOT NULL, value double precision NOT NULL, PRIMARY KEY (host, name, labels))"
+]
+
 /** Every migration in order: its id, name and statements. The schema version is the highest id. */
 export const MIGRATION_STEPS: ReadonlyArray<{ readonly id: number; readonly name: string; readonly statements: (d: Dialect) => ReadonlyArray<string> }> = [
   { id: 1, name: "fleet", statements: schemaV1 },
   { id: 2, name: "context", statements: schemaV2 },
   { id: 3, name: "engines", statements: schemaV3 },
-  { id: 4, name: "learned", statements: schemaV4 }
+  { id: 4, name: "learned", statements: schemaV4 },
+  { id: 5, name: "counters", statements: schemaV5 }
 ]
 
 export const MIGRATIONS_TABLE = "ocpool_migrations"

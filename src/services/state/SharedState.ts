@@ -16,6 +16,7 @@ import type { Cooldown, CooldownTable } from "../../core/pool/cooldown.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { GroupBudget } from "../../core/limits/learned.js"
+import type { Count, CounterRow } from "../../core/metrics/counters.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 
@@ -34,6 +35,8 @@ export interface Needs {
   readonly engines?: boolean
   /** The model groups' learned budgets and counts (issue 35). */
   readonly learned?: boolean
+  /** Every host's counters (issue 36): what `ocpool metrics` serves. */
+  readonly counters?: boolean
 }
 
 /** Every record kind: what views (`pool_status`, `ocpool status`) read. */
@@ -53,7 +56,7 @@ export interface ContextChanges {
 
 /** A record kind that could not be read (it reads as empty), with why. */
 export interface ReadProblem {
-  readonly kind: "claims" | "cooldowns" | "permits" | "context" | "engines"
+  readonly kind: "claims" | "cooldowns" | "permits" | "context" | "engines" | "counters"
   readonly reason: string
 }
 
@@ -75,6 +78,8 @@ export interface SharedSnapshot {
   readonly engines: ReadonlyArray<EngineView>
   /** The model groups' learned budgets (issue 35) not stale at `now`, sorted by group. */
   readonly learned: ReadonlyArray<GroupBudget>
+  /** Every host's counters (issue 36), sorted by host, name and labels. */
+  readonly counters: ReadonlyArray<CounterRow>
   /** Kinds that could not be read; transactions log them, views decide. */
   readonly problems: ReadonlyArray<ReadProblem>
 }
@@ -105,6 +110,8 @@ export interface Commit {
   readonly learned?: ReadonlyArray<GroupBudget> | undefined
   /** Model groups whose learned budgets are forgotten (`ocpool quota forget`). */
   readonly forget?: ReadonlyArray<string> | undefined
+  /** Counter increments (issue 36), added to this host's counters in the same transaction. */
+  readonly counts?: ReadonlyArray<Count> | undefined
 }
 
 export interface SharedStateStats {
@@ -207,4 +214,6 @@ export const problemText = (p: ReadProblem): string =>
         ? `reading context map records failed: ${p.reason}`
         : p.kind === "engines"
           ? `reading the plugin engines on record failed: ${p.reason}`
+          : p.kind === "counters"
+            ? `reading the counters failed: ${p.reason}`
           : `reading cooldowns failed: ${p.reason}`

@@ -13,6 +13,7 @@ import type { PermitEntry, PermitHolder } from "../../../src/core/permits/types.
 import type { FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../../src/core/quota/record.js"
 import type { GroupBudget } from "../../../src/core/limits/learned.js"
+import { count, observeWait } from "../../../src/core/metrics/counters.js"
 import { ALL_RECORDS, SharedState, type Commit, type SharedStateService } from "../../../src/services/state/SharedState.js"
 import { makeClaim } from "../../helpers.js"
 import { recordSpans } from "../../support/spans.js"
@@ -111,6 +112,26 @@ export const sharedStateContract = (backend: Backend) =>
         yield* on(s.process(2), (p) => p.commit(now + 3, { ...nothing, forget: ["z/*:free"] }))
         expect((yield* on(s.process(1), (p) => p.read(now + 4, { learned: true }))).learned.map((b) => b.group)).toEqual(["a/x"])
         expect((yield* on(s.process(1), (p) => p.read(now + 2 * 86_400_000, { learned: true }))).learned).toEqual([])
+      })
+    })
+
+    it.live("US-53 counters (issue 36): a commit's counts add to this host's counters, summed per counter; every process reads them back sorted; they only grow", () => {
+      const s = backend.make()
+      const now = Date.now()
+      return Effect.gen(function* () {
+        const route = count("routes_total", ["explore", "first"])
+        yield* on(s.process(1), (p) => p.commit(now, { ...nothing, counts: [route, route, count("limits_total", ['or "x"\\\n', "rate_limit"])] }))
+        yield* on(s.process(2), (p) => p.transact(now + 1, {}, () => ({ value: undefined, commit: { ...nothing, counts: [route, ...observeWait("heavy", 2.5)] } })))
+        const read = yield* on(s.process(3), (p) => p.read(now + 2, { counters: true }))
+        const host = s.holders.host
+        expect(read.counters).toEqual([
+          { host, name: "limits_total", labels: ['or "x"\\\n', "rate_limit"], value: 1 },
+          { host, name: "permit_wait_seconds_bucket", labels: ["heavy", "5"], value: 1 },
+          { host, name: "permit_wait_seconds_count", labels: ["heavy"], value: 1 },
+          { host, name: "permit_wait_seconds_sum", labels: ["heavy"], value: 2.5 },
+          { host, name: "routes_total", labels: ["explore", "first"], value: 3 }
+        ])
+        expect((yield* on(s.process(3), (p) => p.read(now + 2, { cooldowns: true }))).counters).toEqual([])
       })
     })
 
