@@ -44,7 +44,7 @@ export const makeEngine = (config: EngineConfig) =>
     const recorder = yield* TraceRecorder
     const fibers = yield* FiberMap.make<string, void, never>()
     const context = yield* engineContext(config.refresh)
-    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing), closed: false })
+    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing, config.metrics ?? true), closed: false })
     const stateNow = Effect.map(memory.get, (m) => m.state)
     const withInput = withContextInput(context)
     // a view's read (without the lock); kinds that could not be read are logged, as a transaction logs them
@@ -123,9 +123,9 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
     PoolEngine,
     Effect.gen(function* () {
       const refresh = settings.contextMap.enabled && directory !== undefined ? { root: contextRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
-      const { fallbackModels: fallbacks, delegate, reapMs } = settings
+      const { fallbackModels: fallbacks, delegate, reapMs, metrics } = settings
       const timing = { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs, firstTokenMs: settings.firstTokenMs }
-      const engine = yield* makeEngine({ timing, reapMs, delegate, contextMap: settings.contextMap.enabled, fallbacks, refresh })
+      const engine = yield* makeEngine({ timing, reapMs, delegate, contextMap: settings.contextMap.enabled, fallbacks, refresh, metrics })
       // registered once, here (no write per spawn); the engine's finalizer removes it with the claims (`removeOwn`)
       const since = yield* Clock.currentTimeMillis
       yield* Effect.flatMap(SharedState, (store) => store.commit(since, { cool: [], uncool: [], engine: { version: VERSION, since, backend: settings.state.backend } }))
