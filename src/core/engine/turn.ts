@@ -22,7 +22,7 @@ import { decisionLines, switchText, type DecisionContext } from "./decisionLog.j
 import type { EngineEffect } from "./effects.js"
 import { logAbout, type Applied, type EngineCommit, type EngineEvent, type EventNeeds, type LogAnnotations, type LogLevel, type LogLine } from "./events.js"
 import { readsShared } from "./sharedLines.js"
-import { sumCounts, type Count } from "../metrics/counters.js"
+import type { Count } from "../metrics/counters.js"
 import { countDecisions } from "../metrics/engineCounts.js"
 import type { PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
@@ -87,7 +87,7 @@ export class Turn {
   ended: string | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
   abortReason: string | undefined
-  /** The counts of the turn's decisions (issue 36), summed into the commit; made at the first line that decides something, when counting. */
+  /** The counts of the turn's decisions (issue 36), one per counter, for the commit; made at the first line that decides something, when counting. */
   private counted: Array<Count> | undefined
   /** Maps this turn copied and no one else holds (`put` sets them in place); forgotten whenever the state is kept for later. */
   private owned: Set<keyof EngineState> | undefined
@@ -234,7 +234,7 @@ interface CommitParts {
   readonly learned: ReadonlyMap<string, GroupBudget>
   readonly fallbacks: ReadonlyArray<FallbackRecord>
   readonly ended: string | undefined
-  /** The turn's counts, one per decision counted (summed when the commit is built). */
+  /** The turn's counts, one per counter (engineCounts.ts sums them as they come). */
   readonly counts: ReadonlyArray<Count> | undefined
 }
 
@@ -270,7 +270,7 @@ class Outcome implements Applied {
       ...(p.learned.size === 0 ? {} : { learned: [...p.learned.values()] }),
       fallbacks: p.fallbacks.length === 0 ? undefined : p.fallbacks,
       endFallbacks: p.ended === undefined ? undefined : [p.ended],
-      ...(p.counts === undefined || p.counts.length === 0 ? {} : { counts: sumCounts(p.counts) })
+      ...(p.counts === undefined || p.counts.length === 0 ? {} : { counts: p.counts })
     })
   }
 }

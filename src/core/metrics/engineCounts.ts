@@ -8,7 +8,9 @@
  * cooldown's reason and a limit's class are `CoolReason`s; a limit's provider is the part before `/` of
  * a cooled model (a pool slot's, a fallback's or a root session's: models opencode was configured
  * with), or of the line's model, or the line's provider, cut to PROVIDER_MAX characters; never a
- * session or claim id. The counts of the common decisions are constants (a route allocates nothing).
+ * session or claim id. The counts of the common decisions are constants (a route allocates nothing),
+ * and a turn's counts are summed as they are added (one per counter), without the catalogue's helpers:
+ * a spawn runs no module more than it must (`npm run count:files`, docs/DECISIONS.md 298).
  */
 import { POOLED_BASES } from "../constants.js"
 import type { CoolReason } from "../pool/cooldown.js"
@@ -17,7 +19,7 @@ import { getClaim } from "../trace/claimTable.js"
 import type { Decision } from "../trace/decision.js"
 import type { TraceInput } from "../trace/input.js"
 import type { TraceState } from "../trace/machine.js"
-import { count, type Count } from "./counters.js"
+import type { Count, CounterName } from "./counters.js"
 
 /** A provider label longer than this is cut (a provider id is short; this only bounds a strange one). */
 export const PROVIDER_MAX = 64
@@ -31,6 +33,28 @@ export type ReapKind = "hung" | "spinning" | "no_first_token" | "unbound"
 const PASSES: ReadonlyArray<Pass> = ["first", "second", "overflow"]
 const COOL_REASONS: ReadonlyArray<CoolReason> = ["rate_limit", "quota", "outage", "unavailable", "auth", "entitlement", "hang", "quota_low", "manual"]
 const REAP_KINDS: ReadonlyArray<ReapKind> = ["hung", "spinning", "no_first_token", "unbound"]
+
+/** One increment (counters.ts's `count`, made here so that counting runs this module only). */
+const count = (name: CounterName, labels: ReadonlyArray<string> = [], by = 1): Count => ({ name, labels, by })
+
+const sameLabels = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  if (a === b) return true
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** Adds `c` to `out`, summed into the entry of the same counter and labels when there is one (a turn's few counts: a linear look). */
+export const addCount = (out: Array<Count>, c: Count): void => {
+  for (let i = 0; i < out.length; i++) {
+    const o = out[i]!
+    if (o.name === c.name && sameLabels(o.labels, c.labels)) {
+      out[i] = { name: o.name, labels: o.labels, by: o.by + c.by }
+      return
+    }
+  }
+  out.push(c)
+}
 
 const table = <K extends string>(keys: ReadonlyArray<K>, make: (k: K) => Count): Readonly<Record<K, Count>> =>
   Object.fromEntries(keys.map((k) => [k, make(k)])) as Record<K, Count>
@@ -75,7 +99,7 @@ const lineProvider = (line: TraceInput): string =>
   line.type === "limit" ? providerLabel(line.model, line.provider) : line.type === "retry" ? providerLabel(undefined, line.provider) : UNKNOWN_PROVIDER
 
 /**
- * Appends to `out` the counts of `decisions`, the decisions `line` made from the machine state `before`:
+ * Adds to `out` (summed per counter) the counts of `decisions`, the decisions `line` made from the machine state `before`:
  * - `route` → `routes_total{base, pass}`;
  * - `cool` → `cooldowns_total{reason}`, and from a `limit` or `retry` line also `limits_total{provider,
  *   class}` (the first cooled model's provider, the cooldown's reason); an `ignore` of a context overflow
@@ -92,27 +116,27 @@ export const countDecisions = (out: Array<Count>, line: TraceInput, decisions: R
     switch (d.type) {
       case "route": {
         const c = ROUTES[d.base]?.[d.pass]
-        if (c !== undefined) out.push(c)
+        if (c !== undefined) addCount(out, c)
         break
       }
       case "cool": {
-        out.push(COOLDOWNS[d.reason] ?? count("cooldowns_total", [d.reason]))
-        if (line.type === "limit" || line.type === "retry") out.push(count("limits_total", [providerLabel(d.models[0]), d.reason]))
+        addCount(out, COOLDOWNS[d.reason] ?? count("cooldowns_total", [d.reason]))
+        if (line.type === "limit" || line.type === "retry") addCount(out, count("limits_total", [providerLabel(d.models[0]), d.reason]))
         break
       }
       case "ignore":
-        if (d.reason === "context_limit" && (line.type === "limit" || line.type === "retry")) out.push(count("limits_total", [lineProvider(line), "context_limit"]))
+        if (d.reason === "context_limit" && (line.type === "limit" || line.type === "retry")) addCount(out, count("limits_total", [lineProvider(line), "context_limit"]))
         break
       case "abort":
-        out.push(d.ok ? ABORT_OK : ABORT_FAILED)
+        addCount(out, d.ok ? ABORT_OK : ABORT_FAILED)
         break
       case "release":
-        if (d.reason === "gave_up") out.push(ABORT_GAVE_UP)
-        else if (d.reason === "hung") out.push(REAPS[reapKind(before, line, d.claim)])
-        else if (d.reason === "unbound") out.push(REAPS.unbound)
+        if (d.reason === "gave_up") addCount(out, ABORT_GAVE_UP)
+        else if (d.reason === "hung") addCount(out, REAPS[reapKind(before, line, d.claim)])
+        else if (d.reason === "unbound") addCount(out, REAPS.unbound)
         break
       case "switch":
-        out.push(SWITCH)
+        addCount(out, SWITCH)
         break
       default:
         break
