@@ -143,3 +143,44 @@ export const countDecisions = (out: Array<Count>, line: TraceInput, decisions: R
     }
   }
 }
+
+/**
+ * How often the pool engine writes its counts (docs/DECISIONS.md 298): a counter row is one more page
+ * of the WAL in the spawn's commit, ~8 µs, 3–7% of a spawn; written at most once a second (summed), a
+ * burst of spawns costs one row a second. A count waits at most that long, or until the engine's next
+ * commit after it (the timer's sweep at the latest), or its end, which writes what it holds.
+ */
+export const COUNTS_EVERY_MS = 1_000
+
+/** The counts the engine holds for a later commit, and when it last wrote some. */
+export interface HeldCounts {
+  readonly counts: ReadonlyArray<Count>
+  readonly writtenAt: number
+}
+
+export const NO_HELD_COUNTS: HeldCounts = { counts: [], writtenAt: Number.NEGATIVE_INFINITY }
+
+/**
+ * What a commit at `now` writes of the counts held and its turn's own (`write`, summed per counter;
+ * undefined: none), and what is held after it. `writes`: whether the commit is written at all (a
+ * view's step writes nothing: its counts are held).
+ */
+export const countsDue = (
+  held: HeldCounts,
+  counts: ReadonlyArray<Count> | undefined,
+  now: number,
+  writes: boolean
+): { readonly write: ReadonlyArray<Count> | undefined; readonly held: HeldCounts } => {
+  let all: ReadonlyArray<Count> = held.counts
+  if (counts !== undefined && counts.length > 0) {
+    if (all.length === 0) all = counts
+    else {
+      const merged = [...all]
+      for (const c of counts) addCount(merged, c)
+      all = merged
+    }
+  }
+  if (all.length === 0) return { write: undefined, held }
+  if (writes && now - held.writtenAt >= COUNTS_EVERY_MS) return { write: all, held: { counts: [], writtenAt: now } }
+  return { write: undefined, held: all === held.counts ? held : { counts: all, writtenAt: held.writtenAt } }
+}

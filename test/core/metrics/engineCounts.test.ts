@@ -9,7 +9,7 @@ import { initialEngineState, type EngineState } from "../../../src/core/engine/s
 import { engineStep, type Applied, type EngineEvent } from "../../../src/core/engine/step.js"
 import { effectsOf } from "../../../src/core/engine/effects.js"
 import { count, sumCounts, type Count } from "../../../src/core/metrics/counters.js"
-import { countDecisions, providerLabel, PROVIDER_MAX, reapKind } from "../../../src/core/metrics/engineCounts.js"
+import { COUNTS_EVERY_MS, countDecisions, countsDue, NO_HELD_COUNTS, providerLabel, PROVIDER_MAX, reapKind } from "../../../src/core/metrics/engineCounts.js"
 import { initialState, step, type TraceState } from "../../../src/core/trace/machine.js"
 import type { Slot } from "../../../src/core/pool/pool.js"
 
@@ -195,5 +195,22 @@ describe("US-53 the pool engine's counts", () => {
     expect(providerLabel(undefined, "openrouter")).toBe("openrouter")
     expect(providerLabel(undefined)).toBe("unknown")
     expect(providerLabel(undefined, "x".repeat(500))).toHaveLength(PROVIDER_MAX)
+  })
+
+  it("US-53 the engine writes its counts at most once a second, summed: a burst of spawns is one row; a view's counts are held, never lost", () => {
+    const route = count("routes_total", ["explore", "first"])
+    const first = countsDue(NO_HELD_COUNTS, [route], T0, true)
+    expect(first.write).toEqual([route])
+    const second = countsDue(first.held, [route], T0 + 10, true)
+    expect(second.write).toBeUndefined()
+    // a view's step (a status read) writes nothing: its counts wait with the others
+    const viewed = countsDue(second.held, [count("cooldowns_total", ["hang"])], T0 + 20, false)
+    const third = countsDue(viewed.held, [route], T0 + 30, true)
+    expect(third.write).toBeUndefined()
+    // a commit a second after the last write takes everything held, one count per counter
+    const due = countsDue(third.held, undefined, T0 + COUNTS_EVERY_MS, true)
+    expect(due.write).toEqual([{ ...route, by: 2 }, count("cooldowns_total", ["hang"])])
+    expect(due.held).toEqual({ counts: [], writtenAt: T0 + COUNTS_EVERY_MS })
+    expect(countsDue(due.held, undefined, T0 + 5_000, true).write).toBeUndefined()
   })
 })
