@@ -53,12 +53,16 @@ export const makeEngine = (config: EngineConfig) =>
     const readLogged = (now: number, needs: Needs) => Effect.tap(store.read(now, needs), (s) => Effect.forEach(s.problems, (p) => Effect.logWarning(problemText(p)), { discard: true }))
     const link = { apply: (event: EngineEvent) => apply(event), fork: (key: string, effect: Effect.Effect<void>) => Effect.asVoid(FiberMap.run(fibers, key, Effect.interruptible(effect))) }
     const runners = yield* makeRunners(link, context)
-    // the counts held for a later commit (at most one write a second, core/metrics/engineCounts.ts); changed only inside `decide`, one event at a time
+    // the counts held for a later commit (at most one write a second, core/metrics/engineCounts.ts), one event at
+    // a time: `next` is what the event's commit leaves held, kept once the store took the commit (a transaction
+    // may decide twice, on PostgreSQL and then on the state directory: each time from the same `held`)
     let held: HeldCounts = NO_HELD_COUNTS
+    let next: HeldCounts = held
     const withCounts = (c: EngineCommit, now: number, writes: boolean): EngineCommit => {
+      next = held
       if (c.counts === undefined && held.counts.length === 0) return c
       const due = countsDue(held, c.counts, now, writes)
-      held = due.held
+      next = due.held
       return due.write === c.counts ? c : { ...c, counts: due.write }
     }
 
@@ -86,6 +90,7 @@ export const makeEngine = (config: EngineConfig) =>
           const o = applied(snapshot)
           return { value: o, commit: withCounts(o.commit, now, true) }
         })
+      held = next
       yield* recorder.record(out.lines, out.decisions)
       for (const l of out.logs) yield* logLine(l)
       yield* runEffects(runners, { out, now })
