@@ -45,6 +45,8 @@ export interface Settings {
   readonly coach: boolean
   /** Budgets a provider will tell when asked (issue 35): read its budget endpoint while its slots are in use; `false` reads none. */
   readonly keyBudgets: boolean
+  /** Counters in the shared state (issue 36): every engine counts in the transaction that already writes; `false` writes none. */
+  readonly metrics: boolean
   /** Fallback models for root sessions (issue 12, US-50), in order, validated like pool entries. */
   readonly fallbackModels: ReadonlyArray<string>
   /** Heavy-work budgets (issue 21): `heavy` first (capacity `auto` unless set), then the user's. */
@@ -80,6 +82,7 @@ export const DEFAULTS: Settings = {
   quotaReserve: QUOTA_RESERVE_DEFAULT,
   coach: true,
   keyBudgets: true,
+  metrics: true,
   fallbackModels: [],
   permits: [{ name: "heavy", capacity: "auto", source: "default" }],
   heavy: DEFAULT_HEAVY_RULES,
@@ -179,6 +182,7 @@ export const parseSettings = (
       ) ?? QUOTA_RESERVE_DEFAULT,
     coach: bool("coach", o.coach, DEFAULTS.coach, warnings),
     keyBudgets: bool("keyBudgets", o.keyBudgets, DEFAULTS.keyBudgets, warnings),
+    metrics: bool("metrics", o.metrics, DEFAULTS.metrics, warnings),
     fallbackModels: fallbackModels.models,
     permits: permitSettings.permits,
     heavy: permitSettings.heavy,

@@ -43,7 +43,7 @@ export const composeRuntime = (layer: Layer.Layer<PoolServices>, o: ComposeOptio
   )
   const withEngines = Layer.provideMerge(engines, layer)
   // heavy-work permits (issue 21): the gate over the permits port, on the same shared state
-  const gateLayer = PermitGateShell.pipe(Layer.provideMerge(permitsLayer(o.settings.permits)))
+  const gateLayer = PermitGateShell.pipe(Layer.provideMerge(permitsLayer(o.settings.permits, { metrics: o.settings.metrics })))
   return ManagedRuntime.make(Layer.provideMerge(gateLayer, withEngines))
 }
 

@@ -55,7 +55,7 @@ const notifierOf = (settings: Settings) =>
 export const liveLayer = (ctx: LiveContext, settings: Settings, overrides: LayerOverrides = {}) => {
   const log = overrides.log ?? AppLogSdk(ctx.client as LogClient | undefined, settings.logLevel)
   const stateDir = StateDirFile(settings.stateDir).pipe(Layer.provide(log))
-  const store = sharedStateLayer({ ...backendOptions(settings.state, settings.lockWaitMs), wrap: overrides.wrapState }).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
+  const store = sharedStateLayer({ ...backendOptions(settings.state, settings.lockWaitMs), wrap: overrides.wrapState, metrics: settings.metrics }).pipe(Layer.provideMerge(stateDir), Layer.provide(log))
   return Layer.mergeAll(
     store,
     log,

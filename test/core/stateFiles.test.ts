@@ -275,6 +275,7 @@ describe("plugin options (SPEC §2.2-2.3)", () => {
       ],
       heavy: false,
       keyBudgets: true,
+      metrics: true,
       state: { backend: "sqlite" },
       contextMap: { enabled: true, maxBytes: 1 }
     })

@@ -16,6 +16,7 @@ import type { LogLevel } from "../options.js"
 import type { EngineState } from "./state.js"
 import type { LastRun, MapStamp } from "../context/refresh.js"
 import type { EngineEffect } from "./effects.js"
+import type { Count } from "../metrics/counters.js"
 
 export type { RefreshOrder, SwitchOrder } from "./effects.js"
 
@@ -143,6 +144,8 @@ export interface EngineCommit {
   readonly fallbacks: ReadonlyArray<FallbackRecord> | undefined
   /** The session whose fallback episode ended (`message`: its original recovered): its record goes. */
   readonly endFallbacks: ReadonlyArray<string> | undefined
+  /** The counters the turn's decisions add to (issue 36: core/metrics/engineCounts.ts), one per counter; absent when none (or `metrics: false`). */
+  readonly counts?: ReadonlyArray<Count> | undefined
 }
 
 export interface Applied {

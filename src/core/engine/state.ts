@@ -65,6 +65,8 @@ export interface EngineState extends SessionTree {
   readonly refreshSessions: ReadonlyMap<string, number>
   /** Why the refresh run in flight failed (an error in its session), until its end is applied. */
   readonly refreshFailed: string | undefined
+  /** Counters (issue 36): each turn's decisions counted into its commit; `false` (option `metrics: false`) counts nothing. */
+  readonly metrics: boolean
 }
 
 /** What a failed provider response said (status, headers, a bounded body), and when it was seen. */
@@ -81,7 +83,7 @@ export const PRIMARIES_MAX = 500
 /** How many sessions' coaching classes are remembered; the oldest is forgotten first. */
 export const COACHED_MAX = 500
 
-export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): EngineState => ({
+export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING, metrics = true): EngineState => ({
   machine: traceState({ ...initialState, table: initialState.table, timing }),
   timing,
   origin: "built-in",
@@ -100,7 +102,8 @@ export const initialEngineState = (timing: ReaperTiming = DEFAULT_TIMING): Engin
   primaries: new Map(),
   failures: new Map(),
   refreshSessions: new Map(),
-  refreshFailed: undefined
+  refreshFailed: undefined,
+  metrics
 })
 
 export const slotsOf = (state: EngineState): ReadonlyArray<Slot> => state.machine.slots ?? []

@@ -22,6 +22,8 @@ import { decisionLines, switchText, type DecisionContext } from "./decisionLog.j
 import type { EngineEffect } from "./effects.js"
 import { logAbout, type Applied, type EngineCommit, type EngineEvent, type EventNeeds, type LogAnnotations, type LogLevel, type LogLine } from "./events.js"
 import { readsShared } from "./sharedLines.js"
+import type { Count } from "../metrics/counters.js"
+import { countDecisions } from "../metrics/engineCounts.js"
 import type { PoolSnapshot } from "./snapshot.js"
 import type { EngineState } from "./state.js"
 
@@ -85,6 +87,8 @@ export class Turn {
   ended: string | undefined
   /** Why the abort whose outcome this turn applies failed (for its log line). */
   abortReason: string | undefined
+  /** The counts of the turn's decisions (issue 36), one per counter, for the commit; made at the first line that decides something, when counting. */
+  private counted: Array<Count> | undefined
   /** Maps this turn copied and no one else holds (`put` sets them in place); forgotten whenever the state is kept for later. */
   private owned: Set<keyof EngineState> | undefined
 
@@ -159,6 +163,7 @@ export class Turn {
       this.owned = undefined
       this.logs.push(() => decisionLines(context, d, before))
     }
+    if (r.decisions.length > 0 && this.state.metrics) countDecisions((this.counted ??= []), line, r.decisions, before)
     for (const a of requested) {
       this.effects.push({ _tag: "Abort", claim: a.claim, session: a.session })
       const c = getClaim(r.state.table, a.claim)
@@ -213,7 +218,8 @@ export class Turn {
       quota: quota?.write,
       learned: this.budgets,
       fallbacks: this.fallbacks,
-      ended: this.ended
+      ended: this.ended,
+      counts: this.counted
     })
   }
 }
@@ -228,6 +234,8 @@ interface CommitParts {
   readonly learned: ReadonlyMap<string, GroupBudget>
   readonly fallbacks: ReadonlyArray<FallbackRecord>
   readonly ended: string | undefined
+  /** The turn's counts, one per counter (engineCounts.ts sums them as they come). */
+  readonly counts: ReadonlyArray<Count> | undefined
 }
 
 /**
@@ -261,7 +269,8 @@ class Outcome implements Applied {
       quota: p.quota === undefined ? undefined : [p.quota],
       ...(p.learned.size === 0 ? {} : { learned: [...p.learned.values()] }),
       fallbacks: p.fallbacks.length === 0 ? undefined : p.fallbacks,
-      endFallbacks: p.ended === undefined ? undefined : [p.ended]
+      endFallbacks: p.ended === undefined ? undefined : [p.ended],
+      ...(p.counts === undefined || p.counts.length === 0 ? {} : { counts: p.counts })
     })
   }
 }

@@ -10,13 +10,13 @@
 export const COUNTER_LABELS = {
   /** Spawns routed to a slot, by the base asked for and the pass that found the slot. */
   routes_total: ["base", "pass"],
-  /** Limit errors classified (a 429, a quota, an outage…), by the provider they cooled and their class. */
+  /** Limit errors classified (a 429, a quota, an outage…), by the provider they cooled (`unknown` when none is known) and their class (`context_limit`: an overflow, which cools nothing). */
   limits_total: ["provider", "class"],
   /** Cooldowns started, by reason. */
   cooldowns_total: ["reason"],
   /** Aborts of pooled children, by outcome: `ok`, `failed`, or `gave_up` (the claim released unverified). */
   aborts_total: ["outcome"],
-  /** Claims the reaper took back, by kind: `hung`, `spinning`, `no_first_token`. */
+  /** Claims the reaper took back, by kind: `hung`, `spinning`, `no_first_token`, or `unbound` (no child ever bound it; DECISIONS 299). */
   reaps_total: ["kind"],
   /** Root sessions switched to a fallback model. */
   fallback_switches_total: [],
@@ -24,7 +24,7 @@ export const COUNTER_LABELS = {
   fail_opens_total: [],
   /** Decisions made on the state directory because PostgreSQL did not answer (fleet mode). */
   fleet_fallbacks_total: [],
-  /** Heavy-work permit requests, grants and cancels, by budget. */
+  /** Heavy-work permit requests, grants and cancels, by budget (`other`: a budget this process has no capacity for). */
   permit_requests_total: ["budget"],
   permit_grants_total: ["budget"],
   permit_cancels_total: ["budget"],

@@ -1,8 +1,12 @@
 /** Claims and load accounting (SPEC §5.1, §5.2). Pure: claims and times in, loads and plans out. */
 import { CAP_FACTOR, CLAIM_TTL_MS } from "../constants.js"
 
-/** `first_token`: a sweep's `stalled` entry (no first token within `firstTokenMs`, issue 35). */
-export type AbortOrigin = "signal" | "hang" | "first_token"
+/**
+ * `first_token`: a sweep's `stalled` entry (no first token within `firstTokenMs`, issue 35); `spin`: a
+ * sweep's `spinning` entry (SPEC §8.5), which follows an abort as a hang does (issue 36 counts its reap
+ * apart: `reaps_total{kind="spinning"}`).
+ */
+export type AbortOrigin = "signal" | "hang" | "spin" | "first_token"
 
 export interface Claim {
   /** `<ownerSession>:<callID>` in the plugin; the trace's claim id in replay. */

@@ -72,7 +72,8 @@ export const release = (d: Draft, claim: Claim, reason: ReleaseReason): void => 
  */
 export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, origin: AbortOrigin): void => {
   if (claim.abortInFlight) {
-    if (claim.abortOrigin !== origin) d.claims = withClaim(d.claims, updateClaim(claim, { abortOrigin: origin }))
+    // a spin and a hang end alike (released `hung`): the first request's origin stays
+    if (claim.abortOrigin !== origin && !(isHangLike(claim.abortOrigin) && isHangLike(origin))) d.claims = withClaim(d.claims, updateClaim(claim, { abortOrigin: origin }))
     return
   }
   if (outcome === "pending") {
@@ -83,6 +84,8 @@ export const attemptAbort = (d: Draft, claim: Claim, outcome: AbortOutcome, orig
   }
   settleAbort(d, claim, outcome === "ok", origin)
 }
+
+const isHangLike = (o: AbortOrigin | null): boolean => o === "hang" || o === "spin"
 
 /** An abort's outcome and what follows it: `origin` is the cause of the most recent request. */
 export const settleAbort = (d: Draft, claim: Claim, ok: boolean, origin: AbortOrigin): void => {
@@ -136,7 +139,7 @@ export const sweep = (
       const c = findClaim(d.claims, key)
       if (c === undefined || c.targetSession === null || attempted.has(key)) continue
       attempted.add(key)
-      attemptAbort(d, c, outcomeFor(input, key), "hang")
+      attemptAbort(d, c, outcomeFor(input, key), "spin")
     }
   }
   if (stalled !== undefined) {

@@ -8,6 +8,8 @@
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { stepPermits } from "../../core/permits/machine.js"
+import type { Count } from "../../core/metrics/counters.js"
+import { permitCounts } from "../../core/metrics/permitCounts.js"
 import type { Capacities, PermitAnswer, PermitOp, PermitStep, PermitView } from "../../core/permits/types.js"
 import type { TraceInput } from "../../core/trace/input.js"
 import { budgetViews, type BudgetInfo } from "../../core/permits/view.js"
@@ -23,11 +25,14 @@ export interface PermitsConfig {
   readonly budgets: ReadonlyArray<Budget>
   /** How often a waiting request checks (default 250 ms). */
   readonly pollMs?: number | undefined
+  /** Counters (issue 36): requests, grants, waits and cancels added to each step's commit; `false` counts none. Default true. */
+  readonly metrics?: boolean | undefined
 }
 
 export const POLL_MS = 250
 
 const NEEDS = { permits: true } as const
+const NO_COUNTS: ReadonlyArray<Count> = []
 
 const newId = (): string => `p-${randomBytes(4).toString("hex")}`
 const newToken = (): string => randomBytes(16).toString("hex")
@@ -94,13 +99,15 @@ export const PermitsShell = (config: PermitsConfig): Layer.Layer<Permits, never,
       const recorder = yield* Effect.serviceOption(TraceRecorder)
       const capacities: Capacities = Object.fromEntries(config.budgets.map((b) => [b.name, b.capacity]))
       const pollMs = Math.max(10, config.pollMs ?? POLL_MS)
+      const metrics = config.metrics ?? true
 
       /** One machine step in one transaction; recorded when it changed something. */
       const step = Effect.fnUntraced(function* (op: PermitOp) {
           const now = yield* Clock.currentTimeMillis
           const { s, read } = yield* shared.transact(now, NEEDS, (snapshot) => {
             const s = stepPermits(snapshot.permits, capacities, op, now)
-            return { value: { s, read: snapshot.permits }, commit: { cool: [], uncool: [], permits: s.changes } }
+            const counts = metrics && s.decisions.length > 0 ? permitCounts(op, s.decisions, capacities) : NO_COUNTS
+            return { value: { s, read: snapshot.permits }, commit: counts.length === 0 ? { cool: [], uncool: [], permits: s.changes } : { cool: [], uncool: [], permits: s.changes, counts } }
           })
           if (changed(s) && Option.isSome(recorder)) {
             yield* recorder.value.record([lineOf(now, op, capacities, read)], s.decisions)

@@ -19,6 +19,6 @@ export const resolveBudgets = (settings: ReadonlyArray<BudgetSetting>): Effect.E
 
 export const permitsLayer = (
   settings: ReadonlyArray<BudgetSetting>,
-  options: { readonly facts?: Layer.Layer<MachineFacts> | undefined; readonly pollMs?: number | undefined } = {}
+  options: { readonly facts?: Layer.Layer<MachineFacts> | undefined; readonly pollMs?: number | undefined; readonly metrics?: boolean | undefined } = {}
 ): Layer.Layer<Permits | MachineFacts, never, SharedState> =>
-  Layer.unwrapEffect(Effect.map(resolveBudgets(settings), (budgets) => PermitsShell({ budgets, pollMs: options.pollMs }))).pipe(Layer.provideMerge(options.facts ?? MachineFactsProc()))
+  Layer.unwrapEffect(Effect.map(resolveBudgets(settings), (budgets) => PermitsShell({ budgets, pollMs: options.pollMs, metrics: options.metrics }))).pipe(Layer.provideMerge(options.facts ?? MachineFactsProc()))

@@ -11,6 +11,8 @@ import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../core/engine/state.js"
 import { failureAbout, failureLabel } from "../../core/engine/decisionLog.js"
 import { engineStep, needsOf, NO_COMMIT, type Applied, type EngineEvent, type EventNeeds } from "../../core/engine/step.js"
+import type { EngineCommit } from "../../core/engine/events.js"
+import { countsDue, NO_HELD_COUNTS, type HeldCounts } from "../../core/metrics/engineCounts.js"
 import type { Settings } from "../../core/options.js"
 import type { ResolvedPool } from "../../core/source.js"
 import { VERSION } from "../../core/version.js"
@@ -44,13 +46,25 @@ export const makeEngine = (config: EngineConfig) =>
     const recorder = yield* TraceRecorder
     const fibers = yield* FiberMap.make<string, void, never>()
     const context = yield* engineContext(config.refresh)
-    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing), closed: false })
+    const memory = yield* makeSerialRef<EngineMemory>({ state: initialEngineState(config.timing, config.metrics ?? true), closed: false })
     const stateNow = Effect.map(memory.get, (m) => m.state)
     const withInput = withContextInput(context)
     // a view's read (without the lock); kinds that could not be read are logged, as a transaction logs them
     const readLogged = (now: number, needs: Needs) => Effect.tap(store.read(now, needs), (s) => Effect.forEach(s.problems, (p) => Effect.logWarning(problemText(p)), { discard: true }))
     const link = { apply: (event: EngineEvent) => apply(event), fork: (key: string, effect: Effect.Effect<void>) => Effect.asVoid(FiberMap.run(fibers, key, Effect.interruptible(effect))) }
     const runners = yield* makeRunners(link, context)
+    // the counts held for a later commit (at most one write a second, core/metrics/engineCounts.ts), one event at
+    // a time: `next` is what the event's commit leaves held, kept once the store took the commit (a transaction
+    // may decide twice, on PostgreSQL and then on the state directory: each time from the same `held`)
+    let held: HeldCounts = NO_HELD_COUNTS
+    let next: HeldCounts = held
+    const withCounts = (c: EngineCommit, now: number, writes: boolean): EngineCommit => {
+      next = held
+      if (c.counts === undefined && held.counts.length === 0) return c
+      const due = countsDue(held, c.counts, now, writes)
+      next = due.held
+      return due.write === c.counts ? c : { ...c, counts: due.write }
+    }
 
     /** One event: decided (in a transaction when it writes shared state), recorded, logged, its effects run. */
     const decide = Effect.fnUntraced(function* (m: EngineMemory, given0: EngineEvent, given?: Given) {
@@ -65,15 +79,18 @@ export const makeEngine = (config: EngineConfig) =>
         // a step with what it declared always applies; the guard keeps the types honest
         return o._tag === "Applied" ? o : { _tag: "Applied", state, lines: [], decisions: [], logs: [], effects: [], commit: NO_COMMIT }
       }
-      if (needs.shared === "read") out = applied(given?.snapshot ?? (yield* readLogged(now, recordsFor(needs))))
-      else if (needs.shared === "none") {
+      if (needs.shared === "read") {
+        out = applied(given?.snapshot ?? (yield* readLogged(now, recordsFor(needs))))
+        withCounts(out.commit, now, false)
+      } else if (needs.shared === "none") {
         out = applied()
-        yield* store.commit(now, out.commit)
+        yield* store.commit(now, withCounts(out.commit, now, true))
       } else
         out = yield* store.transact(now, recordsFor(needs), (snapshot) => {
           const o = applied(snapshot)
-          return { value: o, commit: o.commit }
+          return { value: o, commit: withCounts(o.commit, now, true) }
         })
+      held = next
       yield* recorder.record(out.lines, out.decisions)
       for (const l of out.logs) yield* logLine(l)
       yield* runEffects(runners, { out, now })
@@ -113,7 +130,11 @@ export const makeEngine = (config: EngineConfig) =>
 
     // dispose: the effects' fibers are interrupted by the FiberMap's own finalizer (registered first, so
     // run last); this one runs before it: no event is applied after it, and the claims go.
-    yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(store.removeOwn, { ...m, closed: true })))
+    // the counts still held are written first (a restart adds to them)
+    const flushCounts = Effect.suspend(() =>
+      held.counts.length === 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => store.commit(now, { cool: [], uncool: [], counts: held.counts }))
+    )
+    yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(Effect.zipRight(flushCounts, store.removeOwn), { ...m, closed: true })))
     return service
   })
 
@@ -123,9 +144,9 @@ export const PoolEngineShell = (settings: Settings, warnings: ReadonlyArray<stri
     PoolEngine,
     Effect.gen(function* () {
       const refresh = settings.contextMap.enabled && directory !== undefined ? { root: contextRoot(directory), maxBytes: settings.contextMap.maxBytes } : undefined
-      const { fallbackModels: fallbacks, delegate, reapMs } = settings
+      const { fallbackModels: fallbacks, delegate, reapMs, metrics } = settings
       const timing = { hangMinAgeMs: settings.hangMinAgeMs, hangSilenceMs: settings.hangSilenceMs, firstTokenMs: settings.firstTokenMs }
-      const engine = yield* makeEngine({ timing, reapMs, delegate, contextMap: settings.contextMap.enabled, fallbacks, refresh })
+      const engine = yield* makeEngine({ timing, reapMs, delegate, contextMap: settings.contextMap.enabled, fallbacks, refresh, metrics })
       // registered once, here (no write per spawn); the engine's finalizer removes it with the claims (`removeOwn`)
       const since = yield* Clock.currentTimeMillis
       yield* Effect.flatMap(SharedState, (store) => store.commit(since, { cool: [], uncool: [], engine: { version: VERSION, since, backend: settings.state.backend } }))

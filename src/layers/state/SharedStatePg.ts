@@ -31,7 +31,7 @@ import { procJudge } from "./permitJudge.js"
 import { listenChanges, pgClientLayer } from "./pgClient.js"
 import { downOf, FleetDown, orDown, pgExec, pgLock, renewLease } from "./pgRecords.js"
 import { sqlClaims, sqlContext, sqlCooldowns, sqlEngines, sqlFallbacks, sqlLearned, sqlPermits, sqlQuota, takeInstance } from "./sqlRecords.js"
-import { sqlCounters } from "./sqlCounters.js"
+import { pendingCounts, sqlCounters, withoutCounts } from "./sqlCounters.js"
 import { migrate, schemaVersion } from "./pgSchema.js"
 import { makeSqliteState } from "./SharedStateSqlite.js"
 import { sharedStateOver, writesRecords } from "./sharedStateOver.js"
@@ -45,6 +45,8 @@ export interface PgStateOptions {
   readonly lockWaitMs: number
   /** A view (the CLI's status, doctor): no heartbeat, so it is never on record as a holder. */
   readonly view?: boolean | undefined
+  /** Counters (issue 36): whether decisions made on the state directory are counted (`fleet_fallbacks_total`); default true. */
+  readonly metrics?: boolean | undefined
 }
 
 /** A defect from the backend: `FleetDown`, or a SQL failure the client raised as a defect (a failed ROLLBACK), is the server away; others stay defects. */
@@ -82,6 +84,8 @@ const make = (o: PgStateOptions) =>
     const engines = sqlEngines(x, id)
     const cooldownsPg = sqlCooldowns(x)
     const quotaPg = sqlQuota(x)
+    const countersPg = sqlCounters(x, state.host)
+    const metrics = o.metrics !== false
     const pg = yield* sharedStateOver({
       claims: claims.part,
       cooldowns: cooldownsPg,
@@ -91,7 +95,7 @@ const make = (o: PgStateOptions) =>
       context: sqlContext(x),
       engines: engines.part,
       learned: sqlLearned(x),
-      counters: sqlCounters(x, state.host),
+      counters: countersPg,
       lock: pgLock(sql, o.lockWaitMs),
       changes: {
         // LISTEN on a connection of its own; a server away or gone fails it, and it listens again a few seconds later
@@ -104,7 +108,8 @@ const make = (o: PgStateOptions) =>
       }
     })
     // the state directory's database: where decisions go while the server is away
-    const file = yield* makeSqliteState(state, o.lockWaitMs, o.view === true)
+    // it counts nothing itself: what is counted in an outage goes to the server when the host rejoins (below)
+    const file = yield* makeSqliteState(state, o.lockWaitMs, o.view === true, false)
     const mode = yield* Ref.make<Mode>({ down: false, retryAt: 0, reason: "", fallbacks: NO_FAIL_OPENS, ready: false })
 
     const ensureSchema = Effect.flatMap(Ref.get(mode), (m) =>
@@ -116,6 +121,12 @@ const make = (o: PgStateOptions) =>
           ).pipe(Effect.zipRight(Ref.update(mode, (x) => ({ ...x, ready: true }))))
     )
 
+    /**
+     * Counts of decisions made on files, the fallbacks themselves and the fallback database's fail-opens
+     * (issue 36): kept in memory, added to the server's counters when the host rejoins and at every
+     * heartbeat, so the fleet's counters hold them (docs/DECISIONS.md 300).
+     */
+    const uncounted = pendingCounts(metrics, file.stats)
     /** Cooldowns and quota records decided on files while the server was away: published when it answers. */
     const pending = { cool: new Map<string, Cooldown>(), quota: new Map<string, QuotaRecord>() }
     const keep = (c: Commit) => {
@@ -124,6 +135,7 @@ const make = (o: PgStateOptions) =>
       for (const m of c.uncool) pending.cool.delete(m)
       for (const x of c.cool) pending.cool.set(x.model, x)
       for (const q of c.quota ?? []) pending.quota.set(q.model, q)
+      if (c.counts !== undefined) uncounted.add(c.counts)
     }
     /** What this process decided on files, on the server: its claims table (its file removed), the cooldowns (a longer one already there kept) and quota records. */
     const publishPending = Effect.fnUntraced(
@@ -135,6 +147,7 @@ const make = (o: PgStateOptions) =>
         if (pending.quota.size > 0) yield* quotaPg.write([...pending.quota.values()])
         pending.cool.clear()
         pending.quota.clear()
+        yield* uncounted.publish(countersPg)
       },
       Effect.catchAll(() => Effect.void),
       Effect.catchAllDefect(() => Effect.void)
@@ -157,6 +170,7 @@ const make = (o: PgStateOptions) =>
     const fellBack = (down: FleetDown, now: number, counted: boolean, renew = true) =>
       Effect.flatMap(
         Ref.modify(mode, (m) => {
+          if (counted) uncounted.fellBack()
           const next = counted ? failOpen(m.fallbacks, now) : { memory: m.fallbacks, warning: undefined }
           const reason = renew ? down.reason : m.reason
           return [next.warning === undefined ? undefined : ([next.memory.count, reason] as const), { down: true, reason, retryAt: renew ? now + FLEET_RETRY_MS : m.retryAt, ready: m.ready && !down.schemaMissing, fallbacks: next.memory }]
@@ -193,7 +207,7 @@ const make = (o: PgStateOptions) =>
     const remembering = <A>(decide: (s: SharedSnapshot) => { readonly value: A; readonly commit: Commit }) => (s: SharedSnapshot) => {
       const d = decide(s)
       keep(d.commit)
-      return d
+      return d.commit.counts === undefined ? d : { value: d.value, commit: withoutCounts(d.commit) }
     }
 
     // an empty claims table of a process that never published is nothing to write either
@@ -272,7 +286,7 @@ const make = (o: PgStateOptions) =>
           Effect.tap(pg.commit(now, c), () => writeThrough(now, c)),
           Effect.suspend(() => {
             keep(c)
-            return file.commit(now, c)
+            return file.commit(now, withoutCounts(c))
           })
         ),
       // a read feeds decisions too (the engine reads before it answers some events): the same wait as a pick
@@ -293,6 +307,8 @@ const make = (o: PgStateOptions) =>
     // the heartbeat: the lease renewed, the claims re-published (a newer publish is never overwritten), the expired reaped
     const renewAndReap = Effect.fnUntraced(function* (now: number) {
       yield* orDown(renewLease(sql, id, now, (yield* Ref.get(mode)).fallbacks.count))
+      // what was counted on the state directory (issue 36); a failed write keeps it and never fails the beat
+      yield* uncounted.publish(countersPg).pipe(Effect.catchAll(() => Effect.void), Effect.catchAllDefect(() => Effect.void))
       yield* Effect.orDie(claims.republish(now))
       yield* Effect.orDie(engines.republish(now))
       yield* orDown(sql`DELETE FROM cooldowns WHERE expires_at < ${now}`)

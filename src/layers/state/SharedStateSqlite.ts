@@ -176,8 +176,11 @@ const execOn = (tx: SqliteTx, pending: Array<Query>): SqlExec => {
   }
 }
 
-/** The port over `state`'s directory; `lockWaitMs`: how long a spawn's decision waits for the database. */
-const makePort = (state: StateDirService, lockWaitMs: number) =>
+/**
+ * The port over `state`'s directory; `lockWaitMs`: how long a spawn's decision waits for the database;
+ * `metrics`: whether a decision made without the lock is counted (`fail_opens_total`, issue 36).
+ */
+const makePort = (state: StateDirService, lockWaitMs: number, metrics = true) =>
   Effect.gen(function* () {
     const say = yield* optionalLog
     const { tx, warning } = yield* connect(state.dir, state.trusted === true)
@@ -188,6 +191,8 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
     const id = { host: state.host, pid: state.pid, startToken: state.startTime, instance, leaseMs: DEAD_FILE_MS }
     const claims = sqlClaims(exec, id)
     const failOpens = yield* Ref.make(NO_FAIL_OPENS)
+    // fail-opens not counted yet: the commit of the very transaction that failed open takes them (its writes queued with it)
+    let uncounted = 0
 
     /** The queued writes, in order, inside the write transaction that is open. */
     const writePending = Effect.sync(() => {
@@ -225,6 +230,7 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
     const failingOpen = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.suspend(() => {
         const now = Date.now()
+        if (metrics) uncounted++
         return Ref.modify(failOpens, (m) => {
           const next = failOpen(m, now)
           return [next.warning, next.memory]
@@ -248,7 +254,12 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
           Effect.flatMap((done) => (done !== undefined ? Effect.succeed(done.value) : failingOpen(body)))
         )
       },
-      failOpens: Effect.map(Ref.get(failOpens), (m) => m.count)
+      failOpens: Effect.map(Ref.get(failOpens), (m) => m.count),
+      uncounted: () => {
+        const n = uncounted
+        uncounted = 0
+        return n
+      }
     }
 
     const over = yield* sharedStateOver({
@@ -288,10 +299,10 @@ const makePort = (state: StateDirService, lockWaitMs: number) =>
  * `doctor`) makes no database where there is none (`ocpool status --state-dir ~` leaves a home alone):
  * until another process makes it, the view reads an empty state, and opens the database once it is there.
  */
-export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view = false): Effect.Effect<SharedStateService, never, Scope.Scope> =>
+export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view = false, metrics = true): Effect.Effect<SharedStateService, never, Scope.Scope> =>
   Effect.gen(function* () {
     const dir = state.dir
-    if (!view || (dir !== undefined && existsSync(join(dir, STATE_DB)))) return yield* makePort(state, lockWaitMs)
+    if (!view || (dir !== undefined && existsSync(join(dir, STATE_DB)))) return yield* makePort(state, lockWaitMs, metrics)
     // nothing to read yet: an empty state, without loading SQLite at all (a view's start stays quick)
     const empty = yield* memoryPort(memoryState(), state.pid, state.host)
     // a view of a directory that is not there yet: no database yet, nothing left by an earlier version
@@ -303,7 +314,7 @@ export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view
       real !== undefined
         ? Effect.succeed(real)
         : existsSync(join(dir, STATE_DB))
-          ? Effect.tap(Scope.extend(makePort(state, lockWaitMs), scope), (port) => Effect.sync(() => void (real = port)))
+          ? Effect.tap(Scope.extend(makePort(state, lockWaitMs, metrics), scope), (port) => Effect.sync(() => void (real = port)))
           : Effect.succeed(empty)
     )
     return {
@@ -319,8 +330,8 @@ export const makeSqliteState = (state: StateDirService, lockWaitMs: number, view
   })
 
 /** The port over the `StateDir` in context. */
-export const SharedStateSqlite = (lockWaitMs: number, view = false): Layer.Layer<SharedState, never, StateDir> =>
+export const SharedStateSqlite = (lockWaitMs: number, view = false, metrics = true): Layer.Layer<SharedState, never, StateDir> =>
   Layer.scoped(
     SharedState,
-    Effect.flatMap(StateDir, (state) => makeSqliteState(state, lockWaitMs, view))
+    Effect.flatMap(StateDir, (state) => makeSqliteState(state, lockWaitMs, view, metrics))
   )

@@ -17,6 +17,11 @@ export { pgFileProblem, withReadableFiles } from "./pgFiles.js"
 interface Common {
   /** Wraps the port (the stress test checks global loads inside each transaction). */
   readonly wrap?: ((inner: SharedStateService) => SharedStateService) | undefined
+  /**
+   * Counters (issue 36, the plugin's option `metrics`): whether the backend counts its own events
+   * (fail-opens, fleet fallbacks) into the commits; default true. What the engines count they decide themselves.
+   */
+  readonly metrics?: boolean | undefined
 }
 
 export type SharedStateOptions =
@@ -30,7 +35,7 @@ export type SharedStateOptions =
 export const sharedStateLayer = (options: SharedStateOptions): Layer.Layer<SharedState, never, StateDir> => {
   const base =
     options.backend === "sqlite"
-      ? SharedStateSqlite(options.lockWaitMs, options.view === true)
+      ? SharedStateSqlite(options.lockWaitMs, options.view === true, options.metrics !== false)
       : options.backend === "postgres"
         ? // loaded only in fleet mode: the PostgreSQL client probes the runtime when it loads (a
           // `new Response`, Node's whole fetch stack), ~15 ms of every embedded start (bench:coldstart)

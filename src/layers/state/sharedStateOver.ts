@@ -13,7 +13,7 @@ import { PERMITS_LOCK_WAIT_MS } from "../../core/constants.js"
 import type { FallbackRecord } from "../../core/quota/fallbackRecord.js"
 import type { QuotaRecord } from "../../core/quota/record.js"
 import type { GroupBudget } from "../../core/limits/learned.js"
-import type { Count, CounterRow } from "../../core/metrics/counters.js"
+import { count, type Count, type CounterRow } from "../../core/metrics/counters.js"
 import type { EngineRegistration, EngineView } from "../../core/state/engines.js"
 import type { ProcessSnapshot } from "../../core/status.js"
 import { optionalLog } from "../../services/opencode/AppLog.js"
@@ -118,6 +118,12 @@ export interface StateLock {
    */
   readonly withLock: <A, E, R>(body: Effect.Effect<A, E, R>, waitMs?: number, needs?: Needs) => Effect.Effect<A, E, R>
   readonly failOpens: Effect.Effect<number>
+  /**
+   * The fail-opens not counted yet (issue 36), taken: the next commit adds them to `fail_opens_total`
+   * (the commit of the transaction that went ahead without the lock itself, whose writes are queued
+   * with it). Synchronous, so the hot path pays one call; absent on a lock that never fails open.
+   */
+  readonly uncounted?: () => number
 }
 
 /** Where a backend says its records may have changed (issue 24); `touch` runs after every commit that wrote something. */
@@ -194,6 +200,8 @@ export const sharedStateOver = (parts: SharedStateParts) =>
       return { peers, cooldowns: table, quota: records, fallbacks: active, permits: entries, context: maps, engines: loaded, learned: budgets, counters: counted, problems } satisfies SharedSnapshot
     })
 
+    const takeFailOpens = lock.uncounted
+
     const commit = traced("SharedState.commit")(function* (now: number, c: Commit) {
       if (c.cool.length > 0) yield* cooldowns.write(c.cool).pipe(Effect.catchAll((e) => warn(`writing cooldowns failed: ${e.reason}`)))
       for (const model of c.uncool) yield* cooldowns.remove(model).pipe(Effect.catchAll(() => Effect.void))
@@ -208,7 +216,9 @@ export const sharedStateOver = (parts: SharedStateParts) =>
         yield* context.write(c.context).pipe(Effect.catchAll((e) => warn(`writing context map records failed: ${e.reason}`)))
       if (c.learned !== undefined && c.learned.length > 0) yield* learned.write(c.learned)
       for (const group of c.forget ?? []) yield* learned.remove(group)
-      if (c.counts !== undefined && c.counts.length > 0) yield* counters.add(c.counts).pipe(Effect.catchAll((e) => warn(`writing counters failed: ${e.reason}`)))
+      const failOpens = takeFailOpens === undefined ? 0 : takeFailOpens()
+      const counts = failOpens === 0 ? c.counts : [...(c.counts ?? []), count("fail_opens_total", [], failOpens)]
+      if (counts !== undefined && counts.length > 0) yield* counters.add(counts).pipe(Effect.catchAll((e) => warn(`writing counters failed: ${e.reason}`)))
       if (c.engine !== undefined) yield* engines.register(c.engine, now).pipe(Effect.catchAll((e) => warn(`registering the plugin engine failed: ${e.reason}`)))
       if (parts.changes !== undefined && wroteSomething(c)) yield* parts.changes.touch
     })

@@ -34,6 +34,8 @@ export interface EngineConfig {
   readonly fallbacks?: ReadonlyArray<string>
   /** The context map's automatic refresh (issue 23); absent (or without a ContextStore) nothing is collected and no run starts. */
   readonly refresh?: { readonly root: string; readonly maxBytes: number } | undefined
+  /** Counters in the shared state (issue 36, option `metrics`); `false`: the engine counts nothing. Default true. */
+  readonly metrics?: boolean
 }
 
 export interface PoolEngineService {

@@ -7,6 +7,7 @@ import { createRequire } from "node:module"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { PermitEntry } from "../../../src/core/permits/types.js"
+import { count } from "../../../src/core/metrics/counters.js"
 import type { Cooldown } from "../../../src/core/pool/cooldown.js"
 import { cooldownFileName, encodeCooldown } from "../../../src/core/pool/cooldownFile.js"
 import { encodeFallback, fallbackFileName, type FallbackRecord } from "../../../src/core/quota/fallbackRecord.js"
@@ -263,6 +264,31 @@ describe("contention on state.db (issue 32)", () => {
       expect(lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([expect.stringMatching(/^state\.db busy; deciding on what it reads without the lock/)])
     })
   }, 20_000)
+
+  it.live("US-53 a transaction that went ahead without the lock counts fail_opens_total in its own commit, written with its queued writes; metrics off counts none", () =>
+    Effect.gen(function* () {
+      const failOpened = (metrics: boolean) =>
+        Effect.gen(function* () {
+          const dir = stateDir()
+          const layer = sharedStateLayer({ backend: "sqlite", lockWaitMs: 50, metrics }).pipe(
+            Layer.provide(Layer.merge(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: null }), AppLogMemory([])))
+          )
+          return yield* Effect.scoped(
+            Effect.gen(function* () {
+              const p = yield* SharedState
+              yield* p.stats
+              const release = holdWriteLock(dir)
+              yield* p.transact(Date.now(), { claims: true }, () => ({ value: undefined, commit: { cool: [], uncool: [], counts: [count("routes_total", ["explore", "first"])] } }))
+              release()
+              // the next transaction writes what was queued first
+              yield* p.transact(Date.now(), { cooldowns: true }, () => ({ value: undefined, commit: { cool: [], uncool: [] } }))
+              return { counters: (yield* p.read(Date.now(), { counters: true })).counters.map((r) => `${r.name}=${r.value}`), failOpens: (yield* p.stats).failOpens }
+            }).pipe(Effect.provide(layer))
+          )
+        })
+      expect(yield* failOpened(true)).toEqual({ counters: ["fail_opens_total=1", "routes_total=1"], failOpens: 1 })
+      expect(yield* failOpened(false)).toEqual({ counters: ["routes_total=1"], failOpens: 1 })
+    }), 20_000)
 
   it.live("US-41 a process SIGKILLed while it holds the database's write lock holds nothing: the next transaction goes at once", () => {
     const dir = stateDir()
