@@ -5,14 +5,14 @@
  * The layer registers the engine in the shared state (issue 33), starts the reaper and the pool-file
  * watcher in its scope, and its finalizer stops every write and removes the claims and registration.
  */
-import { Clock, Effect, FiberMap, Layer } from "effect"
+import { Clock, Duration, Effect, FiberMap, FiberSet, Layer } from "effect"
 import { causeLine } from "../../core/causeLine.js"
 import type { PoolSnapshot } from "../../core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../core/engine/state.js"
 import { failureAbout, failureLabel } from "../../core/engine/decisionLog.js"
 import { engineStep, needsOf, NO_COMMIT, type Applied, type EngineEvent, type EventNeeds } from "../../core/engine/step.js"
 import type { EngineCommit } from "../../core/engine/events.js"
-import { countsDue, NO_HELD_COUNTS, type HeldCounts } from "../../core/metrics/engineCounts.js"
+import { COUNTS_EVERY_MS, countsDue, NO_HELD_COUNTS, type HeldCounts } from "../../core/metrics/engineCounts.js"
 import type { Settings } from "../../core/options.js"
 import type { ResolvedPool } from "../../core/source.js"
 import { VERSION } from "../../core/version.js"
@@ -65,6 +65,31 @@ export const makeEngine = (config: EngineConfig) =>
       next = due.held
       return due.write === c.counts ? c : { ...c, counts: due.write }
     }
+    // counts held after the last event are written a second after the last write, in a commit of their own, so
+    // an engine that went quiet shows what it did (a scrape sees it within a second or two); at most one timer
+    // at a time, on a fiber set of its own (`settle` does not wait for it), interrupted when the engine closes
+    const timers = yield* FiberSet.make<void, never>()
+    let flushing = false
+    const writeHeld = Effect.suspend(() =>
+      held.counts.length === 0
+        ? Effect.void
+        : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const counts = held.counts
+            held = { counts: [], writtenAt: now }
+            return store.commit(now, { cool: [], uncool: [], counts })
+          })
+    )
+    const flushLater = (now: number) => {
+      flushing = true
+      const wait = Math.max(1, held.writtenAt + COUNTS_EVERY_MS - now)
+      // forked inside the event's uninterruptible turn: its sleep is made interruptible (closing the engine
+      // interrupts it, and the finalizer writes what is held), its write is not
+      const flush = Effect.zipRight(
+        Effect.interruptible(Effect.sleep(Duration.millis(wait))),
+        memory.updateEffect((m) => (m.closed ? Effect.succeed(m) : Effect.as(writeHeld, m)))
+      ).pipe(Effect.ensuring(Effect.sync(() => void (flushing = false))))
+      return Effect.asVoid(FiberSet.run(timers, flush))
+    }
 
     /** One event: decided (in a transaction when it writes shared state), recorded, logged, its effects run. */
     const decide = Effect.fnUntraced(function* (m: EngineMemory, given0: EngineEvent, given?: Given) {
@@ -91,6 +116,7 @@ export const makeEngine = (config: EngineConfig) =>
           return { value: o, commit: withCounts(o.commit, now, true) }
         })
       held = next
+      if (held.counts.length > 0 && !flushing) yield* flushLater(now)
       yield* recorder.record(out.lines, out.decisions)
       for (const l of out.logs) yield* logLine(l)
       yield* runEffects(runners, { out, now })
@@ -131,10 +157,7 @@ export const makeEngine = (config: EngineConfig) =>
     // dispose: the effects' fibers are interrupted by the FiberMap's own finalizer (registered first, so
     // run last); this one runs before it: no event is applied after it, and the claims go.
     // the counts still held are written first (a restart adds to them)
-    const flushCounts = Effect.suspend(() =>
-      held.counts.length === 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => store.commit(now, { cool: [], uncool: [], counts: held.counts }))
-    )
-    yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(Effect.zipRight(flushCounts, store.removeOwn), { ...m, closed: true })))
+    yield* Effect.addFinalizer(() => memory.updateEffect((m) => Effect.as(Effect.zipRight(writeHeld, store.removeOwn), { ...m, closed: true })))
     return service
   })
 
