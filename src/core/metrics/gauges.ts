@@ -22,11 +22,12 @@ export interface GaugeInput {
 
 type Labels = ReadonlyArray<readonly [string, string]>
 
-const gauge = (name: string, help: string, samples: ReadonlyArray<Sample>): Family => ({
+/** A gauge family, its series sorted by label values (`inOrder`: as given, the slots in the pool's order). */
+const gauge = (name: string, help: string, samples: ReadonlyArray<Sample>, inOrder = false): Family => ({
   name: `ocpool_${name}`,
   help,
   type: "gauge",
-  samples: [...samples].sort((a, b) => compareLabels(a.labels, b.labels))
+  samples: inOrder ? samples : [...samples].sort((a, b) => compareLabels(a.labels, b.labels))
 })
 
 const s = (labels: Labels, value: number): Sample => ({ labels, value })
@@ -41,9 +42,9 @@ export const gaugeFamilies = ({ cooldowns, leaseMs, now, permits, view }: GaugeI
   const fleet = view.fleet
   const hosts = fleet !== undefined && fleet.reachable ? fleet.hosts : []
   return [
-    gauge("slot_load", "Live claims on each slot of the pool.", view.slots.map((x) => s(slot(x), x.load))),
-    gauge("slot_cap", "Each slot's cap: the claims it takes before routing passes it over.", view.slots.map((x) => s(slot(x), x.cap))),
-    gauge("slot_weight", "Each slot's weight in the pool file.", view.slots.map((x) => s(slot(x), x.weight))),
+    gauge("slot_load", "Live claims on each slot of the pool.", view.slots.map((x) => s(slot(x), x.load)), true),
+    gauge("slot_cap", "Each slot's cap: the claims it takes before routing passes it over.", view.slots.map((x) => s(slot(x), x.cap)), true),
+    gauge("slot_weight", "Each slot's weight in the pool file.", view.slots.map((x) => s(slot(x), x.weight)), true),
     gauge("slots_cooling", "Slots of the pool whose model is cooling now.", [s([], view.slots.filter((x) => x.cooling !== null).length)]),
     gauge("slots", "Slots in the pool.", [s([], view.slots.length)]),
     gauge("cooling_seconds", "Seconds left of each cooling model's cooldown, by model and reason.", cooling.map((c) => s([["model", c.model], ["reason", c.reason]], seconds(c.until - now)))),
