@@ -33,10 +33,10 @@ export interface MetricsFlags {
 }
 
 /** What a scrape reads: every record the status view shows, and the counters. */
-const SCRAPE_RECORDS: Needs = { ...ALL_RECORDS, counters: true }
+export const SCRAPE_RECORDS: Needs = { ...ALL_RECORDS, counters: true }
 
 /** One scrape over a port in context: read (no lock), view, exposition. */
-const scrapeWith = (opened: OpenedState, pool: ResolvedPool, budgets: ReadonlyArray<BudgetInfo>) =>
+export const scrapeWith = (opened: OpenedState, pool: ResolvedPool, budgets: ReadonlyArray<BudgetInfo>) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const read = yield* readThrough(opened, SCRAPE_RECORDS, now)
