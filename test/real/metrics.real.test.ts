@@ -37,4 +37,10 @@ describe("ocpool metrics against promtool", () => {
     expect(check.status).toBe(0)
     expect(check.stdout).toMatch(/SUCCESS: \d+ rules found/)
   })
+
+  it("US-53 the alerting rules fire as their unit tests say (promtool test rules examples/ocpool-alerts.test.yml)", () => {
+    const test = spawnSync(PROMTOOL, ["test", "rules", join(root, "examples/ocpool-alerts.test.yml")], { encoding: "utf8", timeout: 30_000 })
+    expect(`${test.stdout}${test.stderr}`).toContain("SUCCESS")
+    expect(test.status).toBe(0)
+  })
 })
