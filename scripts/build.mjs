@@ -150,6 +150,7 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: ["bench/permits.ts"], outfile: "dist/bench-permits.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/counters.ts"], outfile: "dist/bench-counters.js" }),
   esbuild.build({ ...common, entryPoints: ["bench/fleet.ts"], outfile: "dist/bench-fleet.js" }),
+  esbuild.build({ ...common, entryPoints: ["bench/scrape.ts"], outfile: "dist/bench-scrape.js" }),
   // playwright-core stays a runtime import from node_modules (a devDependency; it drives /usr/bin/chromium).
   esbuild.build({ ...common, entryPoints: ["bench/timeline.ts"], outfile: "dist/bench-timeline.js", external: [...common.external, "playwright-core"] })
 ])

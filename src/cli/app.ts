@@ -36,13 +36,14 @@ import { permitsCommand } from "./permits.js"
 import { mcpCommand } from "./mcp.js"
 import { fleetCommand } from "./fleet.js"
 import { contextCommand } from "./context.js"
+import { metricsCommand } from "./metrics.js"
 import { preParse } from "./shared/preParse.js"
 import { commandGroup } from "./shared/commandGroup.js"
 
 declare const OCPOOL_VERSION: string | undefined
 const version = typeof OCPOOL_VERSION === "string" ? OCPOOL_VERSION : "0.0.0-dev"
 
-export const root = commandGroup("ocpool", "opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions.", [statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, coolCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand])
+export const root = commandGroup("ocpool", "opencode-pool: pool subagent work over cheap models, and inspect or replay its decisions.", [statusCommand, topCommand, doctorCommand, replayCommand, initCommand, sweepCommand, costCommand, quotaCommand, coolCommand, notifyCommand, receiveCommand, tunnelCommand, runCommand, permitsCommand, mcpCommand, fleetCommand, contextCommand, metricsCommand])
 
 const cli = Command.run(root, { name: "ocpool", version })
 

@@ -36,7 +36,8 @@ export const HELP_COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["fleet", "init"],
   ["context"],
   ["context", "status"],
-  ["context", "refresh"]
+  ["context", "refresh"],
+  ["metrics"]
 ]
 
 /** Every argv (after `ocpool`) whose output is pre-rendered: each command's `--help` and `-h`, and `--version`. */

@@ -4,6 +4,7 @@ import { accessSync, constants, statSync } from "node:fs"
 import type { CooldownTable } from "../core/pool/cooldown.js"
 import type { QuotaRecord } from "../core/quota/record.js"
 import type { GroupBudget } from "../core/limits/learned.js"
+import type { CounterRow } from "../core/metrics/counters.js"
 import type { ResolvedPool } from "../core/source.js"
 import type { FleetFacts, ProcessSnapshot } from "../core/status.js"
 import { resolvePool } from "../core/source.js"
@@ -38,6 +39,8 @@ export interface StateSnapshot {
   readonly fleet?: FleetFacts
   /** The plugin engines on record, judged live or gone (issue 33); absent when the read did not ask for them. */
   readonly engines?: ReadonlyArray<EngineView>
+  /** Every host's counters (issue 36), sorted by host, name and labels; empty or absent when the read did not ask for them. */
+  readonly counters?: ReadonlyArray<CounterRow>
 }
 
 /** `--state-dir`, then OCPOOL_STATE_DIR, then the default (which needs a home directory). */
@@ -114,8 +117,8 @@ export const readThrough = (state: OpenedState, needs: Needs, now: number) =>
     return { now, snapshot, ...(facts === undefined ? {} : { fleet: facts }) }
   })
 
-/** Kinds a view shows as a warning when they cannot be read (the next permit step rewrites the permits; the engines are a listing). */
-const warnOnly = (kind: ReadProblem["kind"]): boolean => kind === "permits" || kind === "engines"
+/** Kinds a view shows as a warning when they cannot be read (the next permit step rewrites the permits; the engines are a listing; the counters are `ocpool metrics`'s, which judges them itself). */
+const warnOnly = (kind: ReadProblem["kind"]): boolean => kind === "permits" || kind === "engines" || kind === "counters"
 
 /**
  * What a read of every record comes to: the snapshot, or why a kind that matters could not be read
@@ -127,7 +130,7 @@ export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnT
   const problem = snapshot.problems.find((p) => !warnOnly(p.kind))
   if (problem !== undefined) return new StateUnreadable({ dir, reason: problem.reason })
   const readProblems = snapshot.problems.filter((p) => warnOnly(p.kind)).map(problemText)
-  const { peers: processes, cooldowns, quota, fallbacks, permits, learned } = snapshot
+  const { peers: processes, cooldowns, quota, fallbacks, permits, learned, counters } = snapshot
   return {
     dir,
     exists,
@@ -137,6 +140,7 @@ export const stateOf = (opened: OpenedState, read: Effect.Effect.Success<ReturnT
     fallbacks,
     permits,
     learned,
+    counters,
     now,
     warnings: [...warnings, ...cliPermitWarnings(), ...readProblems],
     ...(fleet === undefined ? {} : { fleet }),

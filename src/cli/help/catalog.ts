@@ -66,7 +66,11 @@ export const CATALOG: ReadonlyArray<CatalogGroup> = [
   },
   {
     title: "views",
-    entries: [e("top", "the live view (also: status --watch)"), e("replay", "replay a spawn trace, explain it, draw its timeline")]
+    entries: [
+      e("top", "the live view (also: status --watch)"),
+      e("replay", "replay a spawn trace, explain it, draw its timeline"),
+      e("metrics", "serve counters and gauges for Prometheus")
+    ]
   }
 ]
 
