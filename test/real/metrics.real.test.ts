@@ -209,25 +209,30 @@ describe("ocpool metrics over a fleet (issue 36, real PostgreSQL)", () => {
     writePool(home, slots)
     const config = join(home, "options.json")
     writeFileSync(config, JSON.stringify({ state: { backend: "postgres", url: cluster.url }, stateDir: join(home, "state"), lockWaitMs: 60_000, models: { slots } }))
-    const startAt = Date.now() + 1500
-    const common = ["--picks", "12", "--hold", "2", "--pause-ms", "10", "--start-at", String(startAt)]
-    const [a, b] = await Promise.all([
-      drive("host-a", home, config, [...common, "--seed", "1", "--cool-after", "4", "--cool-model", "p/a", "--cool-ms", "60000"]),
-      drive("host-b", home, config, [...common, "--seed", "2"])
-    ])
-    for (const r of [a, b]) expect(r.code, r.err).toBe(0)
     const env = envOf(home, { OCPOOL_STATE_URL: cluster.url, OCPOOL_HOST_ID: "host-c" })
+    // the schema first (the exporter reads it), then the drivers, scraped while they run
+    const init = spawnSync(process.execPath, [cli, "fleet", "init", "--url", cluster.url], { env, encoding: "utf8", timeout: 60_000 })
+    expect(init.status, init.stderr).toBe(0)
     const exporter = await startExporter(env)
     const prom = await startPrometheus([exporter.target])
     try {
-      const routed = await eventually(prom, "sum by (host) (ocpool_routes_total)", (s) => s.length === 2)
-      expect(byLabel(routed, "host")).toEqual({ "host-a": a.lines.filter((l) => l.ev === "pick").length, "host-b": b.lines.filter((l) => l.ev === "pick").length })
+      const startAt = Date.now() + 2_000
+      const common = ["--picks", "60", "--hold", "2", "--pause-ms", "200", "--start-at", String(startAt)]
+      const driving = Promise.all([
+        drive("host-a", home, config, [...common, "--seed", "1", "--cool-after", "4", "--cool-model", "p/a", "--cool-ms", "60000"]),
+        drive("host-b", home, config, [...common, "--seed", "2"])
+      ])
+      // while both hosts hold leases: a lease age each
+      const leases = await eventually(prom, "ocpool_fleet_host_lease_age_seconds", (s) => ["host-a", "host-b"].every((h) => s.some((x) => x.metric.host === h)))
+      for (const s of leases) expect(s.value).toBeGreaterThanOrEqual(0)
+      const [a, b] = await driving
+      for (const r of [a, b]) expect(r.code, r.err).toBe(0)
+      const picks = (r: typeof a) => r.lines.filter((l) => l.ev === "pick").length
+      const routed = await eventually(prom, "sum by (host) (ocpool_routes_total)", (s) => s.length === 2 && s.reduce((n, x) => n + x.value, 0) === picks(a) + picks(b))
+      expect(byLabel(routed, "host")).toEqual({ "host-a": picks(a), "host-b": picks(b) })
       const limits = await eventually(prom, "ocpool_limits_total", (s) => s.length === 1)
       expect(limits[0]!.metric).toMatchObject({ host: "host-a", provider: "p", class: "rate_limit" })
       expect(limits[0]!.value).toBe(1)
-      const leases = await eventually(prom, "ocpool_fleet_host_lease_age_seconds", (s) => s.length >= 2)
-      expect(leases.map((s) => s.metric.host).sort()).toEqual(expect.arrayContaining(["host-a", "host-b"]))
-      for (const s of leases) expect(s.value).toBeGreaterThanOrEqual(0)
       const cooling = await eventually(prom, "ocpool_cooling_seconds", (s) => s.length === 1)
       expect(cooling[0]!.metric).toMatchObject({ model: "p/a", reason: "rate_limit" })
       once(env)
