@@ -203,3 +203,29 @@ export const bareFileWork = (stateDir: string, samples: number, warmup = 200): A
   }
   return bare
 }
+
+/** The task hooks a spawn bench drives (`makeHooks`' answer). */
+interface TaskHooks {
+  readonly "tool.execute.before"?: (input: { tool: string; sessionID: string; callID: string }, output: { args: Record<string, unknown> }) => Promise<void>
+  readonly "tool.execute.after"?: (input: { tool: string; sessionID: string; callID: string; args: unknown }, output: { title: string; output: string; metadata: unknown }) => Promise<void>
+}
+
+/**
+ * One spawn of `explore` and its release through `hooks`, timed from hook entry to the rewritten
+ * argument (ms); `stats()` says how many ran and how many kept their agent (not routed).
+ */
+export const spawnTimer = (hooks: TaskHooks) => {
+  let call = 0
+  let unrouted = 0
+  const spawnOnce = async (): Promise<number> => {
+    const i = call++
+    const output = { args: { subagent_type: "explore" } as Record<string, unknown> }
+    const t0 = process.hrtime.bigint()
+    await hooks["tool.execute.before"]!({ tool: "task", sessionID: "ses_bench", callID: `c${i}` }, output)
+    const t1 = process.hrtime.bigint()
+    if (output.args.subagent_type === "explore") unrouted++
+    await hooks["tool.execute.after"]!({ tool: "task", sessionID: "ses_bench", callID: `c${i}`, args: {} }, { title: "", output: "", metadata: {} })
+    return Number(t1 - t0) / 1e6
+  }
+  return { spawnOnce, stats: () => ({ spawns: call, unrouted }) }
+}

@@ -21,7 +21,7 @@ import { StateDirFile } from "../src/layers/state/StateDirFile.js"
 import { SharedState } from "../src/services/state/SharedState.js"
 import { makeHooks } from "../src/plugin/hooks.js"
 import { liveLayer } from "../src/plugin/live.js"
-import { arg, countingLog, median, MODELS, PEERS, PER_PEER, quantile, spawnPeers, writePeerClaims } from "./common.js"
+import { arg, countingLog, median, MODELS, PEERS, PER_PEER, quantile, spawnPeers, writePeerClaims, spawnTimer } from "./common.js"
 
 const N = arg("spawns", 2000)
 const ROUNDS = arg("rounds", 5)
@@ -42,18 +42,7 @@ const plugin = async (name: string, metrics: boolean) => {
     warnings: []
   })
   writePeerClaims(stateDir, peers, Date.now())
-  let call = 0
-  let unrouted = 0
-  const spawnOnce = async (): Promise<number> => {
-    const i = call++
-    const output = { args: { subagent_type: "explore" } as Record<string, unknown> }
-    const t0 = process.hrtime.bigint()
-    await hooks["tool.execute.before"]!({ tool: "task", sessionID: "ses_bench", callID: `c${i}` }, output)
-    const t1 = process.hrtime.bigint()
-    if (output.args.subagent_type === "explore") unrouted++
-    await hooks["tool.execute.after"]!({ tool: "task", sessionID: "ses_bench", callID: `c${i}`, args: {} }, { title: "", output: "", metadata: {} })
-    return Number(t1 - t0) / 1e6
-  }
+  const { spawnOnce, stats } = spawnTimer(hooks)
   for (let i = 0; i < 200; i++) await spawnOnce()
   return {
     stateDir,
@@ -63,7 +52,7 @@ const plugin = async (name: string, metrics: boolean) => {
       for (let i = 0; i < N; i++) out.push(await spawnOnce())
       return out
     },
-    problems: () => ({ unrouted, errors: log.counts.error, spawns: call })
+    problems: () => ({ unrouted: stats().unrouted, errors: log.counts.error, spawns: stats().spawns })
   }
 }
 

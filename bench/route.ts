@@ -15,7 +15,7 @@ import { AbortClientMemory } from "../src/layers/opencode/AbortClientMemory.js"
 import { NotifierNone } from "../src/layers/notify/NotifierNone.js"
 import { makeHooks } from "../src/plugin/hooks.js"
 import { liveLayer } from "../src/plugin/live.js"
-import { arg, bareFileWork, countingLog, median, MODELS, PEERS, PER_PEER, quantile, spawnPeers, writePeerClaims } from "./common.js"
+import { arg, bareFileWork, countingLog, median, MODELS, PEERS, PER_PEER, quantile, spawnPeers, writePeerClaims, spawnTimer } from "./common.js"
 
 const N = arg("spawns", 2000)
 const ROUNDS = arg("rounds", 5)
@@ -32,19 +32,7 @@ try {
   const hooks = await makeHooks(liveLayer({ client: undefined, directory: dir }, settings, { log: log.layer, abort: AbortClientMemory(["ok"], []), notifier: NotifierNone("not in this run") }), { settings, warnings: [] })
   writePeerClaims(stateDir, peers, Date.now())
 
-  /** One spawn and its release; the spawn's time from hook entry to the rewritten argument, in ms. */
-  let call = 0
-  let unrouted = 0
-  const spawnOnce = async (): Promise<number> => {
-    const i = call++
-    const output = { args: { subagent_type: "explore" } as Record<string, unknown> }
-    const t0 = process.hrtime.bigint()
-    await hooks["tool.execute.before"]!({ tool: "task", sessionID: "ses_bench", callID: `c${i}` }, output)
-    const t1 = process.hrtime.bigint()
-    if (output.args.subagent_type === "explore") unrouted++
-    await hooks["tool.execute.after"]!({ tool: "task", sessionID: "ses_bench", callID: `c${i}`, args: {} }, { title: "", output: "", metadata: {} })
-    return Number(t1 - t0) / 1e6
-  }
+  const { spawnOnce, stats } = spawnTimer(hooks)
   for (let i = 0; i < 200; i++) await spawnOnce()
 
   // rounds of the pick and of the reference in turn: a p99 is its 20 slowest samples of 2,000, and one
@@ -66,7 +54,8 @@ try {
   const p50 = median(rows.map((x) => x.r50 / x.b50))
   const p99 = median(rows.map((x) => x.r99 / x.b99))
   console.log(`ratio routing/file reference (median of ${ROUNDS} rounds): p50 ${p50.toFixed(2)}  p99 ${p99.toFixed(2)}  (target <= ${PICK_RATIO_MAX}, issue 32: state.db)`)
-  if (unrouted > 0 || log.counts.error > 0) console.log(`NOT ROUTED: ${unrouted} of ${call} spawns kept their agent; ${log.counts.error} error lines`)
+  const { unrouted, spawns } = stats()
+  if (unrouted > 0 || log.counts.error > 0) console.log(`NOT ROUTED: ${unrouted} of ${spawns} spawns kept their agent; ${log.counts.error} error lines`)
   if (p50 > PICK_RATIO_MAX || p99 > PICK_RATIO_MAX || unrouted > 0 || log.counts.error > 0) process.exitCode = 1
 } finally {
   for (const p of peers) p.kill()
