@@ -5,7 +5,7 @@ import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { count, observeWait, type Count } from "../../src/core/metrics/counters.js"
 import { sharedStateLayer } from "../../src/layers/state/sharedStateLayer.js"
-import { SharedState } from "../../src/services/state/SharedState.js"
+import { SharedState, type Commit } from "../../src/services/state/SharedState.js"
 import { StateDir } from "../../src/services/state/StateDir.js"
 import { makeClaim } from "../helpers.js"
 
@@ -27,9 +27,12 @@ export const METRIC_COUNTS: ReadonlyArray<Count> = [
 const portOn = (dir: string) =>
   sharedStateLayer({ backend: "sqlite", lockWaitMs: 5_000 }).pipe(Layer.provide(Layer.succeed(StateDir, { dir, trusted: true, pid: process.pid, host: hostname(), startTime: null })))
 
+/** `commit` written to `dir`'s state through the port, as a plugin's commit is. */
+export const commitInto = (dir: string, commit: Commit): Promise<void> =>
+  Effect.runPromise(Effect.flatMap(SharedState, (s) => s.commit(Date.now(), commit)).pipe(Effect.provide(portOn(dir)), Effect.scoped))
+
 /** `counts` added to `dir`'s counters, through the port, as a plugin's commit adds them. */
-export const countInto = (dir: string, counts: ReadonlyArray<Count>): Promise<void> =>
-  Effect.runPromise(Effect.flatMap(SharedState, (s) => s.commit(Date.now(), { cool: [], uncool: [], counts })).pipe(Effect.provide(portOn(dir)), Effect.scoped))
+export const countInto = (dir: string, counts: ReadonlyArray<Count>): Promise<void> => commitInto(dir, { cool: [], uncool: [], counts })
 
 /** A fresh trusted state directory holding `counts`, a cooldown of `fakeB/pool-b` (90 s left) and one live claim of this process. */
 export const metricsStateDir = async (counts: ReadonlyArray<Count> = METRIC_COUNTS): Promise<string> => {

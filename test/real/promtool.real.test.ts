@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cli, ensureBuilt, root } from "../cli/builtCli.js"
-import { metricsStateDir } from "../cli/metricsState.js"
+import { commitInto, metricsStateDir } from "../cli/metricsState.js"
 
 const PROMTOOL = ["/usr/bin/promtool", "/usr/local/bin/promtool"].find(existsSync)
 if (PROMTOOL === undefined) throw new Error("promtool not found: install the Debian package prometheus (apt-get install -y prometheus)")
@@ -22,11 +22,15 @@ beforeAll(() => ensureBuilt("metrics --help"), 120_000)
 describe("ocpool metrics against promtool", () => {
   it("US-53 promtool check metrics accepts a --once exposition with hostile label values", async () => {
     const dir = await metricsStateDir()
+    // a model name no exposition may break on either, in a gauge: quotes, a backslash, a newline, a lone surrogate
+    const now = Date.now()
+    await commitInto(dir, { cool: [{ model: `p/m"o\\d\nel\uDC00`, reason: "quota", strikes: 1, scope: "model", since: now, until: now + 60_000, source: "backoff" }], uncool: [] })
     const env = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "ocpool-metrics-cfg-")), OCPOOL_STATE_DIR: "", OCPOOL_STATE_URL: "" }
     const once = spawnSync(process.execPath, [cli, "metrics", "--once", "--state-dir", dir], { encoding: "utf8", env, timeout: 30_000 })
     expect(once.stderr).toBe("")
     expect(once.status).toBe(0)
     expect(once.stdout).toContain('\\"x\\"')
+    expect(once.stdout).toContain('ocpool_cooling_seconds{model="p/m\\"o\\\\d\\nel\uFFFD",reason="quota"}')
     const check = spawnSync(PROMTOOL, ["check", "metrics"], { input: once.stdout, encoding: "utf8", timeout: 30_000 })
     expect({ status: check.status, stdout: check.stdout, stderr: check.stderr }).toEqual({ status: 0, stdout: "", stderr: "" })
   })
