@@ -3,7 +3,7 @@
 # session bus (dbus-daemon, gdbus, dbus-send), python-dbusmock for the system /usr/bin/python3 and a
 # PostgreSQL server (initdb, pg_ctl, psql) for throwaway clusters (test/real/pgCluster.ts), and
 # chromium, driven headless by playwright-core for the timeline page (test/real/timeline.real.test.ts),
-# and Prometheus with promtool (test/real/metrics.real.test.ts: a real scrape of `ocpool metrics`).
+# and Prometheus with promtool (test/real/metrics.real.test.ts: a real scrape of `ocpool metrics`; promtool.real.test.ts).
 # Installs nothing when everything is already there. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
