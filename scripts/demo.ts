@@ -577,7 +577,7 @@ try {
   cli(["quota"])
 
   step("15. metrics for Prometheus: every engine counted what it did in the shared state; `ocpool metrics` serves it (here `--once`, the lines of a few families)")
-  const exposition = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "metrics", "--once", "--state-dir", stateDir], { encoding: "utf8", timeout: 30_000, env: { ...process.env, OCPOOL_STATE_DIR: "" } })
+  const exposition = spawnSync(process.execPath, [join(root, "bin/ocpool.js"), "metrics", "--once", "--state-dir", stateDir], { encoding: "utf8", timeout: 30_000, env: { ...process.env, OCPOOL_STATE_DIR: "", XDG_CONFIG_HOME: oc.configHome } })
   if (exposition.status !== 0) throw new Error(`ocpool metrics --once exited ${exposition.status}: ${exposition.stderr}`)
   const families = /^ocpool_(routes_total|limits_total|cooldowns_total|aborts_total|reaps_total|fallback_switches_total|permit_wait_seconds_(count|sum)|slot_load|slot_cap|cooling_seconds|quota_remaining)\b/
   console.log("$ ocpool metrics --once   # or: ocpool metrics (serves http://127.0.0.1:9464/metrics for Prometheus)")
