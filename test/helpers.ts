@@ -1,5 +1,8 @@
 /** Small builders shared by the tests. */
 import type { Claim } from "../src/core/pool/claims.js"
+import type { PoolSnapshot } from "../src/core/engine/snapshot.js"
+import type { EngineState } from "../src/core/engine/state.js"
+import { engineStep, type Applied, type EngineEvent } from "../src/core/engine/step.js"
 import { formatDecision } from "../src/core/trace/format.js"
 import type { Decision } from "../src/core/trace/machine.js"
 import { replayText } from "../src/core/trace/replay.js"
@@ -42,3 +45,16 @@ export const makeClaim = (key: string, model: string, base = "explore", at = Dat
   abortInFlight: false,
   endedInFlight: false
 })
+
+/** `events` applied in order from `from`, each at its time and over `snapshot`: the state after them and every turn's answer. */
+export const stepEvents = (events: ReadonlyArray<readonly [number, EngineEvent]>, from: EngineState, snapshot: PoolSnapshot): { readonly state: EngineState; readonly outs: ReadonlyArray<Applied> } => {
+  let state = from
+  const outs: Array<Applied> = []
+  for (const [at, e] of events) {
+    const o = engineStep(state, e, at, snapshot)
+    if (o._tag !== "Applied") throw new Error("no snapshot asked for")
+    outs.push(o)
+    state = o.state
+  }
+  return { state, outs }
+}

@@ -7,7 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PoolSnapshot } from "../../../src/core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../../src/core/engine/state.js"
-import { engineStep, type Applied, type EngineEvent } from "../../../src/core/engine/step.js"
+import type { EngineEvent } from "../../../src/core/engine/step.js"
+import { stepEvents } from "../../helpers.js"
 import { effectsOf } from "../../../src/core/engine/effects.js"
 import type { MapStamp } from "../../../src/core/context/refresh.js"
 
@@ -17,14 +18,7 @@ const NO_MAP: MapStamp = { exists: false, bytes: 0, stamp: "" }
 const TIMING = { hangMinAgeMs: 300_000, hangSilenceMs: 180_000 }
 
 const run = (events: ReadonlyArray<readonly [number, EngineEvent]>, from: EngineState = initialEngineState(TIMING)) => {
-  let state = from
-  const outs: Array<Applied> = []
-  for (const [at, e] of events) {
-    const o = engineStep(state, e, at, SNAPSHOT)
-    if (o._tag !== "Applied") throw new Error("no snapshot asked for")
-    outs.push(o)
-    state = o.state
-  }
+  const { state, outs } = stepEvents(events, from, SNAPSHOT)
   return { state, outs, decisions: outs.flatMap((o) => o.decisions), orders: outs.flatMap((o) => effectsOf(o, "Refresh").map((e) => e.order)) }
 }
 

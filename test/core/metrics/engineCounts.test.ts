@@ -6,7 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PoolSnapshot } from "../../../src/core/engine/snapshot.js"
 import { initialEngineState, type EngineState } from "../../../src/core/engine/state.js"
-import { engineStep, type Applied, type EngineEvent } from "../../../src/core/engine/step.js"
+import type { Applied, EngineEvent } from "../../../src/core/engine/step.js"
+import { stepEvents } from "../../helpers.js"
 import { effectsOf } from "../../../src/core/engine/effects.js"
 import { count, sumCounts, type Count } from "../../../src/core/metrics/counters.js"
 import { COUNTS_EVERY_MS, countDecisions, countsDue, NO_HELD_COUNTS, providerLabel, PROVIDER_MAX, reapKind } from "../../../src/core/metrics/engineCounts.js"
@@ -30,14 +31,7 @@ interface Run {
 }
 
 const run = (events: ReadonlyArray<readonly [number, EngineEvent]>, from: EngineState): Run => {
-  let state = from
-  const outs: Array<Applied> = []
-  for (const [at, e] of events) {
-    const o = engineStep(state, e, at, SNAPSHOT)
-    if (o._tag !== "Applied") throw new Error("no snapshot asked for")
-    outs.push(o)
-    state = o.state
-  }
+  const { state, outs } = stepEvents(events, from, SNAPSHOT)
   return { state, outs, counts: outs.flatMap((o) => o.commit.counts ?? []) }
 }
 
